@@ -1,0 +1,137 @@
+//! The command line: arguments parsed by clap, validated into a ready [`Run`], then executed.
+//!
+//! Exit codes: 0 decided, 1 bad profile or rules (or a file that cannot be read or written),
+//! 2 usage error. Nothing here knows how a decision is made.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::{Format, Graph, Memo, Policy, Source};
+
+const EXAMPLES: &str = "\
+Examples:
+  decide examples/lora-7b-4090.yaml
+  decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
+  decide profile.yaml --rules ./my-rules --output memo.md
+  cat profile.yaml | decide -
+
+Exit codes: 0 decided, 1 bad profile or rules, 2 usage error.";
+
+/// Rent hourly GPU containers or a monthly 8-GPU bare-metal server? Reads a workload profile,
+/// evaluates the procurement policy and writes an explained memo.
+#[derive(Debug, Parser)]
+#[command(name = "decide", version, about, after_help = EXAMPLES)]
+pub struct Args {
+    /// The workload profile (YAML), or `-` for standard input.
+    #[arg(value_name = "PROFILE")]
+    pub profile: PathBuf,
+    /// A rules folder to use instead of the embedded default policy.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Md)]
+    pub format: OutputFormat,
+    /// The date prices are judged at (YYYY-MM-DD); default today.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    pub as_of: Option<jiff::civil::Date>,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Markdown memo.
+    Md,
+    /// JSON decision record.
+    Json,
+}
+
+fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, String> {
+    s.parse::<jiff::civil::Date>()
+        .map_err(|e| format!("expected a date YYYY-MM-DD ({e})"))
+}
+
+/// Runs the command line and returns the process exit code.
+#[must_use]
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.render());
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
+        }
+    }
+}
+
+/// Decides one profile as `args` say and writes the result.
+pub fn run(args: &Args) -> Result<()> {
+    let policy = match &args.rules {
+        Some(dir) => Policy::from_dir(dir)?,
+        None => Policy::embedded()?,
+    };
+    let graph = Graph::compile(policy)?;
+    let memo = Memo::embedded()?;
+    let source = if args.profile == Path::new("-") {
+        Source::stdin(ErrorKind::Profile)?
+    } else {
+        Source::read(&args.profile, ErrorKind::Profile)?
+    };
+    let as_of = args
+        .as_of
+        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
+    let format = match args.format {
+        OutputFormat::Md => Format::Markdown,
+        OutputFormat::Json => Format::Json,
+    };
+    let text = memo.render(&graph, &profile, &evaluation, format)?;
+    match &args.output {
+        Some(path) => write_atomically(path, text.as_bytes()),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(Error::new(ErrorKind::Io, format!("cannot write to standard output: {e}")))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so the
+/// file is either the old one or the complete new one, never half written.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.display().to_string();
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        Error::new(ErrorKind::Io, format!("cannot write output: {what}: {e}")).in_file(&name)
+    };
+    if path.is_dir() {
+        return Err(Error::new(ErrorKind::Io, "--output is a directory, expected a file path").in_file(&name));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".decide-")
+        .tempfile_in(dir)
+        .map_err(|e| fail("cannot create a temporary file", &e))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| fail("write failed", &e))?;
+    tmp.persist(path).map_err(|e| fail("rename failed", &e.error))?;
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! The decision record: what was decided and why, in a stable, documented JSON shape.
+//!
+//! This is the contract machines read (`decide --format json`) and the memo templates render.
+//! Field order and names are stable; new fields are only ever added.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::graph::Kind;
+
+/// The outcome of evaluating a policy over one profile.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    /// The profile's `name`.
+    pub profile: String,
+    /// The date prices were judged at (`--as-of`).
+    pub as_of: String,
+    /// Which policy decided.
+    pub policy: PolicyStamp,
+    /// `bare_metal` or `container`.
+    pub deployment: String,
+    /// The recommended offer id (the container offer for containers).
+    pub offer: String,
+    /// Every criterion with whether it is met and why.
+    pub criteria: Vec<CriterionOutcome>,
+    /// The scenario table row that matched, if any.
+    pub scenario: Option<String>,
+    /// Monthly bills, break-even lines and job costs, as the policy's `outputs.costs` names them.
+    pub costs: IndexMap<String, serde_json::Value>,
+    /// Warnings raised, in policy order.
+    pub warnings: Vec<WarningOutcome>,
+    /// Contract items to confirm, in policy order.
+    pub checklist: Vec<ChecklistOutcome>,
+    /// Every node in evaluation order with its value and why.
+    pub trace: Vec<TraceEntry>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyStamp {
+    pub name: String,
+    pub version: String,
+    /// `embedded` or the `--rules` folder as given.
+    pub rules: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionOutcome {
+    pub id: String,
+    pub title: String,
+    pub met: bool,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningOutcome {
+    pub id: String,
+    pub title: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChecklistOutcome {
+    pub id: String,
+    pub title: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceEntry {
+    pub id: String,
+    pub kind: Kind,
+    pub value: serde_json::Value,
+    /// The ids this node read.
+    pub inputs: Vec<String>,
+    pub why: String,
+}

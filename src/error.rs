@@ -1,0 +1,238 @@
+//! The one error type: what went wrong, where (file, line, column, field), and what would be valid.
+//!
+//! Every failure a person can cause (a bad profile, a broken rules folder, a missing file, a bad
+//! flag) becomes an [`Error`] with a [`ErrorKind`] that decides the exit code. The message is
+//! rendered with a source snippet by [`Error::render`], so the command line never has to know
+//! how an error was found.
+
+use std::fmt;
+use std::ops::Range;
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
+/// What kind of input was at fault; decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The workload profile is not valid.
+    Profile,
+    /// The rules folder (policy) or a template is not valid.
+    Rules,
+    /// Evaluating a valid policy over a valid profile failed (a policy bug found at run time).
+    Eval,
+    /// A file could not be read or written.
+    Io,
+    /// The command line itself is wrong.
+    Usage,
+}
+
+impl ErrorKind {
+    /// The process exit code for this kind: 2 for usage errors, 1 for everything else.
+    #[must_use]
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::Usage => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A place in a source file, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The text of a file an error points into, with its display name.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub name: String,
+    pub text: Option<std::sync::Arc<str>>,
+    pub position: Option<Position>,
+}
+
+/// An error for people: boxed so `Result<T, Error>` stays one pointer wide.
+#[derive(Debug, Clone)]
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone)]
+struct Inner {
+    kind: ErrorKind,
+    message: String,
+    origin: Option<Origin>,
+    field: Option<String>,
+    help: Vec<String>,
+}
+
+impl Error {
+    /// A new error of `kind` with a one-line `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error(Box::new(Inner {
+            kind,
+            message: message.into(),
+            origin: None,
+            field: None,
+            help: Vec::new(),
+        }))
+    }
+
+    /// The file the error is about, without a position.
+    #[must_use]
+    pub fn in_file(mut self, name: impl Into<String>) -> Self {
+        self.0.origin = Some(Origin {
+            name: name.into(),
+            text: None,
+            position: None,
+        });
+        self
+    }
+
+    /// The file, its text and the 1-based line and column the error points at.
+    #[must_use]
+    pub fn at(mut self, name: &str, text: &std::sync::Arc<str>, position: Option<Position>) -> Self {
+        self.0.origin = Some(Origin {
+            name: name.to_owned(),
+            text: Some(text.clone()),
+            position,
+        });
+        self
+    }
+
+    /// The field (a dotted path such as `usage.gpus`) the error is about.
+    #[must_use]
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        let field = field.into();
+        if !field.is_empty() && field != "." {
+            self.0.field = Some(field);
+        }
+        self
+    }
+
+    /// A hint: what would be valid, or how to fix it. Several hints print in order.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.0.help.push(help.into());
+        self
+    }
+
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        self.0.kind
+    }
+
+    /// The one-line message without location or hints.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    #[must_use]
+    pub fn field_path(&self) -> Option<&str> {
+        self.0.field.as_deref()
+    }
+
+    #[must_use]
+    pub fn origin(&self) -> Option<&Origin> {
+        self.0.origin.as_ref()
+    }
+
+    #[must_use]
+    pub fn hints(&self) -> &[String] {
+        &self.0.help
+    }
+
+    /// The process exit code for this error.
+    #[must_use]
+    pub fn exit_code(&self) -> i32 {
+        self.0.kind.exit_code()
+    }
+
+    /// The full report a person reads: message, `--> file:line:column`, a snippet with a caret,
+    /// the field and the hints.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let inner = &self.0;
+        let title = match &inner.field {
+            Some(field) => format!("{field}: {}", inner.message),
+            None => inner.message.clone(),
+        };
+        let mut group = Group::with_title(Level::ERROR.primary_title(&title));
+        let mut plain_location = None;
+        if let Some(origin) = &inner.origin {
+            match (&origin.text, origin.position) {
+                (Some(text), Some(pos)) if !text.is_empty() => {
+                    let span = byte_span(text, pos);
+                    group = group.element(
+                        Snippet::source(&**text)
+                            .path(&origin.name)
+                            .fold(true)
+                            .annotation(AnnotationKind::Primary.span(span)),
+                    );
+                }
+                (_, Some(pos)) => {
+                    plain_location = Some(format!("{}:{}:{}", origin.name, pos.line, pos.column));
+                }
+                _ => plain_location = Some(origin.name.clone()),
+            }
+        }
+        if let Some(location) = &plain_location {
+            group = group.element(Level::NOTE.message(format!("in {location}")));
+        }
+        for hint in &inner.help {
+            group = group.element(Level::HELP.message(hint));
+        }
+        Renderer::plain().render(&[group]).to_string()
+    }
+}
+
+/// The byte range of the token at `pos` (1-based line and column, counted in characters).
+fn byte_span(text: &str, pos: Position) -> Range<usize> {
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if index + 1 == pos.line {
+            let start = offset
+                + line
+                    .char_indices()
+                    .nth(pos.column.saturating_sub(1))
+                    .map_or(line.trim_end_matches(['\n', '\r']).len(), |(i, _)| i);
+            let rest = &text[start..];
+            let len = rest
+                .find(|c: char| c.is_whitespace() || c == ',' || c == ']' || c == '}')
+                .unwrap_or(rest.len());
+            return start..start + len.max(usize::from(!rest.is_empty())).min(rest.len());
+        }
+        offset += line.len();
+    }
+    text.len()..text.len()
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(field) = &self.0.field {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.0.message)?;
+        if let Some(origin) = &self.0.origin {
+            match origin.position {
+                Some(p) => write!(f, " ({}:{}:{})", origin.name, p.line, p.column)?,
+                None => write!(f, " ({})", origin.name)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The closest of `candidates` to `word`, if any is close enough to be a likely typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,479 @@
+//! Evaluating a compiled graph over one profile: values, type checks, texts and the trace.
+//!
+//! Evaluation is pure: the same graph, profile and `as_of` date give the same [`Decision`].
+//! All nodes read one shared context object whose slots are filled in evaluation order, so no
+//! context is cloned per node. Every value is checked against what the node promises (a
+//! `when:` must be true or false, a fact its declared type), because minijinja's strict mode
+//! lets some undefined or mistyped results through.
+
+use std::sync::{Arc, OnceLock};
+
+use indexmap::IndexMap;
+use minijinja::value::{Enumerator, Object, Value, ValueKind};
+use serde_saphyr::Location;
+
+use crate::decision::{
+    ChecklistOutcome, CriterionOutcome, Decision, PolicyStamp, TraceEntry, WarningOutcome,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::{Body, Compiled, Expr, Graph, Names, Node};
+use crate::policy::PolicyOrigin;
+use crate::policy::rules::{FieldType, HitPolicy, Pick};
+use crate::profile::Profile;
+use crate::source::Source;
+
+/// A decision plus every node's value, for templates that want more than the record.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub decision: Decision,
+    /// Node id → value, in evaluation order.
+    pub values: IndexMap<String, Value>,
+}
+
+/// The root object expressions see: roots and node values by name, plus one bound item.
+#[derive(Debug)]
+struct Context {
+    names: Arc<Names>,
+    slots: Arc<[OnceLock<Value>]>,
+    bound: Option<(Value, Value)>,
+}
+
+impl Object for Context {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        if let Some((name, value)) = &self.bound {
+            if name == key {
+                return Some(value.clone());
+            }
+        }
+        let index = *self.names.index.get(key.as_str()?)?;
+        self.slots[index].get().cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::NonEnumerable
+    }
+}
+
+struct Run<'g> {
+    graph: &'g Graph,
+    compiled: &'g Compiled<'g>,
+    slots: Arc<[OnceLock<Value>]>,
+    root: Value,
+    profile_name: &'g str,
+}
+
+impl Graph {
+    /// Checks the profile's references into the catalog (proposal and job offer ids).
+    pub fn check_profile(&self, profile: &Profile, source: &Source) -> Result<()> {
+        let ids: Vec<&str> = self.policy().offer_ids().collect();
+        for (offer, field) in profile.offer_references() {
+            if !ids.contains(&offer.value.as_str()) {
+                let mut err = Error::new(
+                    ErrorKind::Profile,
+                    format!("unknown offer id `{}`", offer.value),
+                )
+                .at(&source.name, &source.text, crate::policy::position(offer.referenced))
+                .field(field);
+                if let Some(s) = crate::error::suggest(&offer.value, ids.iter().copied()) {
+                    err = err.help(format!("did you mean `{s}`?"));
+                }
+                return Err(err.help(format!("offers in the catalog: {}", ids.join(", "))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates every node over `profile` at date `as_of` and reads off the decision.
+    pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
+        let owner = self.owner();
+        let compiled = self.compiled();
+        let slots: Arc<[OnceLock<Value>]> = (0..owner.names.index.len())
+            .map(|_| OnceLock::new())
+            .collect();
+        let set = |name: &str, value: Value| {
+            let _ = slots[owner.names.index[name]].set(value);
+        };
+        set("profile", Value::from(minijinja::value::Serde(profile)));
+        set("offers", owner.offers.clone());
+        set("catalog", owner.catalog.clone());
+        set("as_of", Value::from(as_of.to_string()));
+        let root = Value::from_object(Context {
+            names: owner.names.clone(),
+            slots: slots.clone(),
+            bound: None,
+        });
+        let run = Run {
+            graph: self,
+            compiled,
+            slots,
+            root,
+            profile_name: &profile.name,
+        };
+        run.all(profile, as_of)
+    }
+}
+
+impl Run<'_> {
+    fn all(self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
+        let c = self.compiled;
+        let mut trace = Vec::with_capacity(c.nodes.len());
+        let mut values = IndexMap::with_capacity(c.nodes.len());
+        let mut criteria = Vec::new();
+        let mut warnings = Vec::new();
+        let mut checklist = Vec::new();
+        for &i in &c.order {
+            let node = &c.nodes[i];
+            let value = self.node(node)?;
+            let _ = self.slots[self.graph.owner().names.index[node.id]].set(value.clone());
+            values.insert(node.id.to_owned(), value);
+        }
+        // Texts render once every value is known; outcomes are listed in policy order.
+        for node in &c.nodes {
+            let value = &values[node.id];
+            let why = match &node.body {
+                Body::Criterion { met, not_met, .. } => {
+                    let is_met = value.is_true();
+                    let reason = self.text(node, if is_met { met } else { not_met })?;
+                    criteria.push(CriterionOutcome {
+                        id: node.id.to_owned(),
+                        title: node.title.to_owned(),
+                        met: is_met,
+                        reason: reason.clone(),
+                    });
+                    reason
+                }
+                Body::Warning { message, .. } if value.is_true() => {
+                    let text = self.text(node, message)?;
+                    warnings.push(WarningOutcome {
+                        id: node.id.to_owned(),
+                        title: node.title.to_owned(),
+                        message: text.clone(),
+                    });
+                    text
+                }
+                Body::Warning { .. } => "not raised".to_owned(),
+                Body::Check { text, .. } if value.is_true() => {
+                    let text = self.text(node, text)?;
+                    checklist.push(ChecklistOutcome {
+                        id: node.id.to_owned(),
+                        title: node.title.to_owned(),
+                        text,
+                    });
+                    "applies".to_owned()
+                }
+                Body::Check { .. } => "does not apply".to_owned(),
+                Body::Table { .. } => match value.get_attr("title") {
+                    Ok(t) if !t.is_undefined() => {
+                        format!("row `{}`: {t}", value.get_attr("id").unwrap_or_default())
+                    }
+                    _ if value.kind() == ValueKind::Seq => format!("{} rows matched", value.len().unwrap_or(0)),
+                    _ => "no row matched".to_owned(),
+                },
+                _ => node.because.unwrap_or(node.title).to_owned(),
+            };
+            trace.push((node.id, why));
+        }
+        let mut why_by_id: std::collections::HashMap<&str, String> = trace.into_iter().collect();
+        let trace = c
+            .order
+            .iter()
+            .map(|&i| {
+                let node = &c.nodes[i];
+                TraceEntry {
+                    id: node.id.to_owned(),
+                    kind: node.kind,
+                    value: trace_value(node, &values[node.id]),
+                    inputs: node.deps.iter().map(|&d| c.nodes[d].id.to_owned()).collect(),
+                    why: why_by_id.remove(node.id).unwrap_or_default(),
+                }
+            })
+            .collect();
+
+        let outputs = &c.outputs;
+        let deployment = self.output_string(&outputs.deployment, "deployment")?;
+        if deployment != "bare_metal" && deployment != "container" {
+            return Err(self.fail_expr(&outputs.deployment, "outputs", &format!("`outputs.deployment` gave `{deployment}`, expected `bare_metal` or `container`")));
+        }
+        let offer = self.output_string(&outputs.offer, "offer")?;
+        if !self.graph.policy().offer_ids().any(|id| id == offer) {
+            return Err(self.fail_expr(&outputs.offer, "outputs", &format!("`outputs.offer` gave `{offer}`, which is not an offer id of the catalog")));
+        }
+        let scenario = match &outputs.scenario {
+            Some(e) => {
+                let v = self.eval(e, "outputs", None)?;
+                match v.kind() {
+                    ValueKind::None => None,
+                    ValueKind::String => Some(v.to_string()),
+                    _ => return Err(self.fail_expr(e, "outputs", &format!("`outputs.scenario` gave {v} ({}), expected a row id or none", v.kind()))),
+                }
+            }
+            None => None,
+        };
+        let mut costs = IndexMap::with_capacity(outputs.costs.len());
+        for (name, e) in &outputs.costs {
+            let v = self.eval(e, "outputs", None)?;
+            if v.is_undefined() {
+                return Err(self.fail_expr(e, "outputs", &format!("`outputs.costs.{name}` is undefined")));
+            }
+            costs.insert((*name).to_owned(), to_json(&v));
+        }
+        let policy = self.graph.policy();
+        let decision = Decision {
+            profile: profile.name.clone(),
+            as_of: as_of.to_string(),
+            policy: PolicyStamp {
+                name: policy.meta.name.clone(),
+                version: policy.meta.version.clone(),
+                rules: match &policy.origin {
+                    PolicyOrigin::Embedded => "embedded".to_owned(),
+                    PolicyOrigin::Folder(p) => p.display().to_string(),
+                },
+            },
+            deployment,
+            offer,
+            criteria,
+            scenario,
+            costs,
+            warnings,
+            checklist,
+            trace,
+        };
+        Ok(Evaluation { decision, values })
+    }
+
+    fn output_string(&self, e: &Expr<'_>, name: &str) -> Result<String> {
+        let v = self.eval(e, "outputs", None)?;
+        v.as_str().map(str::to_owned).ok_or_else(|| {
+            self.fail_expr(e, "outputs", &format!("`outputs.{name}` gave {v} ({}), expected text", v.kind()))
+        })
+    }
+
+    fn node(&self, node: &Node<'_>) -> Result<Value> {
+        match &node.body {
+            Body::Constant(v) => Ok(v.clone()),
+            Body::Fact { expr, ty, nullable, per_offer: false } => {
+                let v = self.eval(expr, node.id, None)?;
+                self.check(expr, node, &v, *ty, *nullable)?;
+                Ok(v)
+            }
+            Body::Fact { expr, ty, nullable, per_offer: true } => {
+                let offers = &self.graph.owner().offers;
+                let mut out = Vec::new();
+                for offer in offers.try_iter().into_iter().flatten() {
+                    let v = self.eval(expr, node.id, Some(("offer", offer.clone())))?;
+                    if v.is_none() {
+                        continue;
+                    }
+                    self.check(expr, node, &v, *ty, *nullable)?;
+                    out.push((offer.get_attr("id").unwrap_or_default(), v));
+                }
+                Ok(Value::from_iter(out))
+            }
+            Body::Criterion { when, .. } | Body::Warning { when, .. } => self.condition(when, node, None),
+            Body::Check { when, .. } => match when {
+                Some(when) => self.condition(when, node, None),
+                None => Ok(Value::from(true)),
+            },
+            Body::Table { hit, rows, default } => self.table(node, *hit, rows, default.as_ref()),
+            Body::Select { from, item, filter, order_by, map, pick } => {
+                self.select(node, from, item, filter.as_ref(), order_by.as_ref(), map.as_ref(), *pick)
+            }
+        }
+    }
+
+    fn table(&self, node: &Node<'_>, hit: HitPolicy, rows: &[(Expr<'_>, Value)], default: Option<&Value>) -> Result<Value> {
+        let mut matched: Vec<&Value> = Vec::new();
+        for (when, row) in rows {
+            if self.condition(when, node, None)?.is_true() {
+                if hit == HitPolicy::First {
+                    return Ok(row.clone());
+                }
+                if hit == HitPolicy::Unique && !matched.is_empty() {
+                    let first = matched[0].get_attr("id").unwrap_or_default();
+                    let second = row.get_attr("id").unwrap_or_default();
+                    return Err(self.fail_expr(when, node.id, &format!(
+                        "table `{}` has hit policy `unique` but rows `{first}` and `{second}` both match",
+                        node.id
+                    )));
+                }
+                matched.push(row);
+            }
+        }
+        Ok(match hit {
+            HitPolicy::Collect => {
+                if matched.is_empty() {
+                    Value::from(default.into_iter().cloned().collect::<Vec<_>>())
+                } else {
+                    Value::from(matched.into_iter().cloned().collect::<Vec<_>>())
+                }
+            }
+            _ => matched
+                .first()
+                .copied()
+                .or(default)
+                .cloned()
+                .unwrap_or(Value::from(())),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn select(
+        &self,
+        node: &Node<'_>,
+        from: &Expr<'_>,
+        item: &str,
+        filter: Option<&Expr<'_>>,
+        order_by: Option<&Expr<'_>>,
+        map: Option<&Expr<'_>>,
+        pick: Pick,
+    ) -> Result<Value> {
+        let list = self.eval(from, node.id, None)?;
+        let iter = list.try_iter().map_err(|_| {
+            self.fail_expr(from, node.id, &format!("`from` gave {list} ({}), expected a list", list.kind()))
+        })?;
+        let mut kept: Vec<(Value, Value)> = Vec::new();
+        for candidate in iter {
+            let bound = Some((item, candidate.clone()));
+            if let Some(filter) = filter {
+                if !self.condition(filter, node, bound.clone())?.is_true() {
+                    continue;
+                }
+            }
+            let key = match order_by {
+                Some(e) => {
+                    let k = self.eval(e, node.id, bound.clone())?;
+                    if !matches!(k.kind(), ValueKind::Number | ValueKind::String) {
+                        return Err(self.fail_expr(e, node.id, &format!("`order_by` gave {k} ({}), expected a number or text", k.kind())));
+                    }
+                    k
+                }
+                None => Value::from(()),
+            };
+            let value = match map {
+                Some(e) => self.eval(e, node.id, bound)?,
+                None => candidate,
+            };
+            kept.push((key, value));
+        }
+        kept.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut values = kept.into_iter().map(|(_, v)| v);
+        Ok(match pick {
+            Pick::First => values.next().unwrap_or(Value::from(())),
+            Pick::All => Value::from(values.collect::<Vec<_>>()),
+        })
+    }
+
+    fn condition(&self, when: &Expr<'_>, node: &Node<'_>, bound: Option<(&str, Value)>) -> Result<Value> {
+        let v = self.eval(when, node.id, bound)?;
+        if v.kind() == ValueKind::Bool {
+            Ok(v)
+        } else {
+            Err(self.fail_expr(when, node.id, &format!(
+                "node `{}`: condition gave {} ({}), expected true or false",
+                node.id,
+                show(&v),
+                v.kind()
+            ))
+            .help("compare explicitly, e.g. `x > 0` or `x is not none`"))
+        }
+    }
+
+    fn check(&self, expr: &Expr<'_>, node: &Node<'_>, v: &Value, ty: FieldType, nullable: bool) -> Result<()> {
+        if let Some(problem) = type_problem(v, ty, nullable) {
+            return Err(self.fail_expr(expr, node.id, &format!("fact `{}` gave {} ({}): {problem}", node.id, show(v), v.kind())));
+        }
+        Ok(())
+    }
+
+    fn eval(&self, expr: &Expr<'_>, node: &str, bound: Option<(&str, Value)>) -> Result<Value> {
+        let ctx = match bound {
+            None => self.root.clone(),
+            Some((name, value)) => Value::from_object(Context {
+                names: self.graph.owner().names.clone(),
+                slots: self.slots.clone(),
+                bound: Some((Value::from(name), value)),
+            }),
+        };
+        expr.compiled
+            .eval(ctx)
+            .map_err(|e| self.fail_expr(expr, node, &format!("node `{node}` failed: {}", mj_message(&e))))
+    }
+
+    fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {
+        let env = &self.graph.owner().env;
+        env.get_template(template)
+            .and_then(|t| t.render(self.root.clone()))
+            .map(|s| s.trim().to_owned())
+            .map_err(|e| {
+                self.fail_at(node.file, node.location, &format!("text `{template}` of node `{}` failed: {}", node.id, mj_message(&e)))
+            })
+    }
+
+    fn fail_expr(&self, expr: &Expr<'_>, _node: &str, message: &str) -> Error {
+        self.fail_at(expr.file, expr.location, message)
+            .help(format!("the expression is: {}", expr.text.trim()))
+    }
+
+    fn fail_at(&self, file: usize, location: Location, message: &str) -> Error {
+        let policy = self.graph.policy();
+        let source = &policy.sources[file];
+        Error::new(ErrorKind::Eval, message)
+            .at(&source.name, &source.text, crate::policy::position(location))
+            .help(format!("while deciding profile `{}`; this is a fault in the rules", self.profile_name))
+    }
+}
+
+fn mj_message(e: &minijinja::Error) -> String {
+    match e.detail() {
+        Some(d) => format!("{d} ({})", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+fn show(v: &Value) -> String {
+    if v.is_undefined() { "undefined".to_owned() } else { v.to_string() }
+}
+
+/// What is wrong with `v` as a value of type `ty`, if anything.
+fn type_problem(v: &Value, ty: FieldType, nullable: bool) -> Option<String> {
+    match v.kind() {
+        ValueKind::Undefined => return Some("a name or attribute does not exist".to_owned()),
+        ValueKind::None if nullable => return None,
+        ValueKind::None => return Some("it may not be none (mark the fact `nullable: true` if it can)".to_owned()),
+        _ => {}
+    }
+    let ok = match ty {
+        FieldType::Number => v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_finite),
+        FieldType::Integer => v.is_integer(),
+        FieldType::Bool => v.kind() == ValueKind::Bool,
+        FieldType::String => v.kind() == ValueKind::String,
+        FieldType::Date => v.as_str().is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
+        FieldType::List => v.kind() == ValueKind::Seq,
+        FieldType::Map => v.kind() == ValueKind::Map,
+        FieldType::Any => true,
+    };
+    (!ok).then(|| format!("expected {}", crate::policy::type_name(ty)))
+}
+
+fn to_json(v: &Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// The value shown in the trace: offers and rows are named by id rather than dumped whole.
+fn trace_value(node: &Node<'_>, v: &Value) -> serde_json::Value {
+    let id_of = |v: &Value| match v.get_attr("id") {
+        Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => Some(to_json(&id)),
+        _ => None,
+    };
+    match (&node.body, v.kind()) {
+        (Body::Select { .. } | Body::Table { .. }, ValueKind::Map) => id_of(v).unwrap_or_else(|| to_json(v)),
+        (Body::Select { .. } | Body::Table { .. }, ValueKind::Seq) => serde_json::Value::Array(
+            v.try_iter()
+                .into_iter()
+                .flatten()
+                .map(|x| id_of(&x).unwrap_or_else(|| to_json(&x)))
+                .collect(),
+        ),
+        _ => to_json(v),
+    }
+}

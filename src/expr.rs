@@ -1,0 +1,176 @@
+//! The expression and template language: one minijinja environment for rules and memos.
+//!
+//! Rule expressions (`when:`, `expr:`), rule text templates (`met:`, `message:`) and the memo
+//! templates all use this environment, so a policy author learns one language. It adds a few
+//! policy-neutral helpers: date arithmetic, rounding and the number formats of the memo (yuan,
+//! hours, percentages) plus Markdown escaping for user text.
+
+use minijinja::value::Value;
+use minijinja::{Environment, Error as MjError, ErrorKind as MjErrorKind, UndefinedBehavior};
+
+/// Functions available in every expression, besides minijinja's built-ins.
+pub const FUNCTIONS: &[&str] = &["days_between", "ceil", "floor"];
+
+/// A fresh environment with strict undefined handling and the helpers of this module.
+#[must_use]
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_syntax(
+        minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(true)
+            .build()
+            .expect("the default delimiters are valid"),
+    );
+    env.set_debug(false);
+    env.add_function("days_between", days_between);
+    env.add_function("ceil", |x: f64| Value::from(x.ceil() as i64));
+    env.add_function("floor", |x: f64| Value::from(x.floor() as i64));
+    env.add_filter("cny", cny);
+    env.add_filter("num", num);
+    env.add_filter("hours", hours);
+    env.add_filter("pct", pct);
+    env.add_filter("md", md_escape);
+    env
+}
+
+/// Whole days from date `from` to date `to` (both `YYYY-MM-DD`); negative when `to` is earlier.
+fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
+    let parse = |s: &str| {
+        s.parse::<jiff::civil::Date>().map_err(|e| {
+            MjError::new(
+                MjErrorKind::InvalidOperation,
+                format!("days_between: `{s}` is not a date YYYY-MM-DD ({e})"),
+            )
+        })
+    };
+    let (a, b) = (parse(from)?, parse(to)?);
+    let span = a
+        .until((jiff::Unit::Day, b))
+        .map_err(|e| MjError::new(MjErrorKind::InvalidOperation, e.to_string()))?;
+    Ok(i64::from(span.get_days()))
+}
+
+/// `1234567.891` → `1,234,568` (or with `digits` decimals).
+#[must_use]
+pub fn group_thousands(value: f64, digits: usize) -> String {
+    let text = format!("{:.*}", digits, value.abs());
+    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
+    if value < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if let Some(frac) = frac {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
+fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
+    match value.as_i64() {
+        Some(i) => Ok(i as f64),
+        None => f64::try_from(value.clone()).map_err(|_| {
+            MjError::new(
+                MjErrorKind::InvalidOperation,
+                format!("`{filter}` expects a number, got {value} ({})", value.kind()),
+            )
+        }),
+    }
+}
+
+/// Yuan: `¥86,880`; amounts under ¥100 keep two decimals (`¥1.96`, `¥29.44`).
+fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+    let v = number(value, "cny")?;
+    let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 { 2 } else { 0 });
+    Ok(format!("¥{}", group_thousands(v, digits)))
+}
+
+/// A number with thousands separators and `digits` decimals (default 0).
+fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+    Ok(group_thousands(number(value, "num")?, digits.unwrap_or(0)))
+}
+
+/// Hours: `505 h`, one decimal when not whole.
+fn hours(value: &Value) -> Result<String, MjError> {
+    let v = number(value, "hours")?;
+    let digits = usize::from((v - v.round()).abs() >= 0.05);
+    Ok(format!("{} h", group_thousands(v, digits)))
+}
+
+/// A fraction as a percentage: `0.7014` → `70.1%`, `0.3` → `30%`.
+fn pct(value: &Value) -> Result<String, MjError> {
+    let v = number(value, "pct")? * 100.0;
+    let digits = usize::from((v - v.round()).abs() >= 0.05);
+    Ok(format!("{}%", group_thousands(v, digits)))
+}
+
+/// Escapes text so that Markdown renders it literally and no HTML or link gets through.
+#[must_use]
+pub fn md_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for ch in text.chars() {
+        match ch {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.'
+            | '!' | '|' | '~' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_numbers_for_people() {
+        assert_eq!(group_thousands(86_880.0, 0), "86,880");
+        assert_eq!(group_thousands(1_234_567.891, 2), "1,234,567.89");
+        assert_eq!(group_thousands(-7_920.4, 0), "-7,920");
+        assert_eq!(group_thousands(-0.2, 0), "0");
+        assert_eq!(group_thousands(999.0, 0), "999");
+        let env = environment();
+        let render = |src: &str| env.render_str(src, ()).unwrap();
+        assert_eq!(render("{{ 86880 | cny }}"), "¥86,880");
+        assert_eq!(render("{{ 1.96 | cny }}"), "¥1.96");
+        assert_eq!(render("{{ 20272.0 | cny }}"), "¥20,272");
+        assert_eq!(render("{{ 505.1 | hours }}"), "505.1 h");
+        assert_eq!(render("{{ 630.0 | hours }}"), "630 h");
+        assert_eq!(render("{{ 0.3 | pct }}"), "30%");
+        assert_eq!(render("{{ 0.7014 | pct }}"), "70.1%");
+    }
+
+    #[test]
+    fn escapes_markdown_and_html() {
+        assert_eq!(
+            md_escape("<script>[x](http://e)|*a*"),
+            "&lt;script&gt;\\[x\\]\\(http://e\\)\\|\\*a\\*"
+        );
+        assert_eq!(md_escape("客服 7B"), "客服 7B");
+    }
+
+    #[test]
+    fn counts_days_between_dates() {
+        let env = environment();
+        let e = env.compile_expression("days_between('2026-09-04', '2026-10-04')").unwrap();
+        assert_eq!(e.eval(()).unwrap().as_i64(), Some(30));
+        let bad = env.compile_expression("days_between('2026-13-04', '2026-10-04')").unwrap();
+        assert!(bad.eval(()).unwrap_err().to_string().contains("not a date"));
+    }
+}

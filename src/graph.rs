@@ -1,0 +1,702 @@
+//! The decision graph: every node's expressions compiled once, edges derived from the names
+//! they reference, and an evaluation order.
+//!
+//! Nobody writes edges by hand: a node depends on the nodes its expressions mention (found with
+//! minijinja's `undeclared_variables`). That gives three load-time checks for free: a name that
+//! is neither a node nor a root (`profile`, `offers`, `catalog`, `as_of`) is an error with a
+//! suggestion, a `profile.` path that the profile does not have is an error, and a cycle is
+//! reported with every node on it. Text templates (`met:`, `message:`, `text:`) are rendered after
+//! the whole graph is evaluated, so they may mention any node without adding edges.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use minijinja::value::Value;
+use minijinja::{Environment, Expression};
+use petgraph::algo::{tarjan_scc, toposort};
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::Serialize;
+use serde_saphyr::{Location, Spanned};
+
+use crate::error::{Error, Result};
+use crate::expr;
+use crate::policy::rules::{FieldType, HitPolicy, Pick};
+use crate::policy::{Policy, ROOT_NAMES, suggest_name};
+
+/// The kinds of node a policy is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Fact,
+    Criterion,
+    Table,
+    Select,
+    Warning,
+    Checklist,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Fact => "fact",
+            Kind::Criterion => "criterion",
+            Kind::Table => "table",
+            Kind::Select => "select",
+            Kind::Warning => "warning",
+            Kind::Checklist => "checklist",
+        })
+    }
+}
+
+/// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.
+#[derive(Debug)]
+pub(crate) struct Names {
+    pub index: HashMap<String, usize>,
+}
+
+/// A compiled expression with where it was written.
+#[derive(Debug)]
+pub(crate) struct Expr<'a> {
+    pub compiled: Expression<'a, 'static>,
+    pub text: &'a str,
+    pub file: usize,
+    pub location: Location,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body<'a> {
+    Constant(Value),
+    Fact {
+        expr: Expr<'a>,
+        ty: FieldType,
+        nullable: bool,
+        per_offer: bool,
+    },
+    Criterion {
+        when: Expr<'a>,
+        met: String,
+        not_met: String,
+    },
+    Table {
+        hit: HitPolicy,
+        rows: Vec<(Expr<'a>, Value)>,
+        default: Option<Value>,
+    },
+    Select {
+        from: Expr<'a>,
+        item: &'a str,
+        filter: Option<Expr<'a>>,
+        order_by: Option<Expr<'a>>,
+        map: Option<Expr<'a>>,
+        pick: Pick,
+    },
+    Warning {
+        when: Expr<'a>,
+        message: String,
+    },
+    Check {
+        when: Option<Expr<'a>>,
+        text: String,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct Node<'a> {
+    pub id: &'a str,
+    pub kind: Kind,
+    pub title: &'a str,
+    pub because: Option<&'a str>,
+    pub file: usize,
+    pub location: Location,
+    pub body: Body<'a>,
+    /// Indices (into `nodes`) of the nodes this one reads.
+    pub deps: Vec<usize>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Outputs<'a> {
+    pub deployment: Expr<'a>,
+    pub offer: Expr<'a>,
+    pub scenario: Option<Expr<'a>>,
+    pub costs: Vec<(&'a str, Expr<'a>)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Compiled<'a> {
+    pub nodes: Vec<Node<'a>>,
+    /// Node indices in evaluation order.
+    pub order: Vec<usize>,
+    pub outputs: Outputs<'a>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Owner {
+    pub env: Environment<'static>,
+    pub policy: Policy,
+    pub names: Arc<Names>,
+    /// The catalog as a list and as a map by id, built once.
+    pub offers: Value,
+    pub catalog: Value,
+}
+
+self_cell::self_cell!(
+    struct Cell {
+        owner: Owner,
+        #[covariant]
+        dependent: Compiled,
+    }
+    impl {Debug}
+);
+
+/// A policy compiled into an evaluable graph. Build it once; evaluate it for many profiles.
+#[derive(Debug)]
+pub struct Graph(Cell);
+
+/// The `costs` entries the decision record promises (its stable JSON contract).
+pub const REQUIRED_COSTS: &[&str] = &[
+    "breakeven_hours_per_gpu",
+    "breakeven_hours_per_gpu_discounted",
+    "bare_metal_monthly_cny",
+    "container_monthly_cny",
+    "jobs",
+];
+
+impl Graph {
+    /// Compiles every expression and template of `policy` and orders the nodes.
+    pub fn compile(policy: Policy) -> Result<Self> {
+        let owner = build_owner(policy)?;
+        Cell::try_new(owner, |owner| compile_nodes(owner)).map(Graph)
+    }
+
+    pub(crate) fn owner(&self) -> &Owner {
+        self.0.borrow_owner()
+    }
+
+    pub(crate) fn compiled(&self) -> &Compiled<'_> {
+        self.0.borrow_dependent()
+    }
+
+    /// The policy this graph was compiled from.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.owner().policy
+    }
+
+    /// Node ids in evaluation order with their kind and the ids they read.
+    #[must_use]
+    pub fn nodes(&self) -> Vec<(&str, Kind, Vec<&str>)> {
+        let c = self.compiled();
+        c.order
+            .iter()
+            .map(|&i| {
+                let n = &c.nodes[i];
+                (n.id, n.kind, n.deps.iter().map(|&d| c.nodes[d].id).collect())
+            })
+            .collect()
+    }
+}
+
+fn build_owner(policy: Policy) -> Result<Owner> {
+    let mut env = expr::environment();
+    let mut index = HashMap::new();
+    for name in ROOT_NAMES {
+        index.insert((*name).to_owned(), index.len());
+    }
+    let add_text = |env: &mut Environment<'static>, file: usize, id: &str, part: &str, text: &Spanned<String>| {
+        let name = format!("{id}.{part}");
+        env.add_template_owned(name.clone(), text.value.clone())
+            .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
+        Ok::<_, Error>(())
+    };
+    for n in &policy.criteria {
+        add_text(&mut env, n.file, &n.item.id.value, "met", &n.item.met)?;
+        add_text(&mut env, n.file, &n.item.id.value, "not_met", &n.item.not_met)?;
+    }
+    for n in &policy.warnings {
+        add_text(&mut env, n.file, &n.item.id.value, "message", &n.item.message)?;
+    }
+    for n in &policy.checklist {
+        add_text(&mut env, n.file, &n.item.id.value, "text", &n.item.text)?;
+    }
+    for id in node_ids(&policy) {
+        index.insert(id.to_owned(), index.len());
+    }
+    let offers: Vec<Value> = policy
+        .offers
+        .iter()
+        .map(|o| Value::from(minijinja::value::Serde(&o.item.fields)))
+        .collect();
+    let catalog = Value::from_iter(
+        policy
+            .offers
+            .iter()
+            .zip(&offers)
+            .map(|(o, v)| (o.item.id.clone(), v.clone())),
+    );
+    Ok(Owner {
+        env,
+        names: Arc::new(Names { index }),
+        offers: Value::from(offers),
+        catalog,
+        policy,
+    })
+}
+
+fn node_ids(policy: &Policy) -> impl Iterator<Item = &str> {
+    let p = policy;
+    p.facts
+        .iter()
+        .map(|n| n.item.id.value.as_str())
+        .chain(p.criteria.iter().map(|n| n.item.id.value.as_str()))
+        .chain(p.tables.iter().map(|n| n.item.id.value.as_str()))
+        .chain(p.selects.iter().map(|n| n.item.id.value.as_str()))
+        .chain(p.warnings.iter().map(|n| n.item.id.value.as_str()))
+        .chain(p.checklist.iter().map(|n| n.item.id.value.as_str()))
+}
+
+/// Everything the compiler needs to resolve names.
+struct Scope<'a> {
+    owner: &'a Owner,
+    profile_paths: ProfilePaths,
+    globals: HashSet<String>,
+    node_index: HashMap<&'a str, usize>,
+}
+
+impl<'a> Scope<'a> {
+    /// Compiles `text` and returns it with the node indices it reads. `bound` are names the
+    /// node binds itself (`offer` in a per-offer fact, a select's item).
+    fn expr(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        bound: &[&str],
+        deps: &mut BTreeSet<usize>,
+    ) -> Result<Expr<'a>> {
+        let policy = &self.owner.policy;
+        if text.value.trim().is_empty() {
+            return Err(policy
+                .error_at(file, text.referenced, format!("node `{node}`: `{field}` is empty"))
+                .field(format!("{node}.{field}")));
+        }
+        let compiled = self
+            .owner
+            .env
+            .compile_expression_owned(text.value.clone())
+            .map_err(|e| {
+                let detail = e.detail().unwrap_or("syntax error").to_owned();
+                policy
+                    .error_at(file, text.referenced, format!("node `{node}`: `{field}` does not compile: {detail}"))
+                    .field(format!("{node}.{field}"))
+                    .help(format!("the expression is: {}", text.value.trim()))
+            })?;
+        self.resolve(file, text, node, field, bound, &compiled.undeclared_variables(true), deps)?;
+        Ok(Expr {
+            compiled,
+            text: &text.value,
+            file,
+            location: text.referenced,
+        })
+    }
+
+    /// Checks that every referenced name exists and records node dependencies.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &self,
+        file: usize,
+        text: &Spanned<String>,
+        node: &str,
+        field: &str,
+        bound: &[&str],
+        nested: &HashSet<String>,
+        deps: &mut BTreeSet<usize>,
+    ) -> Result<()> {
+        let policy = &self.owner.policy;
+        let mut names: Vec<&String> = nested.iter().collect();
+        names.sort();
+        for path in names {
+            let root = path.split('.').next().unwrap_or(path);
+            if bound.contains(&root) || self.globals.contains(root) {
+                continue;
+            }
+            if root == "profile" {
+                if let Err(hint) = self.profile_paths.check(path) {
+                    return Err(policy
+                        .error_at(file, text.referenced, format!("node `{node}`: `{path}` is not a profile field"))
+                        .field(format!("{node}.{field}"))
+                        .help(hint));
+                }
+                continue;
+            }
+            if let Some(&i) = self.node_index.get(root) {
+                deps.insert(i);
+                continue;
+            }
+            if ROOT_NAMES.contains(&root) {
+                continue;
+            }
+            let candidates = self
+                .node_index
+                .keys()
+                .copied()
+                .chain(ROOT_NAMES.iter().copied())
+                .chain(bound.iter().copied());
+            let mut err = policy
+                .error_at(file, text.referenced, format!("node `{node}`: unknown name `{root}` in `{field}`"))
+                .field(format!("{node}.{field}"));
+            err = match suggest_name(root, candidates) {
+                Some(s) => err.help(format!("did you mean `{s}`?")),
+                None => err.help("names are node ids, `profile`, `offers`, `catalog` and `as_of`"),
+            };
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// Checks the names a text template mentions (no edges: texts render last).
+    fn text(&self, file: usize, text: &Spanned<String>, node: &str, part: &str) -> Result<()> {
+        let template = self
+            .owner
+            .env
+            .get_template(&format!("{node}.{part}"))
+            .map_err(|e| template_error(&self.owner.policy, file, text, node, part, &e))?;
+        let mut ignored = BTreeSet::new();
+        self.resolve(file, text, node, part, &[], &template.undeclared_variables(true), &mut ignored)
+    }
+}
+
+fn template_error(
+    policy: &Policy,
+    file: usize,
+    text: &Spanned<String>,
+    node: &str,
+    part: &str,
+    e: &minijinja::Error,
+) -> Error {
+    let detail = e.detail().unwrap_or("syntax error");
+    let line = e.line().map_or(String::new(), |l| format!(" (line {l} of the text)"));
+    policy
+        .error_at(file, text.referenced, format!("node `{node}`: `{part}` template does not compile: {detail}{line}"))
+        .field(format!("{node}.{part}"))
+}
+
+fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
+    let policy = &owner.policy;
+    let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
+    globals.extend(expr::FUNCTIONS.iter().map(|s| (*s).to_owned()));
+    let node_index: HashMap<&str, usize> = node_ids(policy).enumerate().map(|(i, id)| (id, i)).collect();
+    let scope = Scope {
+        owner,
+        profile_paths: ProfilePaths::from_schema(),
+        globals,
+        node_index,
+    };
+    let mut nodes: Vec<Node<'_>> = Vec::new();
+    let mut push = |id: &'a Spanned<String>, kind, title: &'a str, because: Option<&'a str>, file, body, deps: BTreeSet<usize>| {
+        nodes.push(Node {
+            id: &id.value,
+            kind,
+            title,
+            because,
+            file,
+            location: id.referenced,
+            body,
+            deps: deps.into_iter().collect(),
+        });
+    };
+
+    for n in &policy.facts {
+        let f = &n.item;
+        let mut deps = BTreeSet::new();
+        let body = match (&f.expr, &f.value) {
+            (Some(e), None) => {
+                let bound: &[&str] = if f.per_offer { &["offer"] } else { &[] };
+                Body::Fact {
+                    expr: scope.expr(n.file, e, &f.id.value, "expr", bound, &mut deps)?,
+                    ty: f.kind,
+                    nullable: f.nullable,
+                    per_offer: f.per_offer,
+                }
+            }
+            (None, Some(v)) => {
+                if !crate::policy::type_matches(f.kind, &v.value) {
+                    return Err(policy
+                        .error_at(n.file, v.referenced, format!("fact `{}` has value {}, expected {}", f.id.value, v.value, crate::policy::type_name(f.kind)))
+                        .field(format!("{}.value", f.id.value)));
+                }
+                Body::Constant(Value::from(minijinja::value::Serde(&v.value)))
+            }
+            _ => {
+                return Err(policy
+                    .error_at(n.file, f.id.referenced, format!("fact `{}` needs exactly one of `expr:` and `value:`", f.id.value))
+                    .field(f.id.value.clone()));
+            }
+        };
+        push(&f.id, Kind::Fact, &f.title, f.because.as_deref(), n.file, body, deps);
+    }
+    for n in &policy.criteria {
+        let c = &n.item;
+        let mut deps = BTreeSet::new();
+        let when = scope.expr(n.file, &c.when, &c.id.value, "when", &[], &mut deps)?;
+        scope.text(n.file, &c.met, &c.id.value, "met")?;
+        scope.text(n.file, &c.not_met, &c.id.value, "not_met")?;
+        let body = Body::Criterion {
+            when,
+            met: format!("{}.met", c.id.value),
+            not_met: format!("{}.not_met", c.id.value),
+        };
+        push(&c.id, Kind::Criterion, &c.title, c.because.as_deref(), n.file, body, deps);
+    }
+    for n in &policy.tables {
+        let t = &n.item;
+        let mut deps = BTreeSet::new();
+        let mut rows = Vec::with_capacity(t.rows.len());
+        for row in &t.rows {
+            let Some(when) = &row.when else {
+                return Err(policy
+                    .error_at(n.file, row.id.referenced, format!("table `{}`: row `{}` has no `when:`", t.id.value, row.id.value))
+                    .help("only the `default:` row goes without a condition"));
+            };
+            let field = format!("rows.{}.when", row.id.value);
+            let expr = scope.expr(n.file, when, &t.id.value, &field, &[], &mut deps)?;
+            rows.push((expr, row_value(row)));
+        }
+        let body = Body::Table {
+            hit: t.hit,
+            rows,
+            default: t.default.as_ref().map(row_value),
+        };
+        push(&t.id, Kind::Table, &t.title, t.because.as_deref(), n.file, body, deps);
+    }
+    for n in &policy.selects {
+        let s = &n.item;
+        let mut deps = BTreeSet::new();
+        let id = &s.id.value;
+        let item: &[&str] = &[s.item.as_str()];
+        let body = Body::Select {
+            from: scope.expr(n.file, &s.from, id, "from", &[], &mut deps)?,
+            item: &s.item,
+            filter: s.filter.as_ref().map(|e| scope.expr(n.file, e, id, "where", item, &mut deps)).transpose()?,
+            order_by: s.order_by.as_ref().map(|e| scope.expr(n.file, e, id, "order_by", item, &mut deps)).transpose()?,
+            map: s.map.as_ref().map(|e| scope.expr(n.file, e, id, "map", item, &mut deps)).transpose()?,
+            pick: s.pick,
+        };
+        push(&s.id, Kind::Select, &s.title, s.because.as_deref(), n.file, body, deps);
+    }
+    for n in &policy.warnings {
+        let w = &n.item;
+        let mut deps = BTreeSet::new();
+        let when = scope.expr(n.file, &w.when, &w.id.value, "when", &[], &mut deps)?;
+        scope.text(n.file, &w.message, &w.id.value, "message")?;
+        let body = Body::Warning {
+            when,
+            message: format!("{}.message", w.id.value),
+        };
+        push(&w.id, Kind::Warning, &w.title, w.because.as_deref(), n.file, body, deps);
+    }
+    for n in &policy.checklist {
+        let c = &n.item;
+        let mut deps = BTreeSet::new();
+        let when = c.when.as_ref().map(|e| scope.expr(n.file, e, &c.id.value, "when", &[], &mut deps)).transpose()?;
+        scope.text(n.file, &c.text, &c.id.value, "text")?;
+        let body = Body::Check {
+            when,
+            text: format!("{}.text", c.id.value),
+        };
+        push(&c.id, Kind::Checklist, &c.title, None, n.file, body, deps);
+    }
+
+    let out = &policy.outputs;
+    let mut ignored = BTreeSet::new();
+    let o = &out.item;
+    let outputs = Outputs {
+        deployment: scope.expr(out.file, &o.deployment, "outputs", "deployment", &[], &mut ignored)?,
+        offer: scope.expr(out.file, &o.offer, "outputs", "offer", &[], &mut ignored)?,
+        scenario: o.scenario.as_ref().map(|e| scope.expr(out.file, e, "outputs", "scenario", &[], &mut ignored)).transpose()?,
+        costs: o
+            .costs
+            .iter()
+            .map(|(k, e)| Ok((k.as_str(), scope.expr(out.file, e, "outputs", &format!("costs.{k}"), &[], &mut ignored)?)))
+            .collect::<Result<_>>()?,
+    };
+    for required in REQUIRED_COSTS {
+        if !o.costs.contains_key(*required) {
+            return Err(policy
+                .error_at(out.file, o.deployment.referenced, format!("`outputs.costs` has no `{required}`"))
+                .field("outputs.costs")
+                .help(format!("the decision record needs these costs: {}", REQUIRED_COSTS.join(", "))));
+        }
+    }
+
+    let order = order(policy, &nodes)?;
+    Ok(Compiled { nodes, order, outputs })
+}
+
+fn row_value(row: &crate::policy::rules::Row) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("id".into(), row.id.value.clone().into());
+    map.insert("title".into(), row.title.clone().into());
+    if let Some(b) = &row.because {
+        map.insert("because".into(), b.clone().into());
+    }
+    for (k, v) in &row.then {
+        map.insert(k.clone(), v.clone());
+    }
+    Value::from(minijinja::value::Serde(map))
+}
+
+/// A topological order, or an error naming every node of the first cycle in order.
+fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<Vec<usize>> {
+    let mut g: DiGraph<usize, ()> = DiGraph::with_capacity(nodes.len(), nodes.len() * 2);
+    let idx: Vec<NodeIndex> = (0..nodes.len()).map(|i| g.add_node(i)).collect();
+    for (i, n) in nodes.iter().enumerate() {
+        for &d in &n.deps {
+            g.add_edge(idx[d], idx[i], ());
+        }
+    }
+    match toposort(&g, None) {
+        Ok(sorted) => Ok(sorted.into_iter().map(|n| g[n]).collect()),
+        Err(_) => {
+            let cycle = find_cycle(&g, nodes);
+            let first = &nodes[cycle[0]];
+            let path: Vec<&str> = cycle.iter().chain(cycle.first()).map(|&i| nodes[i].id).collect();
+            let mut err = policy
+                .error_at(first.file, first.location, format!("the rules have a cycle: {}", path.join(" → ")))
+                .field(first.id.to_owned());
+            for &i in &cycle {
+                let n = &nodes[i];
+                err = err.help(format!(
+                    "`{}` ({}) is at {}:{}",
+                    n.id,
+                    n.kind,
+                    policy.sources[n.file].name,
+                    n.location.line()
+                ));
+            }
+            Err(err.help("a node cannot depend on itself, directly or through others; break one of these references"))
+        }
+    }
+}
+
+/// Every node of one cycle, in reference order, starting from its smallest id.
+fn find_cycle(g: &DiGraph<usize, ()>, nodes: &[Node<'_>]) -> Vec<usize> {
+    let mut sccs: Vec<Vec<usize>> = tarjan_scc(g)
+        .into_iter()
+        .map(|c| c.into_iter().map(|n| g[n]).collect::<Vec<_>>())
+        .filter(|c: &Vec<usize>| c.len() > 1 || nodes[c[0]].deps.contains(&c[0]))
+        .collect();
+    sccs.sort_by_key(|c| c.iter().map(|&i| nodes[i].id).min());
+    let scc = sccs.into_iter().next().unwrap_or_default();
+    let members: HashSet<usize> = scc.iter().copied().collect();
+    let Some(&start) = scc.iter().min_by_key(|&&i| nodes[i].id) else {
+        return Vec::new();
+    };
+    // Walk dependents inside the component until we come back to the start.
+    let mut path = vec![start];
+    let mut seen = HashSet::from([start]);
+    let mut current = start;
+    loop {
+        let next = nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| members.contains(i) && n.deps.contains(&current))
+            .map(|(i, _)| i)
+            .min_by_key(|&i| (i != start, nodes[i].id));
+        match next {
+            Some(n) if n == start => break,
+            Some(n) if seen.insert(n) => {
+                path.push(n);
+                current = n;
+            }
+            _ => break,
+        }
+    }
+    path
+}
+
+/// The dotted paths a profile has, read off its JSON Schema, so rule expressions that name a
+/// field the profile does not have are caught at load time.
+struct ProfilePaths {
+    known: HashSet<String>,
+    /// Paths whose children are free (maps such as `profile.job.hours`).
+    open: HashSet<String>,
+}
+
+impl ProfilePaths {
+    fn from_schema() -> Self {
+        let schema = crate::profile::json_schema();
+        let mut paths = ProfilePaths {
+            known: HashSet::from(["profile".to_owned()]),
+            open: HashSet::new(),
+        };
+        paths.walk(&schema, &schema, "profile");
+        paths
+    }
+
+    fn walk(&mut self, root: &serde_json::Value, schema: &serde_json::Value, prefix: &str) {
+        let schema = resolve(root, schema);
+        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+            for (key, sub) in props {
+                let path = format!("{prefix}.{key}");
+                self.known.insert(path.clone());
+                self.walk(root, sub, &path);
+            }
+        }
+        if schema.get("additionalProperties").is_some_and(serde_json::Value::is_object) {
+            self.open.insert(prefix.to_owned());
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(list) = schema.get(key).and_then(|l| l.as_array()) {
+                for sub in list {
+                    self.walk(root, sub, prefix);
+                }
+            }
+        }
+    }
+
+    fn check(&self, path: &str) -> Result<(), String> {
+        if self.known.contains(path) {
+            return Ok(());
+        }
+        let mut prefix = path;
+        while let Some((head, _)) = prefix.rsplit_once('.') {
+            if self.open.contains(head) {
+                return Ok(());
+            }
+            if self.known.contains(head) {
+                let siblings = self
+                    .known
+                    .iter()
+                    .filter(|k| k.rsplit_once('.').is_some_and(|(h, _)| h == head))
+                    .map(String::as_str);
+                let wrong = &path[head.len() + 1..];
+                let wrong = wrong.split('.').next().unwrap_or(wrong);
+                let candidates: Vec<&str> = siblings.collect();
+                let names: Vec<&str> = candidates.iter().filter_map(|c| c.rsplit('.').next()).collect();
+                return Err(match suggest_name(wrong, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{head}.{s}`?"),
+                    None => {
+                        let mut names = names;
+                        names.sort_unstable();
+                        format!("`{head}` has: {}", names.join(", "))
+                    }
+                });
+            }
+            prefix = head;
+        }
+        Err("see the profile format in the README".to_owned())
+    }
+}
+
+fn resolve<'a>(root: &'a serde_json::Value, schema: &'a serde_json::Value) -> &'a serde_json::Value {
+    match schema.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => r
+            .strip_prefix("#/")
+            .map(|p| p.split('/').fold(Some(root), |v, k| v.and_then(|v| v.get(k))))
+            .and_then(|v| v)
+            .unwrap_or(schema),
+        None => schema,
+    }
+}

@@ -1,0 +1,39 @@
+//! `decide`: a rules-based procurement decision engine for GPU compute.
+//!
+//! The data flow is one pass, left to right, and the modules are named after it:
+//!
+//! ```text
+//! profile.yaml ─► profile::Profile ─────────────┐
+//! rules/*.yaml ─► policy::Policy ─► graph::Graph ┴► eval (Evaluation/Decision) ─► memo ─► .md / .json
+//! ```
+//!
+//! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
+//! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
+
+pub mod cli;
+pub mod decision;
+pub mod error;
+pub mod eval;
+pub mod expr;
+pub mod graph;
+pub mod memo;
+pub mod policy;
+pub mod profile;
+pub mod source;
+
+pub use decision::Decision;
+pub use error::{Error, ErrorKind, Result};
+pub use eval::Evaluation;
+pub use graph::Graph;
+pub use memo::{Format, Memo};
+pub use policy::Policy;
+pub use profile::Profile;
+pub use source::Source;
+
+/// Parses a profile, checks it against the graph's catalog and evaluates it.
+pub fn decide(graph: &Graph, source: &Source, as_of: jiff::civil::Date) -> Result<(Profile, Evaluation)> {
+    let profile = Profile::from_source(source)?;
+    graph.check_profile(&profile, source)?;
+    let evaluation = graph.evaluate(&profile, as_of)?;
+    Ok((profile, evaluation))
+}

@@ -1,0 +1,431 @@
+//! The policy: every rule file of a rules folder loaded, merged and statically checked.
+//!
+//! Loading turns YAML into typed nodes ([`rules`]) and checks what needs no expression
+//! evaluation: each section given once, unique and well-formed ids, and a catalog whose offers
+//! have every field the policy declares in `offer_fields`, with the declared types. Compiling
+//! the expressions into a graph is [`crate::graph`]'s job.
+
+pub mod rules;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde_saphyr::{Location, Spanned};
+
+use crate::error::{Error, ErrorKind, Position, Result, suggest};
+use crate::source::Source;
+use rules::{
+    ChecklistItem, Criterion, Fact, FieldType, Outputs, PolicyMeta, RuleFile, Select, Table,
+    Warning,
+};
+
+/// The default rules, embedded at build time.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The embedded default templates: (file name, text).
+#[must_use]
+pub fn embedded_templates() -> &'static [(&'static str, &'static str)] {
+    embedded::TEMPLATES
+}
+
+/// Where a policy came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyOrigin {
+    /// The rules compiled into the binary.
+    Embedded,
+    /// A `--rules` folder.
+    Folder(PathBuf),
+}
+
+/// A value together with the index of the rule file it was written in.
+#[derive(Debug, Clone)]
+pub struct Located<T> {
+    pub file: usize,
+    pub item: T,
+}
+
+/// One catalog offer: its id and every field as written.
+#[derive(Debug, Clone)]
+pub struct Offer {
+    pub id: String,
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    pub location: Location,
+}
+
+/// A loaded and statically checked policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub origin: PolicyOrigin,
+    pub sources: Vec<Source>,
+    pub meta: PolicyMeta,
+    pub outputs: Located<Outputs>,
+    pub offer_fields: IndexMap<String, FieldType>,
+    pub offers: Vec<Located<Offer>>,
+    pub facts: Vec<Located<Fact>>,
+    pub criteria: Vec<Located<Criterion>>,
+    pub tables: Vec<Located<Table>>,
+    pub selects: Vec<Located<Select>>,
+    pub warnings: Vec<Located<Warning>>,
+    pub checklist: Vec<Located<ChecklistItem>>,
+}
+
+impl Policy {
+    /// The policy embedded in the binary.
+    pub fn embedded() -> Result<Self> {
+        let sources = embedded::RULES
+            .iter()
+            .map(|(name, text)| Source::new(format!("rules/{name}"), *text))
+            .collect();
+        Self::from_sources(sources, PolicyOrigin::Embedded)
+    }
+
+    /// Every `*.yaml` / `*.yml` file directly inside `dir`, in name order.
+    pub fn from_dir(dir: &Path) -> Result<Self> {
+        let name = dir.display().to_string();
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            let what = if e.kind() == std::io::ErrorKind::NotFound {
+                "rules folder not found".to_owned()
+            } else if dir.is_file() {
+                "--rules expects a folder of YAML files, not a file".to_owned()
+            } else {
+                format!("cannot read rules folder: {e}")
+            };
+            Error::new(ErrorKind::Rules, what).in_file(&name)
+        })?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_file()
+                    && p.extension()
+                        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
+            })
+            .collect();
+        paths.sort();
+        if paths.is_empty() {
+            return Err(Error::new(ErrorKind::Rules, "rules folder has no .yaml files")
+                .in_file(&name)
+                .help("a rules folder holds the policy's YAML files, like the project's rules/"));
+        }
+        let sources = paths
+            .iter()
+            .map(|p| Source::read(p, ErrorKind::Rules))
+            .collect::<Result<Vec<_>>>()?;
+        Self::from_sources(sources, PolicyOrigin::Folder(dir.to_path_buf()))
+    }
+
+    /// Parses, merges and checks rule files already in memory.
+    pub fn from_sources(sources: Vec<Source>, origin: PolicyOrigin) -> Result<Self> {
+        let files = sources
+            .iter()
+            .map(|s| s.parse_yaml::<RuleFile>(ErrorKind::Rules))
+            .collect::<Result<Vec<_>>>()?;
+        let mut builder = Builder {
+            sources: &sources,
+            meta: None,
+            outputs: None,
+            offer_fields: IndexMap::new(),
+            offers: Vec::new(),
+            facts: Vec::new(),
+            criteria: Vec::new(),
+            tables: Vec::new(),
+            selects: Vec::new(),
+            warnings: Vec::new(),
+            checklist: Vec::new(),
+        };
+        for (file, rf) in files.into_iter().enumerate() {
+            builder.add(file, rf)?;
+        }
+        builder.finish(origin)
+    }
+
+    /// An error pointing at `location` in rule file `file`.
+    #[must_use]
+    pub fn error_at(&self, file: usize, location: Location, message: impl Into<String>) -> Error {
+        error_at(&self.sources, file, location, message)
+    }
+
+    /// The offer ids of the catalog, in order.
+    pub fn offer_ids(&self) -> impl Iterator<Item = &str> {
+        self.offers.iter().map(|o| o.item.id.as_str())
+    }
+}
+
+pub(crate) fn position(location: Location) -> Option<Position> {
+    (location.line() > 0).then(|| Position {
+        line: usize::try_from(location.line()).unwrap_or(usize::MAX),
+        column: usize::try_from(location.column()).unwrap_or(usize::MAX),
+    })
+}
+
+fn error_at(sources: &[Source], file: usize, location: Location, message: impl Into<String>) -> Error {
+    let source = &sources[file];
+    Error::new(ErrorKind::Rules, message).at(&source.name, &source.text, position(location))
+}
+
+struct Builder<'a> {
+    sources: &'a [Source],
+    meta: Option<Located<PolicyMeta>>,
+    outputs: Option<Located<Outputs>>,
+    offer_fields: IndexMap<String, FieldType>,
+    offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
+    facts: Vec<Located<Fact>>,
+    criteria: Vec<Located<Criterion>>,
+    tables: Vec<Located<Table>>,
+    selects: Vec<Located<Select>>,
+    warnings: Vec<Located<Warning>>,
+    checklist: Vec<Located<ChecklistItem>>,
+}
+
+impl Builder<'_> {
+    fn add(&mut self, file: usize, rf: RuleFile) -> Result<()> {
+        let name = &self.sources[file].name;
+        if let Some(meta) = rf.policy {
+            if let Some(prev) = &self.meta {
+                return Err(Error::new(ErrorKind::Rules, "the `policy:` section is given twice")
+                    .in_file(name)
+                    .help(format!("it is already in {}", self.sources[prev.file].name)));
+            }
+            self.meta = Some(Located { file, item: meta });
+        }
+        if let Some(outputs) = rf.outputs {
+            if let Some(prev) = &self.outputs {
+                return Err(Error::new(ErrorKind::Rules, "the `outputs:` section is given twice")
+                    .in_file(name)
+                    .help(format!("it is already in {}", self.sources[prev.file].name)));
+            }
+            self.outputs = Some(Located { file, item: outputs });
+        }
+        for (field, ty) in rf.offer_fields {
+            if self.offer_fields.insert(field.clone(), ty).is_some() {
+                return Err(Error::new(
+                    ErrorKind::Rules,
+                    format!("offer field `{field}` is declared twice"),
+                )
+                .in_file(name));
+            }
+        }
+        let wrap = |item| Located { file, item };
+        self.offers.extend(rf.offers.into_iter().map(wrap));
+        self.facts.extend(rf.facts.into_iter().map(|item| Located { file, item }));
+        self.criteria.extend(rf.criteria.into_iter().map(|item| Located { file, item }));
+        self.tables.extend(rf.tables.into_iter().map(|item| Located { file, item }));
+        self.selects.extend(rf.selects.into_iter().map(|item| Located { file, item }));
+        self.warnings.extend(rf.warnings.into_iter().map(|item| Located { file, item }));
+        self.checklist.extend(rf.checklist.into_iter().map(|item| Located { file, item }));
+        Ok(())
+    }
+
+    fn finish(self, origin: PolicyOrigin) -> Result<Policy> {
+        let sources = self.sources;
+        let first = sources.first().map_or("rules", |s| s.name.as_str());
+        let meta = self.meta.ok_or_else(|| {
+            Error::new(ErrorKind::Rules, "no rule file has a `policy:` section")
+                .in_file(first)
+                .help("add `policy: {name: ..., version: ...}` to one rule file")
+        })?;
+        let outputs = self.outputs.ok_or_else(|| {
+            Error::new(ErrorKind::Rules, "no rule file has an `outputs:` section")
+                .in_file(first)
+                .help("add `outputs:` with `deployment:`, `offer:` and `costs:` expressions")
+        })?;
+        let offers = check_offers(sources, &self.offer_fields, self.offers)?;
+        let policy = Policy {
+            origin,
+            sources: sources.to_vec(),
+            meta: meta.item,
+            outputs,
+            offer_fields: self.offer_fields,
+            offers,
+            facts: self.facts,
+            criteria: self.criteria,
+            tables: self.tables,
+            selects: self.selects,
+            warnings: self.warnings,
+            checklist: self.checklist,
+        };
+        check_ids(&policy)?;
+        Ok(policy)
+    }
+}
+
+/// Each offer has a unique string `id` and every declared field with its type.
+fn check_offers(
+    sources: &[Source],
+    fields: &IndexMap<String, FieldType>,
+    raw: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
+) -> Result<Vec<Located<Offer>>> {
+    let mut seen: HashMap<String, (usize, Location)> = HashMap::new();
+    let mut offers = Vec::with_capacity(raw.len());
+    for Located { file, item } in raw {
+        let location = item.referenced;
+        let map: serde_json::Map<String, serde_json::Value> = item.value.into_iter().collect();
+        let id = match map.get("id") {
+            Some(serde_json::Value::String(id)) if is_offer_id(id) => id.clone(),
+            Some(other) => {
+                return Err(error_at(sources, file, location, format!("offer id {other} is not valid"))
+                    .field("offers[].id")
+                    .help("ids are lowercase letters, digits and dashes, e.g. `h100-x8-ningxia1`"));
+            }
+            None => {
+                return Err(error_at(sources, file, location, "offer has no `id`")
+                    .field("offers[].id"));
+            }
+        };
+        if let Some((prev_file, prev)) = seen.get(&id) {
+            return Err(error_at(sources, file, location, format!("offer `{id}` is defined twice"))
+                .field("offers[].id")
+                .help(format!(
+                    "first defined at {}:{}",
+                    sources[*prev_file].name,
+                    prev.line()
+                )));
+        }
+        seen.insert(id.clone(), (file, location));
+        let value = serde_json::Value::Object(map);
+        for (path, ty) in fields {
+            let found = path.split('.').try_fold(&value, |v, key| v.get(key));
+            let err = |what: String| {
+                error_at(sources, file, location, format!("offer `{id}` {what}"))
+                    .field(path.clone())
+                    .help("every offer needs the fields listed under `offer_fields:`")
+            };
+            match found {
+                None | Some(serde_json::Value::Null) => {
+                    return Err(err(format!("has no `{path}` ({})", type_name(*ty))));
+                }
+                Some(v) if !type_matches(*ty, v) => {
+                    return Err(err(format!("has `{path}: {v}`, expected {}", type_name(*ty))));
+                }
+                Some(_) => {}
+            }
+        }
+        let serde_json::Value::Object(fields) = value else {
+            unreachable!("built from a map above")
+        };
+        offers.push(Located {
+            file,
+            item: Offer {
+                id,
+                fields,
+                location,
+            },
+        });
+    }
+    Ok(offers)
+}
+
+fn is_offer_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Whether `value` has type `ty`.
+#[must_use]
+pub fn type_matches(ty: FieldType, value: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match ty {
+        FieldType::Number => value.is_number(),
+        FieldType::Integer => value.is_i64() || value.is_u64(),
+        FieldType::Bool => value.is_boolean(),
+        FieldType::String => value.is_string(),
+        FieldType::Date => value
+            .as_str()
+            .is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
+        FieldType::List => matches!(value, J::Array(_)),
+        FieldType::Map => matches!(value, J::Object(_)),
+        FieldType::Any => true,
+    }
+}
+
+/// How a type is named in messages.
+#[must_use]
+pub fn type_name(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::Number => "a number",
+        FieldType::Integer => "a whole number",
+        FieldType::Bool => "true or false",
+        FieldType::String => "text",
+        FieldType::Date => "a date YYYY-MM-DD",
+        FieldType::List => "a list",
+        FieldType::Map => "a mapping",
+        FieldType::Any => "any value",
+    }
+}
+
+/// Names an expression may use that are not nodes.
+pub const ROOT_NAMES: &[&str] = &["profile", "offers", "catalog", "as_of"];
+
+/// Words of the expression language that cannot be node ids.
+const KEYWORDS: &[&str] = &[
+    "and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False",
+    "None", "loop", "self", "super", "offer",
+];
+
+/// Node ids are unique across the policy, look like identifiers and avoid reserved names; row
+/// ids are unique within their table.
+fn check_ids(policy: &Policy) -> Result<()> {
+    let mut seen: HashMap<&str, (usize, Location)> = HashMap::new();
+    let all = node_ids(policy);
+    for (file, id) in &all {
+        let name = id.value.as_str();
+        let err = |msg: String| policy.error_at(*file, id.referenced, msg).field("id");
+        if !is_identifier(name) {
+            return Err(err(format!("`{name}` is not a valid id"))
+                .help("ids are snake_case: lowercase letters, digits and underscores, starting with a letter"));
+        }
+        if ROOT_NAMES.contains(&name) || KEYWORDS.contains(&name) {
+            return Err(err(format!("`{name}` is a reserved name and cannot be an id")));
+        }
+        if let Some((prev_file, prev)) = seen.get(name) {
+            return Err(err(format!("duplicate id `{name}`")).help(format!(
+                "first defined at {}:{}:{}",
+                policy.sources[*prev_file].name,
+                prev.line(),
+                prev.column()
+            )));
+        }
+        seen.insert(name, (*file, id.referenced));
+    }
+    for table in &policy.tables {
+        let mut rows: HashMap<&str, Location> = HashMap::new();
+        for row in table.item.rows.iter().chain(table.item.default.iter()) {
+            let name = row.id.value.as_str();
+            if let Some(prev) = rows.insert(name, row.id.referenced) {
+                return Err(policy
+                    .error_at(table.file, row.id.referenced, format!("duplicate row id `{name}` in table `{}`", table.item.id.value))
+                    .help(format!("first used at line {}", prev.line())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every node id with the file it is in, in declaration order by kind.
+fn node_ids(policy: &Policy) -> Vec<(usize, &Spanned<String>)> {
+    let mut ids = Vec::new();
+    ids.extend(policy.facts.iter().map(|n| (n.file, &n.item.id)));
+    ids.extend(policy.criteria.iter().map(|n| (n.file, &n.item.id)));
+    ids.extend(policy.tables.iter().map(|n| (n.file, &n.item.id)));
+    ids.extend(policy.selects.iter().map(|n| (n.file, &n.item.id)));
+    ids.extend(policy.warnings.iter().map(|n| (n.file, &n.item.id)));
+    ids.extend(policy.checklist.iter().map(|n| (n.file, &n.item.id)));
+    ids
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The closest node id or root name to `word`, for "did you mean".
+#[must_use]
+pub fn suggest_name<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    suggest(word, names)
+}

@@ -1,0 +1,282 @@
+//! The typed shape of one rule file: the node kinds a policy is written in.
+//!
+//! A rules folder is a set of YAML files, each a mapping with any of the sections below; the
+//! sections of all files are merged (see [`crate::policy::Policy`]). Expressions and text
+//! templates are kept with their position in the file so that later errors can point at them.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+/// An expression in minijinja's expression language, with where it was written.
+pub type Expr = Spanned<String>;
+
+/// One rule file as written.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Name, version and description of the policy (exactly one file has it).
+    #[serde(default)]
+    pub policy: Option<PolicyMeta>,
+    /// How the decision record is read off the graph (exactly one file has it).
+    #[serde(default)]
+    pub outputs: Option<Outputs>,
+    /// Fields every catalog offer must have, as dotted paths with their type.
+    #[serde(default)]
+    pub offer_fields: IndexMap<String, FieldType>,
+    /// The catalog: bare-metal and container offers with prices and sources.
+    #[serde(default)]
+    #[schemars(with = "Vec<IndexMap<String, serde_json::Value>>")]
+    pub offers: Vec<Spanned<IndexMap<String, serde_json::Value>>>,
+    /// Derived numbers and flags, and constants (`value:`).
+    #[serde(default)]
+    pub facts: Vec<Fact>,
+    /// Yes/no questions with their explanation.
+    #[serde(default)]
+    pub criteria: Vec<Criterion>,
+    /// Decision tables with a hit policy.
+    #[serde(default)]
+    pub tables: Vec<Table>,
+    /// Choices from a list (usually the catalog): filter, order, pick.
+    #[serde(default)]
+    pub selects: Vec<Select>,
+    /// Conditions that raise a named warning in the memo.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// Contract items to confirm before signing, each with its condition.
+    #[serde(default)]
+    pub checklist: Vec<ChecklistItem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyMeta {
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A caution printed with the sources, e.g. "verify live prices before signing".
+    #[serde(default)]
+    pub caution: Option<String>,
+}
+
+/// Expressions that fill the stable fields of the decision record.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Outputs {
+    /// Must evaluate to `bare_metal` or `container`.
+    #[schemars(with = "String")]
+    pub deployment: Expr,
+    /// Must evaluate to an offer id of the catalog.
+    #[schemars(with = "String")]
+    pub offer: Expr,
+    /// The matched scenario row id, or none.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub scenario: Option<Expr>,
+    /// Named money and time figures of the record's `costs` object.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub costs: IndexMap<String, Expr>,
+}
+
+/// The type a catalog field or fact value must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    Number,
+    Integer,
+    Bool,
+    String,
+    /// A `YYYY-MM-DD` date written as text.
+    Date,
+    List,
+    Map,
+    #[default]
+    Any,
+}
+
+/// How a number is shown in the memo and the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Cny,
+    Hours,
+    Gb,
+    Percent,
+    Count,
+    Days,
+    Ratio,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    /// Why this number matters, quoted in the trace.
+    #[serde(default)]
+    pub because: Option<String>,
+    /// Where a constant comes from.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The expression computing the fact (exactly one of `expr` and `value`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub expr: Option<Expr>,
+    /// A constant.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub value: Option<Spanned<serde_json::Value>>,
+    /// The type the value must have.
+    #[serde(default, rename = "type")]
+    pub kind: FieldType,
+    /// Whether `none` is an acceptable value.
+    #[serde(default)]
+    pub nullable: bool,
+    #[serde(default)]
+    pub unit: Option<Unit>,
+    /// Evaluate once per catalog offer (bound as `offer`); the value maps offer id to result,
+    /// leaving out offers for which it is `none`.
+    #[serde(default)]
+    pub per_offer: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Criterion {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    #[serde(default)]
+    pub because: Option<String>,
+    /// Must evaluate to true or false.
+    #[schemars(with = "String")]
+    pub when: Expr,
+    /// Template explaining why the criterion is met.
+    #[schemars(with = "String")]
+    pub met: Expr,
+    /// Template explaining why it is not.
+    #[schemars(with = "String")]
+    pub not_met: Expr,
+}
+
+/// How a decision table picks among matching rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HitPolicy {
+    /// The first matching row in order wins.
+    First,
+    /// At most one row may match; two matching rows are an evaluation error.
+    Unique,
+    /// Every matching row, in order (the value is a list).
+    Collect,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    #[serde(default)]
+    pub because: Option<String>,
+    pub hit: HitPolicy,
+    pub rows: Vec<Row>,
+    /// The row used when no row matches (its `when` is ignored); without it the value is none.
+    #[serde(default)]
+    pub default: Option<Row>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Expr>,
+    /// Values the row gives (literals), merged into the row's value.
+    #[serde(default)]
+    pub then: IndexMap<String, serde_json::Value>,
+    #[serde(default)]
+    pub because: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// The first item after ordering, or none.
+    #[default]
+    First,
+    /// Every item, in order.
+    All,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Select {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    #[serde(default)]
+    pub because: Option<String>,
+    /// The list to choose from, e.g. `offers`.
+    #[schemars(with = "String")]
+    pub from: Expr,
+    /// The name each item is bound to in `where`, `order_by` and `map`.
+    #[serde(default = "default_item", rename = "as")]
+    pub item: String,
+    /// Keep the items for which this is true.
+    #[serde(default, rename = "where")]
+    #[schemars(with = "Option<String>")]
+    pub filter: Option<Expr>,
+    /// Sort the kept items by this (ascending; ties keep their order).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub order_by: Option<Expr>,
+    /// What each kept item becomes (default: the item itself).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub map: Option<Expr>,
+    #[serde(default)]
+    pub pick: Pick,
+}
+
+fn default_item() -> String {
+    "offer".to_owned()
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Warning {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    #[serde(default)]
+    pub because: Option<String>,
+    /// Raises the warning when true.
+    #[schemars(with = "String")]
+    pub when: Expr,
+    /// Template of the message shown.
+    #[schemars(with = "String")]
+    pub message: Expr,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChecklistItem {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: String,
+    /// The item applies when true (default: always).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Expr>,
+    /// Template of the item's text, tailored to the offer and workload.
+    #[schemars(with = "String")]
+    pub text: Expr,
+}

@@ -1,0 +1,204 @@
+//! Source files: reading them safely (size, UTF-8, directories) and parsing YAML into types.
+//!
+//! Both profiles and rule files come through here, so every YAML error reads the same way: the
+//! file, the line and column, the field path (tracked with `serde_path_to_error`, since
+//! serde-saphyr's own messages do not name the field) and a snippet.
+
+use std::cell::RefCell;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, ErrorKind, Position, Result};
+
+/// The largest profile or rule file read, in bytes. Larger files are refused before parsing.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A text file in memory with the name errors use for it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub text: Arc<str>,
+}
+
+impl Source {
+    /// A source from text already in memory (embedded files, tests, stdin).
+    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
+        Source {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// Reads `path`, refusing directories, files over [`MAX_FILE_BYTES`] and invalid UTF-8.
+    /// `kind` says whose fault a bad file is (profile or rules).
+    pub fn read(path: &Path, kind: ErrorKind) -> Result<Self> {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| {
+            let message = match e.kind() {
+                std::io::ErrorKind::NotFound => "file not found".to_owned(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+                _ => format!("cannot read file: {e}"),
+            };
+            Error::new(kind, message).in_file(&name)
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if meta.is_dir() {
+            return Err(Error::new(kind, "is a directory, expected a YAML file").in_file(&name));
+        }
+        let file = std::fs::File::open(path).map_err(io)?;
+        let bytes = read_limited(file).map_err(io)?;
+        Self::from_bytes(&name, bytes, kind)
+    }
+
+    /// Reads standard input under the same limits, named `<stdin>`.
+    pub fn stdin(kind: ErrorKind) -> Result<Self> {
+        let bytes = read_limited(std::io::stdin().lock())
+            .map_err(|e| Error::new(kind, format!("cannot read standard input: {e}")))?;
+        Self::from_bytes("<stdin>", bytes, kind)
+    }
+
+    fn from_bytes(name: &str, bytes: Option<Vec<u8>>, kind: ErrorKind) -> Result<Self> {
+        let Some(bytes) = bytes else {
+            return Err(Error::new(
+                kind,
+                format!("file is larger than the limit of {MAX_FILE_BYTES} bytes (1 MiB)"),
+            )
+            .in_file(name)
+            .help("profiles and rule files are small YAML documents; split or trim the file"));
+        };
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(Source::new(name, text)),
+            Err(e) => {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let prefix = String::from_utf8_lossy(valid);
+                let line = prefix.matches('\n').count() + 1;
+                let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                Err(Error::new(kind, "file is not valid UTF-8 text")
+                    .in_file(name)
+                    .at(name, &Arc::from(""), Some(Position { line, column }))
+                    .help("save the file as UTF-8"))
+            }
+        }
+    }
+
+    /// Parses the whole file as one YAML document into `T`, with strict booleans.
+    pub fn parse_yaml<T: DeserializeOwned>(&self, kind: ErrorKind) -> Result<T> {
+        if self.text.trim().is_empty() || only_comments(&self.text) {
+            return Err(Error::new(kind, "file is empty, expected a YAML mapping")
+                .at(&self.name, &self.text, None));
+        }
+        let options = serde_saphyr::options! { strict_booleans: true };
+        let path = RefCell::new(String::new());
+        let parsed = serde_saphyr::with_deserializer_from_str_with_options(
+            &self.text,
+            options,
+            |de| {
+                serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
+                    *path.borrow_mut() = e.path().to_string();
+                    e.into_inner()
+                })
+            },
+        );
+        parsed.map_err(|e| self.yaml_error(kind, &e, &path.into_inner()))
+    }
+
+    /// Turns a serde-saphyr error into ours: message without its location suffix, the field
+    /// path, the position, and a hint for the most common mistakes.
+    fn yaml_error(&self, kind: ErrorKind, e: &serde_saphyr::Error, path: &str) -> Error {
+        let position = e.location().map(|l| Position {
+            line: usize::try_from(l.line()).unwrap_or(usize::MAX),
+            column: usize::try_from(l.column()).unwrap_or(usize::MAX),
+        });
+        let raw = e.without_snippet().to_string();
+        let message = strip_location_suffix(&raw);
+        let mut error = Error::new(kind, humanize(message)).at(&self.name, &self.text, position);
+        error = error.field(path);
+        if message.starts_with("unknown field") {
+            if let Some(hint) = unknown_field_hint(message) {
+                error = error.help(hint);
+            }
+        } else if message.starts_with("unknown variant") {
+            if let Some(hint) = unknown_field_hint(message) {
+                error = error.help(hint);
+            }
+        } else if message.contains("budget breached") {
+            error = error.help(
+                "the document is too large or too deeply nested (aliases expanded); \
+                 write it out plainly",
+            );
+        }
+        error
+    }
+
+    /// The 1-based position of the first occurrence of `needle` at or after line `from_line`.
+    #[must_use]
+    pub fn find(&self, needle: &str, from_line: usize) -> Option<Position> {
+        let mut offset = 0;
+        for (index, line) in self.text.split_inclusive('\n').enumerate() {
+            if index + 1 >= from_line {
+                if let Some(col) = line.find(needle) {
+                    let column = line[..col].chars().count() + 1;
+                    return Some(Position {
+                        line: index + 1,
+                        column,
+                    });
+                }
+            }
+            offset += line.len();
+        }
+        let _ = offset;
+        None
+    }
+}
+
+fn only_comments(text: &str) -> bool {
+    text.lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---")
+}
+
+fn read_limited(reader: impl Read) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    reader.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes))
+}
+
+fn strip_location_suffix(message: &str) -> &str {
+    match message.rfind(" at line ") {
+        Some(i) if message[i..].contains(", column ") => &message[..i],
+        _ => message,
+    }
+}
+
+/// Plainer words for serde's terse type names.
+fn humanize(message: &str) -> String {
+    let replacements = [
+        ("invalid u32", "expected a whole number of 0 or more"),
+        ("invalid u64", "expected a whole number of 0 or more"),
+        ("invalid floating point", "expected a number"),
+        ("expected mapping start", "expected a mapping (key: value lines)"),
+        ("expected sequence start", "expected a list"),
+        ("expected string scalar", "expected a text value"),
+    ];
+    for (from, to) in replacements {
+        if let Some(rest) = message.strip_prefix(from) {
+            return format!("{to}{rest}");
+        }
+    }
+    message.to_owned()
+}
+
+/// "did you mean" for `unknown field `x`, expected one of a, b` messages.
+fn unknown_field_hint(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let end = start + message[start..].find('`')?;
+    let word = &message[start..end];
+    let list = message.split("expected one of ").nth(1)?;
+    let candidates: Vec<&str> = list
+        .split(", ")
+        .map(|c| c.trim_matches('`').trim())
+        .collect();
+    crate::error::suggest(word, candidates.iter().copied()).map(|c| format!("did you mean `{c}`?"))
+}
