@@ -267,7 +267,7 @@ impl Run<'_> {
                     self.check(expr, node, &v, *ty, *nullable)?;
                     out.push((offer.get_attr("id").unwrap_or_default(), v));
                 }
-                Ok(Value::from_iter(out))
+                Ok(Value::from_pairs(out))
             }
             Body::Criterion { when, .. } | Body::Warning { when, .. } => self.condition(when, node, None),
             Body::Check { when, .. } => match when {
@@ -342,8 +342,8 @@ impl Run<'_> {
             let key = match order_by {
                 Some(e) => {
                     let k = self.eval(e, node.id, bound.clone())?;
-                    if !matches!(k.kind(), ValueKind::Number | ValueKind::String) {
-                        return Err(self.fail_expr(e, node.id, &format!("`order_by` gave {k} ({}), expected a number or text", k.kind())));
+                    if !matches!(k.kind(), ValueKind::Number | ValueKind::String | ValueKind::Seq) {
+                        return Err(self.fail_expr(e, node.id, &format!("`order_by` gave {k} ({}), expected a number, text or a list of them", k.kind())));
                     }
                     k
                 }

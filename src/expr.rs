@@ -33,6 +33,8 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("hours", hours);
     env.add_filter("pct", pct);
     env.add_filter("md", md_escape);
+    env.add_filter("cell", table_cell);
+    env.add_filter("brief", brief);
     env
 }
 
@@ -132,6 +134,45 @@ pub fn md_escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
+#[must_use]
+pub fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// A short, readable rendering of any value: numbers to two decimals, maps as `key: value`.
+fn brief(value: &Value) -> String {
+    use minijinja::value::ValueKind;
+    match value.kind() {
+        ValueKind::Undefined | ValueKind::None => "none".to_owned(),
+        ValueKind::Bool => if value.is_true() { "true" } else { "false" }.to_owned(),
+        ValueKind::Number if value.is_integer() => value.to_string(),
+        ValueKind::Number => {
+            let v = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+            let text = format!("{v:.2}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        ValueKind::String => value.as_str().unwrap_or_default().to_owned(),
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items: Vec<String> = value.try_iter().into_iter().flatten().map(|v| brief(&v)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        ValueKind::Map => {
+            let items: Vec<String> = value
+                .try_iter()
+                .into_iter()
+                .flatten()
+                .map(|k| format!("{}: {}", brief(&k), brief(&value.get_item(&k).unwrap_or_default())))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        _ => value.to_string(),
+    }
 }
 
 #[cfg(test)]

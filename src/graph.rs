@@ -227,7 +227,7 @@ fn build_owner(policy: Policy) -> Result<Owner> {
         .iter()
         .map(|o| Value::from(minijinja::value::Serde(&o.item.fields)))
         .collect();
-    let catalog = Value::from_iter(
+    let catalog = Value::from_pairs(
         policy
             .offers
             .iter()

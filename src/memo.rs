@@ -53,7 +53,7 @@ impl Memo {
                 let offer = owner.catalog.get_item(&Value::from(decision.offer.as_str())).unwrap_or_default();
                 let ctx = minijinja::context! {
                     d => Serde(decision),
-                    values => Value::from_iter(evaluation.values.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                    values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.clone(), v.clone()))),
                     offer => offer,
                     offers => owner.offers.clone(),
                     catalog => owner.catalog.clone(),
