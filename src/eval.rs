@@ -182,7 +182,7 @@ impl Run<'_> {
                 TraceEntry {
                     id: node.id.to_owned(),
                     kind: node.kind,
-                    value: trace_value(node, &values[node.id]),
+                    value: trace_value(&values[node.id]),
                     inputs: node.deps.iter().map(|&d| c.nodes[d].id.to_owned()).collect(),
                     why: why_by_id.remove(node.id).unwrap_or_default(),
                 }
@@ -369,10 +369,9 @@ impl Run<'_> {
             Ok(v)
         } else {
             Err(self.fail_expr(when, node.id, &format!(
-                "node `{}`: condition gave {} ({}), expected true or false",
+                "node `{}`: condition gave {}, expected true or false",
                 node.id,
-                show(&v),
-                v.kind()
+                show(&v)
             ))
             .help("compare explicitly, e.g. `x > 0` or `x is not none`"))
         }
@@ -380,7 +379,7 @@ impl Run<'_> {
 
     fn check(&self, expr: &Expr<'_>, node: &Node<'_>, v: &Value, ty: FieldType, nullable: bool) -> Result<()> {
         if let Some(problem) = type_problem(v, ty, nullable) {
-            return Err(self.fail_expr(expr, node.id, &format!("fact `{}` gave {} ({}): {problem}", node.id, show(v), v.kind())));
+            return Err(self.fail_expr(expr, node.id, &format!("fact `{}` gave {}: {problem}", node.id, show(v))));
         }
         Ok(())
     }
@@ -403,7 +402,7 @@ impl Run<'_> {
         let env = &self.graph.owner().env;
         env.get_template(template)
             .and_then(|t| t.render(self.root.clone()))
-            .map(|s| s.trim().to_owned())
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
             .map_err(|e| {
                 self.fail_at(node.file, node.location, &format!("text `{template}` of node `{}` failed: {}", node.id, mj_message(&e)))
             })
@@ -431,7 +430,11 @@ fn mj_message(e: &minijinja::Error) -> String {
 }
 
 fn show(v: &Value) -> String {
-    if v.is_undefined() { "undefined".to_owned() } else { v.to_string() }
+    match v.kind() {
+        ValueKind::Undefined => "an undefined value".to_owned(),
+        ValueKind::None => "none".to_owned(),
+        kind => format!("{v} ({kind})"),
+    }
 }
 
 /// What is wrong with `v` as a value of type `ty`, if anything.
@@ -459,15 +462,16 @@ fn to_json(v: &Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// The value shown in the trace: offers and rows are named by id rather than dumped whole.
-fn trace_value(node: &Node<'_>, v: &Value) -> serde_json::Value {
+/// The value shown in the trace: offers and rows (maps with an `id`) are named by their id
+/// rather than dumped whole.
+fn trace_value(v: &Value) -> serde_json::Value {
     let id_of = |v: &Value| match v.get_attr("id") {
         Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => Some(to_json(&id)),
         _ => None,
     };
-    match (&node.body, v.kind()) {
-        (Body::Select { .. } | Body::Table { .. }, ValueKind::Map) => id_of(v).unwrap_or_else(|| to_json(v)),
-        (Body::Select { .. } | Body::Table { .. }, ValueKind::Seq) => serde_json::Value::Array(
+    match v.kind() {
+        ValueKind::Map => id_of(v).unwrap_or_else(|| to_json(v)),
+        ValueKind::Seq => serde_json::Value::Array(
             v.try_iter()
                 .into_iter()
                 .flatten()

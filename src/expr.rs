@@ -34,6 +34,7 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("pct", pct);
     env.add_filter("md", md_escape);
     env.add_filter("cell", table_cell);
+    env.add_filter("plural", plural);
     env.add_filter("brief", brief);
     env
 }
@@ -96,9 +97,15 @@ fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     Ok(format!("¥{}", group_thousands(v, digits)))
 }
 
-/// A number with thousands separators and `digits` decimals (default 0).
+/// A number with thousands separators and `digits` decimals (default: none for whole numbers,
+/// else up to two, trailing zeros dropped).
 fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
-    Ok(group_thousands(number(value, "num")?, digits.unwrap_or(0)))
+    let v = number(value, "num")?;
+    if let Some(digits) = digits {
+        return Ok(group_thousands(v, digits));
+    }
+    let text = group_thousands(v, 2);
+    Ok(text.trim_end_matches('0').trim_end_matches('.').to_owned())
 }
 
 /// Hours: `505 h`, one decimal when not whole.
@@ -125,8 +132,7 @@ pub fn md_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '\n' | '\r' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.'
-            | '!' | '|' | '~' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
                 out.push('\\');
                 out.push(ch);
             }
@@ -134,6 +140,13 @@ pub fn md_escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// `2 | plural("GPU")` → `2 GPUs`, `1 | plural("GPU")` → `1 GPU`.
+fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
+    let n = number(value, "plural")?;
+    let count = group_thousands(n, 0);
+    Ok(if (n - 1.0).abs() < f64::EPSILON { format!("{count} {noun}") } else { format!("{count} {noun}s") })
 }
 
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
@@ -195,13 +208,18 @@ mod tests {
         assert_eq!(render("{{ 630.0 | hours }}"), "630 h");
         assert_eq!(render("{{ 0.3 | pct }}"), "30%");
         assert_eq!(render("{{ 0.7014 | pct }}"), "70.1%");
+        assert_eq!(render("{{ 7.0 | num }}"), "7");
+        assert_eq!(render("{{ 1 | plural('GPU') }}"), "1 GPU");
+        assert_eq!(render("{{ 16 | plural('GPU') }}"), "16 GPUs");
+        assert_eq!(render("{{ 16.8 | num }}"), "16.8");
+        assert_eq!(render("{{ 1344.0 | num }}"), "1,344");
     }
 
     #[test]
     fn escapes_markdown_and_html() {
         assert_eq!(
             md_escape("<script>[x](http://e)|*a*"),
-            "&lt;script&gt;\\[x\\]\\(http://e\\)\\|\\*a\\*"
+            "&lt;script&gt;\\[x\\](http://e)\\|\\*a\\*"
         );
         assert_eq!(md_escape("客服 7B"), "客服 7B");
     }

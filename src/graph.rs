@@ -556,28 +556,53 @@ fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<Vec<usize>> {
             g.add_edge(idx[d], idx[i], ());
         }
     }
-    match toposort(&g, None) {
-        Ok(sorted) => Ok(sorted.into_iter().map(|n| g[n]).collect()),
-        Err(_) => {
-            let cycle = find_cycle(&g, nodes);
-            let first = &nodes[cycle[0]];
-            let path: Vec<&str> = cycle.iter().chain(cycle.first()).map(|&i| nodes[i].id).collect();
-            let mut err = policy
-                .error_at(first.file, first.location, format!("the rules have a cycle: {}", path.join(" → ")))
-                .field(first.id.to_owned());
-            for &i in &cycle {
-                let n = &nodes[i];
-                err = err.help(format!(
-                    "`{}` ({}) is at {}:{}",
-                    n.id,
-                    n.kind,
-                    policy.sources[n.file].name,
-                    n.location.line()
-                ));
-            }
-            Err(err.help("a node cannot depend on itself, directly or through others; break one of these references"))
+    if toposort(&g, None).is_err() {
+        let cycle = find_cycle(&g, nodes);
+        let first = &nodes[cycle[0]];
+        let path: Vec<&str> = cycle.iter().chain(cycle.first()).map(|&i| nodes[i].id).collect();
+        let mut err = policy
+            .error_at(first.file, first.location, format!("the rules have a cycle: {}", path.join(" → ")))
+            .field(first.id.to_owned());
+        for &i in &cycle {
+            let n = &nodes[i];
+            err = err.help(format!(
+                "`{}` ({}) is at {}:{}",
+                n.id,
+                n.kind,
+                policy.sources[n.file].name,
+                n.location.line()
+            ));
+        }
+        return Err(err.help("a node cannot depend on itself, directly or through others; break one of these references"));
+    }
+    Ok(stable_order(nodes))
+}
+
+/// Kahn's algorithm, always taking the ready node declared first, so the trace reads in the
+/// order the policy is written wherever dependencies allow.
+fn stable_order(nodes: &[Node<'_>]) -> Vec<usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut waiting: Vec<usize> = nodes.iter().map(|n| n.deps.len()).collect();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for &d in &n.deps {
+            dependents[d].push(i);
         }
     }
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..nodes.len()).filter(|&i| waiting[i] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(nodes.len());
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i);
+        for &j in &dependents[i] {
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                ready.push(Reverse(j));
+            }
+        }
+    }
+    order
 }
 
 /// Every node of one cycle, in reference order, starting from its smallest id.

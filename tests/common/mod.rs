@@ -1,0 +1,49 @@
+//! Helpers shared by the integration tests: the embedded graph, profiles from text, and
+//! rules folders copied from `rules/` with edits.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use decide::{Evaluation, Graph, Policy, Source};
+
+/// The date every snapshot is taken at: the day the catalog's prices were listed.
+pub const AS_OF: &str = "2026-09-04";
+
+pub fn as_of() -> jiff::civil::Date {
+    AS_OF.parse().unwrap()
+}
+
+pub fn graph() -> Graph {
+    Graph::compile(Policy::embedded().expect("embedded rules load")).expect("embedded rules compile")
+}
+
+/// Decides a profile given as YAML text with the embedded policy.
+pub fn decide_text(graph: &Graph, yaml: &str) -> decide::Result<Evaluation> {
+    let source = Source::new("profile.yaml", yaml);
+    decide::decide(graph, &source, as_of()).map(|(_, e)| e)
+}
+
+/// A copy of the project's `rules/` in a temporary folder, with `(file, from, to)` text edits.
+pub fn edited_rules(edits: &[(&str, &str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    for entry in std::fs::read_dir(&rules).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    for (file, from, to) in edits {
+        let path: PathBuf = dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} does not contain {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+    dir
+}
+
+/// Loads and compiles a rules folder, returning the rendered error on failure.
+pub fn compile_dir(dir: &Path) -> Result<Graph, String> {
+    Policy::from_dir(dir)
+        .and_then(Graph::compile)
+        .map_err(|e| e.render())
+}
