@@ -1,0 +1,138 @@
+//! The `decide` program as a user runs it: exit codes, stdin, atomic `--output`, `--rules`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn decide(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn decides_an_example_with_exit_0() {
+    let out = decide(&["examples/lora-7b-4090.yaml", "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("# GPU procurement memo: Support-bot 7B LoRA"));
+    assert!(md.contains("- [ ] **Physical passthrough.**"));
+}
+
+#[test]
+fn bad_profile_exits_1_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, "name: x\nworkload:\n  task: lora_finetune\n  model_params_b: 7\nusage:\n  gpus: 0\n  hours_per_gpu_month: 600\n").unwrap();
+    let out = decide(&[path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("usage.gpus"), "{err}");
+    assert!(err.contains("bad.yaml:6:"), "{err}");
+    assert!(err.contains("at least 1"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn unknown_offer_in_proposal_suggests_the_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.yaml");
+    std::fs::write(&path, "name: x\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 10}\nproposal:\n  offer: h100-x8-ningxia\n").unwrap();
+    let out = decide(&[path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("unknown offer id `h100-x8-ningxia`"), "{err}");
+    assert!(err.contains("did you mean `h100-x8-ningxia1`?"), "{err}");
+    assert!(err.contains("p.yaml:5:10"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(decide(&[]).status.code(), Some(2));
+    assert_eq!(decide(&["examples/lora-7b-4090.yaml", "--as-of", "2026-13-01"]).status.code(), Some(2));
+    assert_eq!(decide(&["examples/lora-7b-4090.yaml", "--format", "pdf"]).status.code(), Some(2));
+    assert_eq!(decide(&["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn missing_file_and_directory_exit_1() {
+    let out = decide(&["examples/nope.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("file not found"));
+    let out = decide(&["examples"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is a directory"));
+}
+
+#[test]
+fn reads_the_profile_from_stdin() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["-", "--format", "json", "--as-of", common::AS_OF])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let profile = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/partial-node-2gpus.yaml")).unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &profile).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["deployment"], "container");
+    assert_eq!(json["offer"], "rtx4090-container");
+}
+
+#[test]
+fn output_is_written_atomically_and_kept_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("memo.md");
+    let out = decide(&["examples/lora-7b-4090.yaml", "--as-of", common::AS_OF, "-o", target.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.contains("RTX 4090 24G ×8"));
+    // A failing run leaves the existing file exactly as it was, and no temporary file behind.
+    std::fs::write(&target, "previous memo").unwrap();
+    let out = decide(&["examples/nope.yaml", "-o", target.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "previous memo");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1);
+    // A failing run creates no file where there was none.
+    let fresh = dir.path().join("new.md");
+    let out = decide(&["examples/nope.yaml", "-o", fresh.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!fresh.exists());
+}
+
+#[test]
+fn a_price_edit_in_a_rules_copy_changes_the_decision() {
+    // At 8 GPUs × 520 h the 4090 box (¥7,920) beats containers (¥8,154): bare metal.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.yaml");
+    std::fs::write(&profile, "name: edge\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 520}\n").unwrap();
+    let run = |rules: Option<&Path>| {
+        let mut args = vec![profile.to_str().unwrap().to_owned(), "-f".into(), "json".into(), "--as-of".into(), common::AS_OF.into()];
+        if let Some(r) = rules {
+            args.extend(["--rules".into(), r.to_str().unwrap().to_owned()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = decide(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let before = run(None);
+    assert_eq!(before["deployment"], "bare_metal");
+    // The box's price rises to ¥9,000: now containers are cheaper at 520 h.
+    let rules = common::edited_rules(&[("catalog.yaml", "list_cny: 9900, discounted_cny: 7920", "list_cny: 11250, discounted_cny: 9000")]);
+    let after = run(Some(rules.path()));
+    assert_eq!(after["deployment"], "container");
+    assert_eq!(after["policy"]["rules"], rules.path().display().to_string());
+    assert!(after["costs"]["breakeven_hours_per_gpu"].as_f64().unwrap() > 520.0);
+}
