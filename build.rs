@@ -24,7 +24,12 @@ fn main() {
             if file_name.starts_with('.') {
                 continue;
             }
-            writeln!(code, "    ({file_name:?}, include_str!({:?})),", file.display().to_string()).unwrap();
+            writeln!(
+                code,
+                "    ({file_name:?}, include_str!({:?})),",
+                file.display().to_string()
+            )
+            .unwrap();
         }
         writeln!(code, "];").unwrap();
     }

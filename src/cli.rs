@@ -97,17 +97,16 @@ pub fn run(args: &Args) -> Result<()> {
         OutputFormat::Json => Format::Json,
     };
     let text = memo.render(&graph, &profile, &evaluation, format)?;
-    match &args.output {
-        Some(path) => write_atomically(path, text.as_bytes()),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(Error::new(ErrorKind::Io, format!("cannot write to standard output: {e}")))
-                }
-                _ => Ok(()),
-            }
-        }
+    if let Some(path) = &args.output {
+        return write_atomically(path, text.as_bytes());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
+            ErrorKind::Io,
+            format!("cannot write to standard output: {e}"),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -119,7 +118,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         Error::new(ErrorKind::Io, format!("cannot write output: {what}: {e}")).in_file(&name)
     };
     if path.is_dir() {
-        return Err(Error::new(ErrorKind::Io, "--output is a directory, expected a file path").in_file(&name));
+        return Err(Error::new(
+            ErrorKind::Io,
+            "--output is a directory, expected a file path",
+        )
+        .in_file(&name));
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -132,6 +135,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| fail("write failed", &e))?;
-    tmp.persist(path).map_err(|e| fail("rename failed", &e.error))?;
+    tmp.persist(path)
+        .map_err(|e| fail("rename failed", &e.error))?;
     Ok(())
 }

@@ -89,7 +89,12 @@ impl Error {
 
     /// The file, its text and the 1-based line and column the error points at.
     #[must_use]
-    pub fn at(mut self, name: &str, text: &std::sync::Arc<str>, position: Option<Position>) -> Self {
+    pub fn at(
+        mut self,
+        name: &str,
+        text: &std::sync::Arc<str>,
+        position: Option<Position>,
+    ) -> Self {
         self.0.origin = Some(Origin {
             name: name.to_owned(),
             text: Some(text.clone()),
@@ -181,7 +186,7 @@ impl Error {
         for hint in &inner.help {
             group = group.element(Level::HELP.message(hint));
         }
-        Renderer::plain().render(&[group]).to_string()
+        Renderer::plain().render(&[group]).clone()
     }
 }
 

@@ -40,10 +40,10 @@ struct Context {
 
 impl Object for Context {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        if let Some((name, value)) = &self.bound {
-            if name == key {
-                return Some(value.clone());
-            }
+        if let Some((name, value)) = &self.bound
+            && name == key
+        {
+            return Some(value.clone());
         }
         let index = *self.names.index.get(key.as_str()?)?;
         self.slots[index].get().cloned()
@@ -72,7 +72,11 @@ impl Graph {
                     ErrorKind::Profile,
                     format!("unknown offer id `{}`", offer.value),
                 )
-                .at(&source.name, &source.text, crate::policy::position(offer.referenced))
+                .at(
+                    &source.name,
+                    &source.text,
+                    crate::policy::position(offer.referenced),
+                )
                 .field(field);
                 if let Some(s) = crate::error::suggest(&offer.value, ids.iter().copied()) {
                     err = err.help(format!("did you mean `{s}`?"));
@@ -114,6 +118,7 @@ impl Graph {
 }
 
 impl Run<'_> {
+    #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
     fn all(self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
         let c = self.compiled;
         let mut trace = Vec::with_capacity(c.nodes.len());
@@ -166,7 +171,9 @@ impl Run<'_> {
                     Ok(t) if !t.is_undefined() => {
                         format!("row `{}`: {t}", value.get_attr("id").unwrap_or_default())
                     }
-                    _ if value.kind() == ValueKind::Seq => format!("{} rows matched", value.len().unwrap_or(0)),
+                    _ if value.kind() == ValueKind::Seq => {
+                        format!("{} rows matched", value.len().unwrap_or(0))
+                    }
                     _ => "no row matched".to_owned(),
                 },
                 _ => node.because.unwrap_or(node.title).to_owned(),
@@ -183,7 +190,11 @@ impl Run<'_> {
                     id: node.id.to_owned(),
                     kind: node.kind,
                     value: trace_value(&values[node.id]),
-                    inputs: node.deps.iter().map(|&d| c.nodes[d].id.to_owned()).collect(),
+                    inputs: node
+                        .deps
+                        .iter()
+                        .map(|&d| c.nodes[d].id.to_owned())
+                        .collect(),
                     why: why_by_id.remove(node.id).unwrap_or_default(),
                 }
             })
@@ -192,11 +203,21 @@ impl Run<'_> {
         let outputs = &c.outputs;
         let deployment = self.output_string(&outputs.deployment, "deployment")?;
         if deployment != "bare_metal" && deployment != "container" {
-            return Err(self.fail_expr(&outputs.deployment, "outputs", &format!("`outputs.deployment` gave `{deployment}`, expected `bare_metal` or `container`")));
+            return Err(self.fail_expr(
+                &outputs.deployment,
+                "outputs",
+                &format!(
+                    "`outputs.deployment` gave `{deployment}`, expected `bare_metal` or `container`"
+                ),
+            ));
         }
         let offer = self.output_string(&outputs.offer, "offer")?;
         if !self.graph.policy().offer_ids().any(|id| id == offer) {
-            return Err(self.fail_expr(&outputs.offer, "outputs", &format!("`outputs.offer` gave `{offer}`, which is not an offer id of the catalog")));
+            return Err(self.fail_expr(
+                &outputs.offer,
+                "outputs",
+                &format!("`outputs.offer` gave `{offer}`, which is not an offer id of the catalog"),
+            ));
         }
         let scenario = match &outputs.scenario {
             Some(e) => {
@@ -204,7 +225,16 @@ impl Run<'_> {
                 match v.kind() {
                     ValueKind::None => None,
                     ValueKind::String => Some(v.to_string()),
-                    _ => return Err(self.fail_expr(e, "outputs", &format!("`outputs.scenario` gave {v} ({}), expected a row id or none", v.kind()))),
+                    _ => {
+                        return Err(self.fail_expr(
+                            e,
+                            "outputs",
+                            &format!(
+                                "`outputs.scenario` gave {v} ({}), expected a row id or none",
+                                v.kind()
+                            ),
+                        ));
+                    }
                 }
             }
             None => None,
@@ -213,7 +243,11 @@ impl Run<'_> {
         for (name, e) in &outputs.costs {
             let v = self.eval(e, "outputs", None)?;
             if v.is_undefined() {
-                return Err(self.fail_expr(e, "outputs", &format!("`outputs.costs.{name}` is undefined")));
+                return Err(self.fail_expr(
+                    e,
+                    "outputs",
+                    &format!("`outputs.costs.{name}` is undefined"),
+                ));
             }
             costs.insert((*name).to_owned(), to_json(&v));
         }
@@ -244,19 +278,33 @@ impl Run<'_> {
     fn output_string(&self, e: &Expr<'_>, name: &str) -> Result<String> {
         let v = self.eval(e, "outputs", None)?;
         v.as_str().map(str::to_owned).ok_or_else(|| {
-            self.fail_expr(e, "outputs", &format!("`outputs.{name}` gave {v} ({}), expected text", v.kind()))
+            self.fail_expr(
+                e,
+                "outputs",
+                &format!("`outputs.{name}` gave {v} ({}), expected text", v.kind()),
+            )
         })
     }
 
     fn node(&self, node: &Node<'_>) -> Result<Value> {
         match &node.body {
             Body::Constant(v) => Ok(v.clone()),
-            Body::Fact { expr, ty, nullable, per_offer: false } => {
+            Body::Fact {
+                expr,
+                ty,
+                nullable,
+                per_offer: false,
+            } => {
                 let v = self.eval(expr, node.id, None)?;
                 self.check(expr, node, &v, *ty, *nullable)?;
                 Ok(v)
             }
-            Body::Fact { expr, ty, nullable, per_offer: true } => {
+            Body::Fact {
+                expr,
+                ty,
+                nullable,
+                per_offer: true,
+            } => {
                 let offers = &self.graph.owner().offers;
                 let mut out = Vec::new();
                 for offer in offers.try_iter().into_iter().flatten() {
@@ -269,19 +317,40 @@ impl Run<'_> {
                 }
                 Ok(Value::from_pairs(out))
             }
-            Body::Criterion { when, .. } | Body::Warning { when, .. } => self.condition(when, node, None),
+            Body::Criterion { when, .. } | Body::Warning { when, .. } => {
+                self.condition(when, node, None)
+            }
             Body::Check { when, .. } => match when {
                 Some(when) => self.condition(when, node, None),
                 None => Ok(Value::from(true)),
             },
             Body::Table { hit, rows, default } => self.table(node, *hit, rows, default.as_ref()),
-            Body::Select { from, item, filter, order_by, map, pick } => {
-                self.select(node, from, item, filter.as_ref(), order_by.as_ref(), map.as_ref(), *pick)
-            }
+            Body::Select {
+                from,
+                item,
+                filter,
+                order_by,
+                map,
+                pick,
+            } => self.select(
+                node,
+                from,
+                item,
+                filter.as_ref(),
+                order_by.as_ref(),
+                map.as_ref(),
+                *pick,
+            ),
         }
     }
 
-    fn table(&self, node: &Node<'_>, hit: HitPolicy, rows: &[(Expr<'_>, Value)], default: Option<&Value>) -> Result<Value> {
+    fn table(
+        &self,
+        node: &Node<'_>,
+        hit: HitPolicy,
+        rows: &[(Expr<'_>, Value)],
+        default: Option<&Value>,
+    ) -> Result<Value> {
         let mut matched: Vec<&Value> = Vec::new();
         for (when, row) in rows {
             if self.condition(when, node, None)?.is_true() {
@@ -329,20 +398,27 @@ impl Run<'_> {
     ) -> Result<Value> {
         let list = self.eval(from, node.id, None)?;
         let iter = list.try_iter().map_err(|_| {
-            self.fail_expr(from, node.id, &format!("`from` gave {list} ({}), expected a list", list.kind()))
+            self.fail_expr(
+                from,
+                node.id,
+                &format!("`from` gave {list} ({}), expected a list", list.kind()),
+            )
         })?;
         let mut kept: Vec<(Value, Value)> = Vec::new();
         for candidate in iter {
             let bound = Some((item, candidate.clone()));
-            if let Some(filter) = filter {
-                if !self.condition(filter, node, bound.clone())?.is_true() {
-                    continue;
-                }
+            if let Some(filter) = filter
+                && !self.condition(filter, node, bound.clone())?.is_true()
+            {
+                continue;
             }
             let key = match order_by {
                 Some(e) => {
                     let k = self.eval(e, node.id, bound.clone())?;
-                    if !matches!(k.kind(), ValueKind::Number | ValueKind::String | ValueKind::Seq) {
+                    if !matches!(
+                        k.kind(),
+                        ValueKind::Number | ValueKind::String | ValueKind::Seq
+                    ) {
                         return Err(self.fail_expr(e, node.id, &format!("`order_by` gave {k} ({}), expected a number, text or a list of them", k.kind())));
                     }
                     k
@@ -363,23 +439,44 @@ impl Run<'_> {
         })
     }
 
-    fn condition(&self, when: &Expr<'_>, node: &Node<'_>, bound: Option<(&str, Value)>) -> Result<Value> {
+    fn condition(
+        &self,
+        when: &Expr<'_>,
+        node: &Node<'_>,
+        bound: Option<(&str, Value)>,
+    ) -> Result<Value> {
         let v = self.eval(when, node.id, bound)?;
         if v.kind() == ValueKind::Bool {
             Ok(v)
         } else {
-            Err(self.fail_expr(when, node.id, &format!(
-                "node `{}`: condition gave {}, expected true or false",
-                node.id,
-                show(&v)
-            ))
-            .help("compare explicitly, e.g. `x > 0` or `x is not none`"))
+            Err(self
+                .fail_expr(
+                    when,
+                    node.id,
+                    &format!(
+                        "node `{}`: condition gave {}, expected true or false",
+                        node.id,
+                        show(&v)
+                    ),
+                )
+                .help("compare explicitly, e.g. `x > 0` or `x is not none`"))
         }
     }
 
-    fn check(&self, expr: &Expr<'_>, node: &Node<'_>, v: &Value, ty: FieldType, nullable: bool) -> Result<()> {
+    fn check(
+        &self,
+        expr: &Expr<'_>,
+        node: &Node<'_>,
+        v: &Value,
+        ty: FieldType,
+        nullable: bool,
+    ) -> Result<()> {
         if let Some(problem) = type_problem(v, ty, nullable) {
-            return Err(self.fail_expr(expr, node.id, &format!("fact `{}` gave {}: {problem}", node.id, show(v))));
+            return Err(self.fail_expr(
+                expr,
+                node.id,
+                &format!("fact `{}` gave {}: {problem}", node.id, show(v)),
+            ));
         }
         Ok(())
     }
@@ -393,9 +490,13 @@ impl Run<'_> {
                 bound: Some((Value::from(name), value)),
             }),
         };
-        expr.compiled
-            .eval(ctx)
-            .map_err(|e| self.fail_expr(expr, node, &format!("node `{node}` failed: {}", mj_message(&e))))
+        expr.compiled.eval(ctx).map_err(|e| {
+            self.fail_expr(
+                expr,
+                node,
+                &format!("node `{node}` failed: {}", mj_message(&e)),
+            )
+        })
     }
 
     fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {
@@ -404,7 +505,15 @@ impl Run<'_> {
             .and_then(|t| t.render(self.root.clone()))
             .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
             .map_err(|e| {
-                self.fail_at(node.file, node.location, &format!("text `{template}` of node `{}` failed: {}", node.id, mj_message(&e)))
+                self.fail_at(
+                    node.file,
+                    node.location,
+                    &format!(
+                        "text `{template}` of node `{}` failed: {}",
+                        node.id,
+                        mj_message(&e)
+                    ),
+                )
             })
     }
 
@@ -417,8 +526,15 @@ impl Run<'_> {
         let policy = self.graph.policy();
         let source = &policy.sources[file];
         Error::new(ErrorKind::Eval, message)
-            .at(&source.name, &source.text, crate::policy::position(location))
-            .help(format!("while deciding profile `{}`; this is a fault in the rules", self.profile_name))
+            .at(
+                &source.name,
+                &source.text,
+                crate::policy::position(location),
+            )
+            .help(format!(
+                "while deciding profile `{}`; this is a fault in the rules",
+                self.profile_name
+            ))
     }
 }
 
@@ -442,15 +558,23 @@ fn type_problem(v: &Value, ty: FieldType, nullable: bool) -> Option<String> {
     match v.kind() {
         ValueKind::Undefined => return Some("a name or attribute does not exist".to_owned()),
         ValueKind::None if nullable => return None,
-        ValueKind::None => return Some("it may not be none (mark the fact `nullable: true` if it can)".to_owned()),
+        ValueKind::None => {
+            return Some(
+                "it may not be none (mark the fact `nullable: true` if it can)".to_owned(),
+            );
+        }
         _ => {}
     }
     let ok = match ty {
-        FieldType::Number => v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_finite),
+        FieldType::Number => {
+            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_finite)
+        }
         FieldType::Integer => v.is_integer(),
         FieldType::Bool => v.kind() == ValueKind::Bool,
         FieldType::String => v.kind() == ValueKind::String,
-        FieldType::Date => v.as_str().is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
+        FieldType::Date => v
+            .as_str()
+            .is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
         FieldType::List => v.kind() == ValueKind::Seq,
         FieldType::Map => v.kind() == ValueKind::Map,
         FieldType::Any => true,

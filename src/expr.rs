@@ -60,7 +60,9 @@ fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
 #[must_use]
 pub fn group_thousands(value: f64, digits: usize) -> String {
     let text = format!("{:.*}", digits, value.abs());
-    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
+    let (int, frac) = text
+        .split_once('.')
+        .map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
     let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
     if value < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
         out.push('-');
@@ -84,7 +86,10 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
         None => f64::try_from(value.clone()).map_err(|_| {
             MjError::new(
                 MjErrorKind::InvalidOperation,
-                format!("`{filter}` expects a number, got {value} ({})", value.kind()),
+                format!(
+                    "`{filter}` expects a number, got {value} ({})",
+                    value.kind()
+                ),
             )
         }),
     }
@@ -93,7 +98,11 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
 /// Yuan: `¥86,880`; amounts under ¥100 keep two decimals (`¥1.96`, `¥29.44`).
 fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "cny")?;
-    let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 { 2 } else { 0 });
+    let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 {
+        2
+    } else {
+        0
+    });
     Ok(format!("¥{}", group_thousands(v, digits)))
 }
 
@@ -146,7 +155,11 @@ pub fn md_escape(text: &str) -> String {
 fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
     let n = number(value, "plural")?;
     let count = group_thousands(n, 0);
-    Ok(if (n - 1.0).abs() < f64::EPSILON { format!("{count} {noun}") } else { format!("{count} {noun}s") })
+    Ok(if (n - 1.0).abs() < f64::EPSILON {
+        format!("{count} {noun}")
+    } else {
+        format!("{count} {noun}s")
+    })
 }
 
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
@@ -172,7 +185,12 @@ fn brief(value: &Value) -> String {
         }
         ValueKind::String => value.as_str().unwrap_or_default().to_owned(),
         ValueKind::Seq | ValueKind::Iterable => {
-            let items: Vec<String> = value.try_iter().into_iter().flatten().map(|v| brief(&v)).collect();
+            let items: Vec<String> = value
+                .try_iter()
+                .into_iter()
+                .flatten()
+                .map(|v| brief(&v))
+                .collect();
             format!("[{}]", items.join(", "))
         }
         ValueKind::Map => {
@@ -180,7 +198,13 @@ fn brief(value: &Value) -> String {
                 .try_iter()
                 .into_iter()
                 .flatten()
-                .map(|k| format!("{}: {}", brief(&k), brief(&value.get_item(&k).unwrap_or_default())))
+                .map(|k| {
+                    format!(
+                        "{}: {}",
+                        brief(&k),
+                        brief(&value.get_item(&k).unwrap_or_default())
+                    )
+                })
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
@@ -227,9 +251,13 @@ mod tests {
     #[test]
     fn counts_days_between_dates() {
         let env = environment();
-        let e = env.compile_expression("days_between('2026-09-04', '2026-10-04')").unwrap();
+        let e = env
+            .compile_expression("days_between('2026-09-04', '2026-10-04')")
+            .unwrap();
         assert_eq!(e.eval(()).unwrap().as_i64(), Some(30));
-        let bad = env.compile_expression("days_between('2026-13-04', '2026-10-04')").unwrap();
+        let bad = env
+            .compile_expression("days_between('2026-13-04', '2026-10-04')")
+            .unwrap();
         assert!(bad.eval(()).unwrap_err().to_string().contains("not a date"));
     }
 }

@@ -65,6 +65,7 @@ pub(crate) struct Expr<'a> {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // a handful of nodes per policy; boxing buys nothing
 pub(crate) enum Body<'a> {
     Constant(Value),
     Fact {
@@ -166,7 +167,7 @@ impl Graph {
     /// Compiles every expression and template of `policy` and orders the nodes.
     pub fn compile(policy: Policy) -> Result<Self> {
         let owner = build_owner(policy)?;
-        Cell::try_new(owner, |owner| compile_nodes(owner)).map(Graph)
+        Cell::try_new(owner, compile_nodes).map(Graph)
     }
 
     pub(crate) fn owner(&self) -> &Owner {
@@ -191,7 +192,11 @@ impl Graph {
             .iter()
             .map(|&i| {
                 let n = &c.nodes[i];
-                (n.id, n.kind, n.deps.iter().map(|&d| c.nodes[d].id).collect())
+                (
+                    n.id,
+                    n.kind,
+                    n.deps.iter().map(|&d| c.nodes[d].id).collect(),
+                )
             })
             .collect()
     }
@@ -203,7 +208,11 @@ fn build_owner(policy: Policy) -> Result<Owner> {
     for name in ROOT_NAMES {
         index.insert((*name).to_owned(), index.len());
     }
-    let add_text = |env: &mut Environment<'static>, file: usize, id: &str, part: &str, text: &Spanned<String>| {
+    let add_text = |env: &mut Environment<'static>,
+                    file: usize,
+                    id: &str,
+                    part: &str,
+                    text: &Spanned<String>| {
         let name = format!("{id}.{part}");
         env.add_template_owned(name.clone(), text.value.clone())
             .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
@@ -211,10 +220,22 @@ fn build_owner(policy: Policy) -> Result<Owner> {
     };
     for n in &policy.criteria {
         add_text(&mut env, n.file, &n.item.id.value, "met", &n.item.met)?;
-        add_text(&mut env, n.file, &n.item.id.value, "not_met", &n.item.not_met)?;
+        add_text(
+            &mut env,
+            n.file,
+            &n.item.id.value,
+            "not_met",
+            &n.item.not_met,
+        )?;
     }
     for n in &policy.warnings {
-        add_text(&mut env, n.file, &n.item.id.value, "message", &n.item.message)?;
+        add_text(
+            &mut env,
+            n.file,
+            &n.item.id.value,
+            "message",
+            &n.item.message,
+        )?;
     }
     for n in &policy.checklist {
         add_text(&mut env, n.file, &n.item.id.value, "text", &n.item.text)?;
@@ -278,7 +299,11 @@ impl<'a> Scope<'a> {
         let policy = &self.owner.policy;
         if text.value.trim().is_empty() {
             return Err(policy
-                .error_at(file, text.referenced, format!("node `{node}`: `{field}` is empty"))
+                .error_at(
+                    file,
+                    text.referenced,
+                    format!("node `{node}`: `{field}` is empty"),
+                )
                 .field(format!("{node}.{field}")));
         }
         let compiled = self
@@ -288,11 +313,23 @@ impl<'a> Scope<'a> {
             .map_err(|e| {
                 let detail = e.detail().unwrap_or("syntax error").to_owned();
                 policy
-                    .error_at(file, text.referenced, format!("node `{node}`: `{field}` does not compile: {detail}"))
+                    .error_at(
+                        file,
+                        text.referenced,
+                        format!("node `{node}`: `{field}` does not compile: {detail}"),
+                    )
                     .field(format!("{node}.{field}"))
                     .help(format!("the expression is: {}", text.value.trim()))
             })?;
-        self.resolve(file, text, node, field, bound, &compiled.undeclared_variables(true), deps)?;
+        self.resolve(
+            file,
+            text,
+            node,
+            field,
+            bound,
+            &compiled.undeclared_variables(true),
+            deps,
+        )?;
         Ok(Expr {
             compiled,
             text: &text.value,
@@ -324,7 +361,11 @@ impl<'a> Scope<'a> {
             if root == "profile" {
                 if let Err(hint) = self.profile_paths.check(path) {
                     return Err(policy
-                        .error_at(file, text.referenced, format!("node `{node}`: `{path}` is not a profile field"))
+                        .error_at(
+                            file,
+                            text.referenced,
+                            format!("node `{node}`: `{path}` is not a profile field"),
+                        )
                         .field(format!("{node}.{field}"))
                         .help(hint));
                 }
@@ -344,7 +385,11 @@ impl<'a> Scope<'a> {
                 .chain(ROOT_NAMES.iter().copied())
                 .chain(bound.iter().copied());
             let mut err = policy
-                .error_at(file, text.referenced, format!("node `{node}`: unknown name `{root}` in `{field}`"))
+                .error_at(
+                    file,
+                    text.referenced,
+                    format!("node `{node}`: unknown name `{root}` in `{field}`"),
+                )
                 .field(format!("{node}.{field}"));
             err = match suggest_name(root, candidates) {
                 Some(s) => err.help(format!("did you mean `{s}`?")),
@@ -363,7 +408,15 @@ impl<'a> Scope<'a> {
             .get_template(&format!("{node}.{part}"))
             .map_err(|e| template_error(&self.owner.policy, file, text, node, part, &e))?;
         let mut ignored = BTreeSet::new();
-        self.resolve(file, text, node, part, &[], &template.undeclared_variables(true), &mut ignored)
+        self.resolve(
+            file,
+            text,
+            node,
+            part,
+            &[],
+            &template.undeclared_variables(true),
+            &mut ignored,
+        )
     }
 }
 
@@ -376,17 +429,27 @@ fn template_error(
     e: &minijinja::Error,
 ) -> Error {
     let detail = e.detail().unwrap_or("syntax error");
-    let line = e.line().map_or(String::new(), |l| format!(" (line {l} of the text)"));
+    let line = e
+        .line()
+        .map_or(String::new(), |l| format!(" (line {l} of the text)"));
     policy
-        .error_at(file, text.referenced, format!("node `{node}`: `{part}` template does not compile: {detail}{line}"))
+        .error_at(
+            file,
+            text.referenced,
+            format!("node `{node}`: `{part}` template does not compile: {detail}{line}"),
+        )
         .field(format!("{node}.{part}"))
 }
 
+#[allow(clippy::too_many_lines)] // one arm per node kind, read top to bottom
 fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     let policy = &owner.policy;
     let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
     globals.extend(expr::FUNCTIONS.iter().map(|s| (*s).to_owned()));
-    let node_index: HashMap<&str, usize> = node_ids(policy).enumerate().map(|(i, id)| (id, i)).collect();
+    let node_index: HashMap<&str, usize> = node_ids(policy)
+        .enumerate()
+        .map(|(i, id)| (id, i))
+        .collect();
     let scope = Scope {
         owner,
         profile_paths: ProfilePaths::from_schema(),
@@ -394,7 +457,13 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         node_index,
     };
     let mut nodes: Vec<Node<'_>> = Vec::new();
-    let mut push = |id: &'a Spanned<String>, kind, title: &'a str, because: Option<&'a str>, file, body, deps: BTreeSet<usize>| {
+    let mut push = |id: &'a Spanned<String>,
+                    kind,
+                    title: &'a str,
+                    because: Option<&'a str>,
+                    file,
+                    body,
+                    deps: BTreeSet<usize>| {
         nodes.push(Node {
             id: &id.value,
             kind,
@@ -423,18 +492,42 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             (None, Some(v)) => {
                 if !crate::policy::type_matches(f.kind, &v.value) {
                     return Err(policy
-                        .error_at(n.file, v.referenced, format!("fact `{}` has value {}, expected {}", f.id.value, v.value, crate::policy::type_name(f.kind)))
+                        .error_at(
+                            n.file,
+                            v.referenced,
+                            format!(
+                                "fact `{}` has value {}, expected {}",
+                                f.id.value,
+                                v.value,
+                                crate::policy::type_name(f.kind)
+                            ),
+                        )
                         .field(format!("{}.value", f.id.value)));
                 }
                 Body::Constant(Value::from(minijinja::value::Serde(&v.value)))
             }
             _ => {
                 return Err(policy
-                    .error_at(n.file, f.id.referenced, format!("fact `{}` needs exactly one of `expr:` and `value:`", f.id.value))
+                    .error_at(
+                        n.file,
+                        f.id.referenced,
+                        format!(
+                            "fact `{}` needs exactly one of `expr:` and `value:`",
+                            f.id.value
+                        ),
+                    )
                     .field(f.id.value.clone()));
             }
         };
-        push(&f.id, Kind::Fact, &f.title, f.because.as_deref(), n.file, body, deps);
+        push(
+            &f.id,
+            Kind::Fact,
+            &f.title,
+            f.because.as_deref(),
+            n.file,
+            body,
+            deps,
+        );
     }
     for n in &policy.criteria {
         let c = &n.item;
@@ -447,7 +540,15 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             met: format!("{}.met", c.id.value),
             not_met: format!("{}.not_met", c.id.value),
         };
-        push(&c.id, Kind::Criterion, &c.title, c.because.as_deref(), n.file, body, deps);
+        push(
+            &c.id,
+            Kind::Criterion,
+            &c.title,
+            c.because.as_deref(),
+            n.file,
+            body,
+            deps,
+        );
     }
     for n in &policy.tables {
         let t = &n.item;
@@ -456,7 +557,14 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         for row in &t.rows {
             let Some(when) = &row.when else {
                 return Err(policy
-                    .error_at(n.file, row.id.referenced, format!("table `{}`: row `{}` has no `when:`", t.id.value, row.id.value))
+                    .error_at(
+                        n.file,
+                        row.id.referenced,
+                        format!(
+                            "table `{}`: row `{}` has no `when:`",
+                            t.id.value, row.id.value
+                        ),
+                    )
                     .help("only the `default:` row goes without a condition"));
             };
             let field = format!("rows.{}.when", row.id.value);
@@ -468,7 +576,15 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             rows,
             default: t.default.as_ref().map(row_value),
         };
-        push(&t.id, Kind::Table, &t.title, t.because.as_deref(), n.file, body, deps);
+        push(
+            &t.id,
+            Kind::Table,
+            &t.title,
+            t.because.as_deref(),
+            n.file,
+            body,
+            deps,
+        );
     }
     for n in &policy.selects {
         let s = &n.item;
@@ -478,12 +594,32 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         let body = Body::Select {
             from: scope.expr(n.file, &s.from, id, "from", &[], &mut deps)?,
             item: &s.item,
-            filter: s.filter.as_ref().map(|e| scope.expr(n.file, e, id, "where", item, &mut deps)).transpose()?,
-            order_by: s.order_by.as_ref().map(|e| scope.expr(n.file, e, id, "order_by", item, &mut deps)).transpose()?,
-            map: s.map.as_ref().map(|e| scope.expr(n.file, e, id, "map", item, &mut deps)).transpose()?,
+            filter: s
+                .filter
+                .as_ref()
+                .map(|e| scope.expr(n.file, e, id, "where", item, &mut deps))
+                .transpose()?,
+            order_by: s
+                .order_by
+                .as_ref()
+                .map(|e| scope.expr(n.file, e, id, "order_by", item, &mut deps))
+                .transpose()?,
+            map: s
+                .map
+                .as_ref()
+                .map(|e| scope.expr(n.file, e, id, "map", item, &mut deps))
+                .transpose()?,
             pick: s.pick,
         };
-        push(&s.id, Kind::Select, &s.title, s.because.as_deref(), n.file, body, deps);
+        push(
+            &s.id,
+            Kind::Select,
+            &s.title,
+            s.because.as_deref(),
+            n.file,
+            body,
+            deps,
+        );
     }
     for n in &policy.warnings {
         let w = &n.item;
@@ -494,12 +630,24 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             when,
             message: format!("{}.message", w.id.value),
         };
-        push(&w.id, Kind::Warning, &w.title, w.because.as_deref(), n.file, body, deps);
+        push(
+            &w.id,
+            Kind::Warning,
+            &w.title,
+            w.because.as_deref(),
+            n.file,
+            body,
+            deps,
+        );
     }
     for n in &policy.checklist {
         let c = &n.item;
         let mut deps = BTreeSet::new();
-        let when = c.when.as_ref().map(|e| scope.expr(n.file, e, &c.id.value, "when", &[], &mut deps)).transpose()?;
+        let when = c
+            .when
+            .as_ref()
+            .map(|e| scope.expr(n.file, e, &c.id.value, "when", &[], &mut deps))
+            .transpose()?;
         scope.text(n.file, &c.text, &c.id.value, "text")?;
         let body = Body::Check {
             when,
@@ -512,26 +660,60 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     let mut ignored = BTreeSet::new();
     let o = &out.item;
     let outputs = Outputs {
-        deployment: scope.expr(out.file, &o.deployment, "outputs", "deployment", &[], &mut ignored)?,
+        deployment: scope.expr(
+            out.file,
+            &o.deployment,
+            "outputs",
+            "deployment",
+            &[],
+            &mut ignored,
+        )?,
         offer: scope.expr(out.file, &o.offer, "outputs", "offer", &[], &mut ignored)?,
-        scenario: o.scenario.as_ref().map(|e| scope.expr(out.file, e, "outputs", "scenario", &[], &mut ignored)).transpose()?,
+        scenario: o
+            .scenario
+            .as_ref()
+            .map(|e| scope.expr(out.file, e, "outputs", "scenario", &[], &mut ignored))
+            .transpose()?,
         costs: o
             .costs
             .iter()
-            .map(|(k, e)| Ok((k.as_str(), scope.expr(out.file, e, "outputs", &format!("costs.{k}"), &[], &mut ignored)?)))
+            .map(|(k, e)| {
+                Ok((
+                    k.as_str(),
+                    scope.expr(
+                        out.file,
+                        e,
+                        "outputs",
+                        &format!("costs.{k}"),
+                        &[],
+                        &mut ignored,
+                    )?,
+                ))
+            })
             .collect::<Result<_>>()?,
     };
     for required in REQUIRED_COSTS {
         if !o.costs.contains_key(*required) {
             return Err(policy
-                .error_at(out.file, o.deployment.referenced, format!("`outputs.costs` has no `{required}`"))
+                .error_at(
+                    out.file,
+                    o.deployment.referenced,
+                    format!("`outputs.costs` has no `{required}`"),
+                )
                 .field("outputs.costs")
-                .help(format!("the decision record needs these costs: {}", REQUIRED_COSTS.join(", "))));
+                .help(format!(
+                    "the decision record needs these costs: {}",
+                    REQUIRED_COSTS.join(", ")
+                )));
         }
     }
 
     let order = order(policy, &nodes)?;
-    Ok(Compiled { nodes, order, outputs })
+    Ok(Compiled {
+        nodes,
+        order,
+        outputs,
+    })
 }
 
 fn row_value(row: &crate::policy::rules::Row) -> Value {
@@ -559,9 +741,17 @@ fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<Vec<usize>> {
     if toposort(&g, None).is_err() {
         let cycle = find_cycle(&g, nodes);
         let first = &nodes[cycle[0]];
-        let path: Vec<&str> = cycle.iter().chain(cycle.first()).map(|&i| nodes[i].id).collect();
+        let path: Vec<&str> = cycle
+            .iter()
+            .chain(cycle.first())
+            .map(|&i| nodes[i].id)
+            .collect();
         let mut err = policy
-            .error_at(first.file, first.location, format!("the rules have a cycle: {}", path.join(" → ")))
+            .error_at(
+                first.file,
+                first.location,
+                format!("the rules have a cycle: {}", path.join(" → ")),
+            )
             .field(first.id.to_owned());
         for &i in &cycle {
             let n = &nodes[i];
@@ -590,8 +780,10 @@ fn stable_order(nodes: &[Node<'_>]) -> Vec<usize> {
             dependents[d].push(i);
         }
     }
-    let mut ready: BinaryHeap<Reverse<usize>> =
-        (0..nodes.len()).filter(|&i| waiting[i] == 0).map(Reverse).collect();
+    let mut ready: BinaryHeap<Reverse<usize>> = (0..nodes.len())
+        .filter(|&i| waiting[i] == 0)
+        .map(Reverse)
+        .collect();
     let mut order = Vec::with_capacity(nodes.len());
     while let Some(Reverse(i)) = ready.pop() {
         order.push(i);
@@ -669,7 +861,10 @@ impl ProfilePaths {
                 self.walk(root, sub, &path);
             }
         }
-        if schema.get("additionalProperties").is_some_and(serde_json::Value::is_object) {
+        if schema
+            .get("additionalProperties")
+            .is_some_and(serde_json::Value::is_object)
+        {
             self.open.insert(prefix.to_owned());
         }
         for key in ["anyOf", "oneOf", "allOf"] {
@@ -699,15 +894,16 @@ impl ProfilePaths {
                 let wrong = &path[head.len() + 1..];
                 let wrong = wrong.split('.').next().unwrap_or(wrong);
                 let candidates: Vec<&str> = siblings.collect();
-                let names: Vec<&str> = candidates.iter().filter_map(|c| c.rsplit('.').next()).collect();
-                return Err(match suggest_name(wrong, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{head}.{s}`?"),
-                    None => {
-                        let mut names = names;
-                        names.sort_unstable();
-                        format!("`{head}` has: {}", names.join(", "))
-                    }
-                });
+                let names: Vec<&str> = candidates
+                    .iter()
+                    .filter_map(|c| c.rsplit('.').next())
+                    .collect();
+                if let Some(s) = suggest_name(wrong, names.iter().copied()) {
+                    return Err(format!("did you mean `{head}.{s}`?"));
+                }
+                let mut names = names;
+                names.sort_unstable();
+                return Err(format!("`{head}` has: {}", names.join(", ")));
             }
             prefix = head;
         }
@@ -715,12 +911,14 @@ impl ProfilePaths {
     }
 }
 
-fn resolve<'a>(root: &'a serde_json::Value, schema: &'a serde_json::Value) -> &'a serde_json::Value {
+fn resolve<'a>(
+    root: &'a serde_json::Value,
+    schema: &'a serde_json::Value,
+) -> &'a serde_json::Value {
     match schema.get("$ref").and_then(|r| r.as_str()) {
         Some(r) => r
             .strip_prefix("#/")
-            .map(|p| p.split('/').fold(Some(root), |v, k| v.and_then(|v| v.get(k))))
-            .and_then(|v| v)
+            .and_then(|p| p.split('/').try_fold(root, |v, k| v.get(k)))
             .unwrap_or(schema),
         None => schema,
     }

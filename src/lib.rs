@@ -31,7 +31,11 @@ pub use profile::Profile;
 pub use source::Source;
 
 /// Parses a profile, checks it against the graph's catalog and evaluates it.
-pub fn decide(graph: &Graph, source: &Source, as_of: jiff::civil::Date) -> Result<(Profile, Evaluation)> {
+pub fn decide(
+    graph: &Graph,
+    source: &Source,
+    as_of: jiff::civil::Date,
+) -> Result<(Profile, Evaluation)> {
     let profile = Profile::from_source(source)?;
     graph.check_profile(&profile, source)?;
     let evaluation = graph.evaluate(&profile, as_of)?;

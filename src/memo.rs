@@ -33,13 +33,20 @@ impl Memo {
     pub fn embedded() -> Result<Self> {
         let mut env = crate::expr::environment();
         for (name, text) in crate::policy::embedded_templates() {
-            env.add_template(name, text).map_err(|e| template_error(&e))?;
+            env.add_template(name, text)
+                .map_err(|e| template_error(&e))?;
         }
         Ok(Memo { env })
     }
 
     /// Renders `evaluation` in `format`; the output ends with a newline.
-    pub fn render(&self, graph: &Graph, profile: &Profile, evaluation: &Evaluation, format: Format) -> Result<String> {
+    pub fn render(
+        &self,
+        graph: &Graph,
+        profile: &Profile,
+        evaluation: &Evaluation,
+        format: Format,
+    ) -> Result<String> {
         match format {
             Format::Json => {
                 let mut out = serde_json::to_string_pretty(&evaluation.decision)
@@ -50,7 +57,10 @@ impl Memo {
             Format::Markdown => {
                 let owner = graph.owner();
                 let decision = &evaluation.decision;
-                let offer = owner.catalog.get_item(&Value::from(decision.offer.as_str())).unwrap_or_default();
+                let offer = owner
+                    .catalog
+                    .get_item(&Value::from(decision.offer.as_str()))
+                    .unwrap_or_default();
                 let ctx = minijinja::context! {
                     d => Serde(decision),
                     values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.clone(), v.clone()))),

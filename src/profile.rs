@@ -70,7 +70,7 @@ pub enum Concurrency {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
-    /// lora_finetune | full_finetune | pretrain | inference
+    /// `lora_finetune` | `full_finetune` | `pretrain` | `inference`
     pub task: Task,
     /// Parameters in billions, > 0.
     #[serde(deserialize_with = "positive")]
@@ -243,7 +243,10 @@ fn unique_parallelism<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Parallelism
         if list[..i].contains(p) {
             return Err(de::Error::custom(format!(
                 "lists `{}` twice",
-                serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+                serde_json::to_value(p)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
             )));
         }
     }

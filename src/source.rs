@@ -92,16 +92,13 @@ impl Source {
         }
         let options = serde_saphyr::options! { strict_booleans: true };
         let path = RefCell::new(String::new());
-        let parsed = serde_saphyr::with_deserializer_from_str_with_options(
-            &self.text,
-            options,
-            |de| {
+        let parsed =
+            serde_saphyr::with_deserializer_from_str_with_options(&self.text, options, |de| {
                 serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
                     *path.borrow_mut() = e.path().to_string();
                     e.into_inner()
                 })
-            },
-        );
+            });
         parsed.map_err(|e| self.yaml_error(kind, &e, &path.into_inner()))
     }
 
@@ -116,11 +113,7 @@ impl Source {
         let message = strip_location_suffix(&raw);
         let mut error = Error::new(kind, humanize(message)).at(&self.name, &self.text, position);
         error = error.field(path);
-        if message.starts_with("unknown field") {
-            if let Some(hint) = unknown_field_hint(message) {
-                error = error.help(hint);
-            }
-        } else if message.starts_with("unknown variant") {
+        if message.starts_with("unknown field") || message.starts_with("unknown variant") {
             if let Some(hint) = unknown_field_hint(message) {
                 error = error.help(hint);
             }
@@ -131,26 +124,6 @@ impl Source {
             );
         }
         error
-    }
-
-    /// The 1-based position of the first occurrence of `needle` at or after line `from_line`.
-    #[must_use]
-    pub fn find(&self, needle: &str, from_line: usize) -> Option<Position> {
-        let mut offset = 0;
-        for (index, line) in self.text.split_inclusive('\n').enumerate() {
-            if index + 1 >= from_line {
-                if let Some(col) = line.find(needle) {
-                    let column = line[..col].chars().count() + 1;
-                    return Some(Position {
-                        line: index + 1,
-                        column,
-                    });
-                }
-            }
-            offset += line.len();
-        }
-        let _ = offset;
-        None
     }
 }
 
@@ -178,7 +151,10 @@ fn humanize(message: &str) -> String {
         ("invalid u32", "expected a whole number of 0 or more"),
         ("invalid u64", "expected a whole number of 0 or more"),
         ("invalid floating point", "expected a number"),
-        ("expected mapping start", "expected a mapping (key: value lines)"),
+        (
+            "expected mapping start",
+            "expected a mapping (key: value lines)",
+        ),
         ("expected sequence start", "expected a list"),
         ("expected string scalar", "expected a text value"),
     ];

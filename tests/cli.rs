@@ -56,8 +56,18 @@ fn unknown_offer_in_proposal_suggests_the_nearest() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(decide(&[]).status.code(), Some(2));
-    assert_eq!(decide(&["examples/lora-7b-4090.yaml", "--as-of", "2026-13-01"]).status.code(), Some(2));
-    assert_eq!(decide(&["examples/lora-7b-4090.yaml", "--format", "pdf"]).status.code(), Some(2));
+    assert_eq!(
+        decide(&["examples/lora-7b-4090.yaml", "--as-of", "2026-13-01"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        decide(&["examples/lora-7b-4090.yaml", "--format", "pdf"])
+            .status
+            .code(),
+        Some(2)
+    );
     assert_eq!(decide(&["--help"]).status.code(), Some(0));
 }
 
@@ -80,7 +90,10 @@ fn reads_the_profile_from_stdin() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let profile = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/partial-node-2gpus.yaml")).unwrap();
+    let profile = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/partial-node-2gpus.yaml"),
+    )
+    .unwrap();
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), &profile).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -93,7 +106,13 @@ fn reads_the_profile_from_stdin() {
 fn output_is_written_atomically_and_kept_on_failure() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("memo.md");
-    let out = decide(&["examples/lora-7b-4090.yaml", "--as-of", common::AS_OF, "-o", target.to_str().unwrap()]);
+    let out = decide(&[
+        "examples/lora-7b-4090.yaml",
+        "--as-of",
+        common::AS_OF,
+        "-o",
+        target.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("RTX 4090 24G ×8"));
@@ -118,7 +137,13 @@ fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     let profile = dir.path().join("p.yaml");
     std::fs::write(&profile, "name: edge\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 520}\n").unwrap();
     let run = |rules: Option<&Path>| {
-        let mut args = vec![profile.to_str().unwrap().to_owned(), "-f".into(), "json".into(), "--as-of".into(), common::AS_OF.into()];
+        let mut args = vec![
+            profile.to_str().unwrap().to_owned(),
+            "-f".into(),
+            "json".into(),
+            "--as-of".into(),
+            common::AS_OF.into(),
+        ];
         if let Some(r) = rules {
             args.extend(["--rules".into(), r.to_str().unwrap().to_owned()]);
         }
@@ -130,7 +155,11 @@ fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     let before = run(None);
     assert_eq!(before["deployment"], "bare_metal");
     // The box's price rises to ¥9,000: now containers are cheaper at 520 h.
-    let rules = common::edited_rules(&[("catalog.yaml", "list_cny: 9900, discounted_cny: 7920", "list_cny: 11250, discounted_cny: 9000")]);
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "list_cny: 9900, discounted_cny: 7920",
+        "list_cny: 11250, discounted_cny: 9000",
+    )]);
     let after = run(Some(rules.path()));
     assert_eq!(after["deployment"], "container");
     assert_eq!(after["policy"]["rules"], rules.path().display().to_string());

@@ -21,7 +21,11 @@ fn the_embedded_policy_compiles_and_orders_every_node() {
 #[test]
 fn a_cycle_is_reported_with_every_node_on_it() {
     // usage → container_monthly_cny → container_rate_cny → usage
-    let rules = common::edited_rules(&[("facts.yaml", "expr: container_offer.price.list_cny", "expr: container_offer.price.list_cny if usage else 1.96")]);
+    let rules = common::edited_rules(&[(
+        "facts.yaml",
+        "expr: container_offer.price.list_cny",
+        "expr: container_offer.price.list_cny if usage else 1.96",
+    )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(err.contains("the rules have a cycle: container_monthly_cny → usage → container_rate_cny → container_monthly_cny"), "{err}");
     assert!(err.contains("`usage` (criterion) is at"), "{err}");
@@ -29,58 +33,107 @@ fn a_cycle_is_reported_with_every_node_on_it() {
 
 #[test]
 fn an_unknown_reference_suggests_the_nearest_name() {
-    let rules = common::edited_rules(&[("criteria.yaml", "when: usage_bare_metal_monthly_cny < container_monthly_cny", "when: usage_bare_metal_monthly_cny < container_montly_cny")]);
+    let rules = common::edited_rules(&[(
+        "criteria.yaml",
+        "when: usage_bare_metal_monthly_cny < container_monthly_cny",
+        "when: usage_bare_metal_monthly_cny < container_montly_cny",
+    )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(err.contains("unknown name `container_montly_cny`"), "{err}");
-    assert!(err.contains("did you mean `container_monthly_cny`?"), "{err}");
+    assert!(
+        err.contains("did you mean `container_monthly_cny`?"),
+        "{err}"
+    );
     assert!(err.contains("criteria.yaml:"), "{err}");
 }
 
 #[test]
 fn a_profile_path_that_does_not_exist_is_caught_at_load() {
-    let rules = common::edited_rules(&[("criteria.yaml", "when: profile.requirements.physical_isolation", "when: profile.requirements.physical_isolaton")]);
+    let rules = common::edited_rules(&[(
+        "criteria.yaml",
+        "when: profile.requirements.physical_isolation",
+        "when: profile.requirements.physical_isolaton",
+    )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("`profile.requirements.physical_isolaton` is not a profile field"), "{err}");
-    assert!(err.contains("did you mean `profile.requirements.physical_isolation`?"), "{err}");
+    assert!(
+        err.contains("`profile.requirements.physical_isolaton` is not a profile field"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `profile.requirements.physical_isolation`?"),
+        "{err}"
+    );
 }
 
 #[test]
 fn expressions_that_do_not_compile_name_file_node_and_line() {
-    let rules = common::edited_rules(&[("facts.yaml", "expr: profile.usage.gpus * profile.usage.hours_per_gpu_month", "expr: profile.usage.gpus * (profile.usage.hours_per_gpu_month")]);
+    let rules = common::edited_rules(&[(
+        "facts.yaml",
+        "expr: profile.usage.gpus * profile.usage.hours_per_gpu_month",
+        "expr: profile.usage.gpus * (profile.usage.hours_per_gpu_month",
+    )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("node `busy_gpu_hours`: `expr` does not compile"), "{err}");
+    assert!(
+        err.contains("node `busy_gpu_hours`: `expr` does not compile"),
+        "{err}"
+    );
     assert!(err.contains("facts.yaml:"), "{err}");
 }
 
 #[test]
 fn duplicate_ids_and_missing_prices_are_refused() {
-    let rules = common::edited_rules(&[("facts.yaml", "id: stale_after_days", "id: hours_per_month")]);
+    let rules =
+        common::edited_rules(&[("facts.yaml", "id: stale_after_days", "id: hours_per_month")]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(err.contains("duplicate id `hours_per_month`"), "{err}");
     assert!(err.contains("first defined at"), "{err}");
 
-    let rules = common::edited_rules(&[("catalog.yaml", "list_cny: 19888, discounted_cny: 15910", "list_cny: 19888")]);
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "list_cny: 19888, discounted_cny: 15910",
+        "list_cny: 19888",
+    )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("offer `rtx5090-x8-anhui1` has no `price.discounted_cny` (a number)"), "{err}");
+    assert!(
+        err.contains("offer `rtx5090-x8-anhui1` has no `price.discounted_cny` (a number)"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_condition_that_is_not_boolean_fails_naming_the_node() {
-    let rules = common::edited_rules(&[("criteria.yaml", "when: profile.requirements.physical_isolation", "when: profile.usage.gpus")]);
+    let rules = common::edited_rules(&[(
+        "criteria.yaml",
+        "when: profile.requirements.physical_isolation",
+        "when: profile.usage.gpus",
+    )]);
     let graph = common::compile_dir(rules.path()).unwrap();
     let err = common::decide_text(&graph, "name: x\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 2, hours_per_gpu_month: 100}\n").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Eval);
-    assert!(err.message().contains("node `compliance`: condition gave 2 (number), expected true or false"), "{}", err.render());
+    assert!(
+        err.message()
+            .contains("node `compliance`: condition gave 2 (number), expected true or false"),
+        "{}",
+        err.render()
+    );
 }
 
 fn criteria(yaml: &str) -> Vec<(String, bool)> {
     let graph = common::graph();
     let e = common::decide_text(&graph, yaml).unwrap_or_else(|e| panic!("{}", e.render()));
-    e.decision.criteria.iter().map(|c| (c.id.clone(), c.met)).collect()
+    e.decision
+        .criteria
+        .iter()
+        .map(|c| (c.id.clone(), c.met))
+        .collect()
 }
 
 fn met(yaml: &str) -> Vec<String> {
-    criteria(yaml).into_iter().filter(|(_, m)| *m).map(|(id, _)| id).collect()
+    criteria(yaml)
+        .into_iter()
+        .filter(|(_, m)| *m)
+        .map(|(id, _)| id)
+        .collect()
 }
 
 const BASE: &str = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n";
@@ -109,7 +162,11 @@ fn interconnect_criterion() {
 #[test]
 fn usage_criterion_compares_whole_bills_at_the_gpus_used() {
     // 8 GPUs: the article's line (505 h) holds.
-    let at = |gpus: u32, hours: u32| format!("name: t\nworkload: {{task: inference, model_params_b: 7}}\nusage: {{gpus: {gpus}, hours_per_gpu_month: {hours}}}\n");
+    let at = |gpus: u32, hours: u32| {
+        format!(
+            "name: t\nworkload: {{task: inference, model_params_b: 7}}\nusage: {{gpus: {gpus}, hours_per_gpu_month: {hours}}}\n"
+        )
+    };
     assert!(met(&at(8, 500)).is_empty());
     assert_eq!(met(&at(8, 510)), ["usage"]);
     // 2 GPUs busy all month: ¥2,822 in containers, far below ¥7,920.
@@ -131,14 +188,22 @@ fn compliance_and_custom_stack_criteria() {
 #[test]
 fn the_article_numbers_come_out() {
     let graph = common::graph();
-    let yaml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/pretrain-70b-job.yaml")).unwrap();
+    let yaml = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/pretrain-70b-job.yaml"
+    ))
+    .unwrap();
     let d = common::decide_text(&graph, &yaml).unwrap().decision;
     assert_eq!(d.costs["breakeven_hours_per_gpu"], 505.1);
     assert_eq!(d.costs["breakeven_hours_per_gpu_discounted"], 630.6);
     let jobs = d.costs["jobs"].as_array().unwrap();
-    let cost = |id: &str| jobs.iter().find(|j| j["offer"] == id).unwrap()["cost_cny"].as_f64().unwrap();
-    assert_eq!(cost("h100-x8-ningxia1").round(), 20_272.0);
-    assert_eq!(cost("ascend910b-x8-huawei").round(), 12_367.0);
+    let cost = |id: &str| {
+        jobs.iter().find(|j| j["offer"] == id).unwrap()["cost_cny"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((cost("h100-x8-ningxia1") - 20_272.0).abs() < 0.5);
+    assert!((cost("ascend910b-x8-huawei") - 12_367.0).abs() < 0.5);
 }
 
 #[test]
@@ -147,19 +212,32 @@ fn stale_prices_are_flagged_after_the_policy_window() {
     let source = decide::Source::new("p.yaml", BASE);
     let late: jiff::civil::Date = "2026-11-29".parse().unwrap();
     let d = decide::decide(&graph, &source, late).unwrap().1.decision;
-    let stale = d.warnings.iter().find(|w| w.id == "stale_prices").expect("stale warning");
+    let stale = d
+        .warnings
+        .iter()
+        .find(|w| w.id == "stale_prices")
+        .expect("stale warning");
     assert!(stale.message.contains("h100-x8-ningxia1"));
-    let fresh = decide::decide(&graph, &source, common::as_of()).unwrap().1.decision;
+    let fresh = decide::decide(&graph, &source, common::as_of())
+        .unwrap()
+        .1
+        .decision;
     assert!(fresh.warnings.iter().all(|w| w.id != "stale_prices"));
 }
 
 #[test]
 fn user_text_cannot_inject_markup_into_the_memo() {
     let graph = common::graph();
-    let yaml = BASE.replace("name: t", "name: \"<img src=x onerror=alert(1)> [click](http://evil) | x\"");
+    let yaml = BASE.replace(
+        "name: t",
+        "name: \"<img src=x onerror=alert(1)> [click](http://evil) | x\"",
+    );
     let source = decide::Source::new("p.yaml", yaml);
     let (profile, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
-    let md = decide::Memo::embedded().unwrap().render(&graph, &profile, &e, decide::Format::Markdown).unwrap();
+    let md = decide::Memo::embedded()
+        .unwrap()
+        .render(&graph, &profile, &e, decide::Format::Markdown)
+        .unwrap();
     let title = md.lines().next().unwrap();
     assert!(!title.contains("<img"), "{title}");
     assert!(!title.contains("[click]"), "{title}");

@@ -75,11 +75,11 @@ pub struct Policy {
 impl Policy {
     /// The policy embedded in the binary.
     pub fn embedded() -> Result<Self> {
-        let sources = embedded::RULES
+        let sources: Vec<Source> = embedded::RULES
             .iter()
             .map(|(name, text)| Source::new(format!("rules/{name}"), *text))
             .collect();
-        Self::from_sources(sources, PolicyOrigin::Embedded)
+        Self::from_sources(&sources, PolicyOrigin::Embedded)
     }
 
     /// Every `*.yaml` / `*.yml` file directly inside `dir`, in name order.
@@ -100,31 +100,36 @@ impl Policy {
             .map(|e| e.path())
             .filter(|p| {
                 p.is_file()
-                    && p.extension()
-                        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
+                    && p.extension().is_some_and(|x| {
+                        x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml")
+                    })
             })
             .collect();
         paths.sort();
         if paths.is_empty() {
-            return Err(Error::new(ErrorKind::Rules, "rules folder has no .yaml files")
-                .in_file(&name)
-                .help("a rules folder holds the policy's YAML files, like the project's rules/"));
+            return Err(
+                Error::new(ErrorKind::Rules, "rules folder has no .yaml files")
+                    .in_file(&name)
+                    .help(
+                        "a rules folder holds the policy's YAML files, like the project's rules/",
+                    ),
+            );
         }
         let sources = paths
             .iter()
             .map(|p| Source::read(p, ErrorKind::Rules))
             .collect::<Result<Vec<_>>>()?;
-        Self::from_sources(sources, PolicyOrigin::Folder(dir.to_path_buf()))
+        Self::from_sources(&sources, PolicyOrigin::Folder(dir.to_path_buf()))
     }
 
     /// Parses, merges and checks rule files already in memory.
-    pub fn from_sources(sources: Vec<Source>, origin: PolicyOrigin) -> Result<Self> {
+    pub fn from_sources(sources: &[Source], origin: PolicyOrigin) -> Result<Self> {
         let files = sources
             .iter()
             .map(|s| s.parse_yaml::<RuleFile>(ErrorKind::Rules))
             .collect::<Result<Vec<_>>>()?;
         let mut builder = Builder {
-            sources: &sources,
+            sources,
             meta: None,
             outputs: None,
             offer_fields: IndexMap::new(),
@@ -161,7 +166,12 @@ pub(crate) fn position(location: Location) -> Option<Position> {
     })
 }
 
-fn error_at(sources: &[Source], file: usize, location: Location, message: impl Into<String>) -> Error {
+fn error_at(
+    sources: &[Source],
+    file: usize,
+    location: Location,
+    message: impl Into<String>,
+) -> Error {
     let source = &sources[file];
     Error::new(ErrorKind::Rules, message).at(&source.name, &source.text, position(location))
 }
@@ -185,19 +195,26 @@ impl Builder<'_> {
         let name = &self.sources[file].name;
         if let Some(meta) = rf.policy {
             if let Some(prev) = &self.meta {
-                return Err(Error::new(ErrorKind::Rules, "the `policy:` section is given twice")
-                    .in_file(name)
-                    .help(format!("it is already in {}", self.sources[prev.file].name)));
+                return Err(
+                    Error::new(ErrorKind::Rules, "the `policy:` section is given twice")
+                        .in_file(name)
+                        .help(format!("it is already in {}", self.sources[prev.file].name)),
+                );
             }
             self.meta = Some(Located { file, item: meta });
         }
         if let Some(outputs) = rf.outputs {
             if let Some(prev) = &self.outputs {
-                return Err(Error::new(ErrorKind::Rules, "the `outputs:` section is given twice")
-                    .in_file(name)
-                    .help(format!("it is already in {}", self.sources[prev.file].name)));
+                return Err(
+                    Error::new(ErrorKind::Rules, "the `outputs:` section is given twice")
+                        .in_file(name)
+                        .help(format!("it is already in {}", self.sources[prev.file].name)),
+                );
             }
-            self.outputs = Some(Located { file, item: outputs });
+            self.outputs = Some(Located {
+                file,
+                item: outputs,
+            });
         }
         for (field, ty) in rf.offer_fields {
             if self.offer_fields.insert(field.clone(), ty).is_some() {
@@ -210,12 +227,18 @@ impl Builder<'_> {
         }
         let wrap = |item| Located { file, item };
         self.offers.extend(rf.offers.into_iter().map(wrap));
-        self.facts.extend(rf.facts.into_iter().map(|item| Located { file, item }));
-        self.criteria.extend(rf.criteria.into_iter().map(|item| Located { file, item }));
-        self.tables.extend(rf.tables.into_iter().map(|item| Located { file, item }));
-        self.selects.extend(rf.selects.into_iter().map(|item| Located { file, item }));
-        self.warnings.extend(rf.warnings.into_iter().map(|item| Located { file, item }));
-        self.checklist.extend(rf.checklist.into_iter().map(|item| Located { file, item }));
+        self.facts
+            .extend(rf.facts.into_iter().map(|item| Located { file, item }));
+        self.criteria
+            .extend(rf.criteria.into_iter().map(|item| Located { file, item }));
+        self.tables
+            .extend(rf.tables.into_iter().map(|item| Located { file, item }));
+        self.selects
+            .extend(rf.selects.into_iter().map(|item| Located { file, item }));
+        self.warnings
+            .extend(rf.warnings.into_iter().map(|item| Located { file, item }));
+        self.checklist
+            .extend(rf.checklist.into_iter().map(|item| Located { file, item }));
         Ok(())
     }
 
@@ -266,23 +289,34 @@ fn check_offers(
         let id = match map.get("id") {
             Some(serde_json::Value::String(id)) if is_offer_id(id) => id.clone(),
             Some(other) => {
-                return Err(error_at(sources, file, location, format!("offer id {other} is not valid"))
-                    .field("offers[].id")
-                    .help("ids are lowercase letters, digits and dashes, e.g. `h100-x8-ningxia1`"));
+                return Err(error_at(
+                    sources,
+                    file,
+                    location,
+                    format!("offer id {other} is not valid"),
+                )
+                .field("offers[].id")
+                .help("ids are lowercase letters, digits and dashes, e.g. `h100-x8-ningxia1`"));
             }
             None => {
-                return Err(error_at(sources, file, location, "offer has no `id`")
-                    .field("offers[].id"));
+                return Err(
+                    error_at(sources, file, location, "offer has no `id`").field("offers[].id")
+                );
             }
         };
         if let Some((prev_file, prev)) = seen.get(&id) {
-            return Err(error_at(sources, file, location, format!("offer `{id}` is defined twice"))
-                .field("offers[].id")
-                .help(format!(
-                    "first defined at {}:{}",
-                    sources[*prev_file].name,
-                    prev.line()
-                )));
+            return Err(error_at(
+                sources,
+                file,
+                location,
+                format!("offer `{id}` is defined twice"),
+            )
+            .field("offers[].id")
+            .help(format!(
+                "first defined at {}:{}",
+                sources[*prev_file].name,
+                prev.line()
+            )));
         }
         seen.insert(id.clone(), (file, location));
         let value = serde_json::Value::Object(map);
@@ -298,7 +332,10 @@ fn check_offers(
                     return Err(err(format!("has no `{path}` ({})", type_name(*ty))));
                 }
                 Some(v) if !type_matches(*ty, v) => {
-                    return Err(err(format!("has `{path}: {v}`, expected {}", type_name(*ty))));
+                    return Err(err(format!(
+                        "has `{path}: {v}`, expected {}",
+                        type_name(*ty)
+                    )));
                 }
                 Some(_) => {}
             }
@@ -363,8 +400,8 @@ pub const ROOT_NAMES: &[&str] = &["profile", "offers", "catalog", "as_of"];
 
 /// Words of the expression language that cannot be node ids.
 const KEYWORDS: &[&str] = &[
-    "and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False",
-    "None", "loop", "self", "super", "offer",
+    "and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None",
+    "loop", "self", "super", "offer",
 ];
 
 /// Node ids are unique across the policy, look like identifiers and avoid reserved names; row
@@ -380,7 +417,9 @@ fn check_ids(policy: &Policy) -> Result<()> {
                 .help("ids are snake_case: lowercase letters, digits and underscores, starting with a letter"));
         }
         if ROOT_NAMES.contains(&name) || KEYWORDS.contains(&name) {
-            return Err(err(format!("`{name}` is a reserved name and cannot be an id")));
+            return Err(err(format!(
+                "`{name}` is a reserved name and cannot be an id"
+            )));
         }
         if let Some((prev_file, prev)) = seen.get(name) {
             return Err(err(format!("duplicate id `{name}`")).help(format!(
@@ -398,7 +437,14 @@ fn check_ids(policy: &Policy) -> Result<()> {
             let name = row.id.value.as_str();
             if let Some(prev) = rows.insert(name, row.id.referenced) {
                 return Err(policy
-                    .error_at(table.file, row.id.referenced, format!("duplicate row id `{name}` in table `{}`", table.item.id.value))
+                    .error_at(
+                        table.file,
+                        row.id.referenced,
+                        format!(
+                            "duplicate row id `{name}` in table `{}`",
+                            table.item.id.value
+                        ),
+                    )
                     .help(format!("first used at line {}", prev.line())));
             }
         }

@@ -15,7 +15,8 @@ pub fn as_of() -> jiff::civil::Date {
 }
 
 pub fn graph() -> Graph {
-    Graph::compile(Policy::embedded().expect("embedded rules load")).expect("embedded rules compile")
+    Graph::compile(Policy::embedded().expect("embedded rules load"))
+        .expect("embedded rules compile")
 }
 
 /// Decides a profile given as YAML text with the embedded policy.
