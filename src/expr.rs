@@ -95,7 +95,7 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
     }
 }
 
-/// Yuan: `¥86,880`; amounts under ¥100 keep two decimals (`¥1.96`, `¥29.44`).
+/// Yuan: `¥12,345`; amounts under ¥100 keep two decimals (`¥2.50`, `¥29.44`).
 fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "cny")?;
     let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 {
@@ -218,15 +218,15 @@ mod tests {
 
     #[test]
     fn formats_numbers_for_people() {
-        assert_eq!(group_thousands(86_880.0, 0), "86,880");
+        assert_eq!(group_thousands(12_345.0, 0), "12,345");
         assert_eq!(group_thousands(1_234_567.891, 2), "1,234,567.89");
-        assert_eq!(group_thousands(-7_920.4, 0), "-7,920");
+        assert_eq!(group_thousands(-4_321.4, 0), "-4,321");
         assert_eq!(group_thousands(-0.2, 0), "0");
         assert_eq!(group_thousands(999.0, 0), "999");
         let env = environment();
         let render = |src: &str| env.render_str(src, ()).unwrap();
-        assert_eq!(render("{{ 86880 | cny }}"), "¥86,880");
-        assert_eq!(render("{{ 1.96 | cny }}"), "¥1.96");
+        assert_eq!(render("{{ 12345 | cny }}"), "¥12,345");
+        assert_eq!(render("{{ 2.45 | cny }}"), "¥2.45");
         assert_eq!(render("{{ 20272.0 | cny }}"), "¥20,272");
         assert_eq!(render("{{ 505.1 | hours }}"), "505.1 h");
         assert_eq!(render("{{ 630.0 | hours }}"), "630 h");
