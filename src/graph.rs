@@ -19,10 +19,11 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 use serde_saphyr::{Location, Spanned};
 
+use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr;
 use crate::policy::rules::{FieldType, HitPolicy, Pick};
-use crate::policy::{Policy, ROOT_NAMES, suggest_name};
+use crate::policy::{Policy, ROOT_NAMES};
 
 /// The kinds of node a policy is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -265,15 +266,9 @@ fn build_owner(policy: Policy) -> Result<Owner> {
 }
 
 fn node_ids(policy: &Policy) -> impl Iterator<Item = &str> {
-    let p = policy;
-    p.facts
-        .iter()
-        .map(|n| n.item.id.value.as_str())
-        .chain(p.criteria.iter().map(|n| n.item.id.value.as_str()))
-        .chain(p.tables.iter().map(|n| n.item.id.value.as_str()))
-        .chain(p.selects.iter().map(|n| n.item.id.value.as_str()))
-        .chain(p.warnings.iter().map(|n| n.item.id.value.as_str()))
-        .chain(p.checklist.iter().map(|n| n.item.id.value.as_str()))
+    crate::policy::node_ids(policy)
+        .into_iter()
+        .map(|(_, id)| id.value.as_str())
 }
 
 /// Everything the compiler needs to resolve names.

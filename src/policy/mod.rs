@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
-use crate::error::{Error, ErrorKind, Position, Result, suggest};
+use crate::error::{Error, ErrorKind, Position, Result};
 use crate::source::Source;
 use rules::{
     ChecklistItem, Criterion, Fact, FieldType, Outputs, PolicyMeta, RuleFile, Select, Table,
@@ -225,20 +225,13 @@ impl Builder<'_> {
                 .in_file(name));
             }
         }
-        let wrap = |item| Located { file, item };
-        self.offers.extend(rf.offers.into_iter().map(wrap));
-        self.facts
-            .extend(rf.facts.into_iter().map(|item| Located { file, item }));
-        self.criteria
-            .extend(rf.criteria.into_iter().map(|item| Located { file, item }));
-        self.tables
-            .extend(rf.tables.into_iter().map(|item| Located { file, item }));
-        self.selects
-            .extend(rf.selects.into_iter().map(|item| Located { file, item }));
-        self.warnings
-            .extend(rf.warnings.into_iter().map(|item| Located { file, item }));
-        self.checklist
-            .extend(rf.checklist.into_iter().map(|item| Located { file, item }));
+        self.offers.extend(located(file, rf.offers));
+        self.facts.extend(located(file, rf.facts));
+        self.criteria.extend(located(file, rf.criteria));
+        self.tables.extend(located(file, rf.tables));
+        self.selects.extend(located(file, rf.selects));
+        self.warnings.extend(located(file, rf.warnings));
+        self.checklist.extend(located(file, rf.checklist));
         Ok(())
     }
 
@@ -273,6 +266,11 @@ impl Builder<'_> {
         check_ids(&policy)?;
         Ok(policy)
     }
+}
+
+/// Tags every item with the rule file it came from.
+fn located<T>(file: usize, items: Vec<T>) -> impl Iterator<Item = Located<T>> {
+    items.into_iter().map(move |item| Located { file, item })
 }
 
 /// Each offer has a unique string `id` and every declared field with its type.
@@ -453,7 +451,7 @@ fn check_ids(policy: &Policy) -> Result<()> {
 }
 
 /// Every node id with the file it is in, in declaration order by kind.
-fn node_ids(policy: &Policy) -> Vec<(usize, &Spanned<String>)> {
+pub(crate) fn node_ids(policy: &Policy) -> Vec<(usize, &Spanned<String>)> {
     let mut ids = Vec::new();
     ids.extend(policy.facts.iter().map(|n| (n.file, &n.item.id)));
     ids.extend(policy.criteria.iter().map(|n| (n.file, &n.item.id)));
@@ -468,10 +466,4 @@ fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// The closest node id or root name to `word`, for "did you mean".
-#[must_use]
-pub fn suggest_name<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    suggest(word, names)
 }
