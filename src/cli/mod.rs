@@ -1,13 +1,21 @@
-//! The command line: arguments parsed by clap, validated into a ready [`Run`], then executed.
+//! The command line: arguments parsed by clap, then handed to one command's module.
 //!
-//! Exit codes: 0 decided, 1 bad profile or rules (or a file that cannot be read or written),
-//! 2 usage error. Nothing here knows how a decision is made.
+//! `decide PROFILE` decides one profile; the subcommands are the policy author's toolkit
+//! (`validate`, `schema`, `graph`, `test`, `diff`). Exit codes: 0 success, 1 bad profile or
+//! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
+//! decision is made.
+
+mod diff;
+mod graph;
+mod schema;
+mod test;
+mod validate;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::{Format, Graph, Memo, Policy, Source};
@@ -18,17 +26,30 @@ Examples:
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
+  decide validate --rules ./my-rules
+  decide diff rules ./my-rules examples/
 
-Exit codes: 0 decided, 1 bad profile or rules, 2 usage error.";
+Exit codes: 0 decided (or: clean, passed, unchanged), 1 bad profile or rules (or: findings,
+failed cases, changed decisions), 2 usage error.";
 
 /// Rent hourly GPU containers or a monthly 8-GPU bare-metal server? Reads a workload profile,
 /// evaluates the procurement policy and writes an explained memo.
 #[derive(Debug, Parser)]
-#[command(name = "decide", version, about, after_help = EXAMPLES)]
+#[command(
+    name = "decide",
+    version,
+    about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Args {
+    /// A policy toolkit command; without one, `decide` decides PROFILE.
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The workload profile (YAML), or `-` for standard input.
-    #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    #[arg(value_name = "PROFILE", required = true)]
+    pub profile: Option<PathBuf>,
     /// A rules folder to use instead of the embedded default policy.
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
@@ -41,6 +62,24 @@ pub struct Args {
     /// Write to this file (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// The policy author's commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Validate(validate::Args),
+    Schema(schema::Args),
+    Graph(graph::Args),
+    Test(test::Args),
+    Diff(diff::Args),
+}
+
+/// How a command that succeeded ended: clean, or with something a person must look at
+/// (findings, failed cases, changed decisions), which exits 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Clean,
+    Flagged,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,8 +105,17 @@ pub fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = match &args.command {
+        None => run(&args).map(|()| Outcome::Clean),
+        Some(Command::Validate(a)) => validate::run(a),
+        Some(Command::Schema(a)) => schema::run(a),
+        Some(Command::Graph(a)) => graph::run(a),
+        Some(Command::Test(a)) => test::run(a),
+        Some(Command::Diff(a)) => diff::run(a),
+    };
+    match result {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Flagged) => ExitCode::from(1),
         Err(e) => {
             eprintln!("{}", e.render());
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
@@ -77,16 +125,15 @@ pub fn main() -> ExitCode {
 
 /// Decides one profile as `args` say and writes the result.
 pub fn run(args: &Args) -> Result<()> {
-    let policy = match &args.rules {
-        Some(dir) => Policy::from_dir(dir)?,
-        None => Policy::embedded()?,
-    };
-    let graph = Graph::compile(policy)?;
+    let graph = Graph::compile(load_policy(args.rules.as_deref())?)?;
     let memo = Memo::embedded()?;
-    let source = if args.profile == Path::new("-") {
+    let Some(profile) = &args.profile else {
+        return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
+    };
+    let source = if profile == Path::new("-") {
         Source::stdin(ErrorKind::Profile)?
     } else {
-        Source::read(&args.profile, ErrorKind::Profile)?
+        Source::read(profile, ErrorKind::Profile)?
     };
     let as_of = args
         .as_of
@@ -100,6 +147,19 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(path) = &args.output {
         return write_atomically(path, text.as_bytes());
     }
+    print(&text)
+}
+
+/// The policy of a `--rules` folder, or the embedded one.
+pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
+    match rules {
+        Some(dir) => Policy::from_dir(dir),
+        None => Policy::embedded(),
+    }
+}
+
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+pub fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
