@@ -62,6 +62,10 @@ struct Inner {
     origin: Option<Origin>,
     field: Option<String>,
     help: Vec<String>,
+    /// A finding of `decide validate` (a likely mistake) rather than a failure.
+    warning: bool,
+    /// Further independent errors found in the same pass, reported together.
+    more: Vec<Error>,
 }
 
 impl Error {
@@ -73,7 +77,47 @@ impl Error {
             origin: None,
             field: None,
             help: Vec::new(),
+            warning: false,
+            more: Vec::new(),
         }))
+    }
+
+    /// One error standing for several found in the same pass (every rule-file fault at once,
+    /// say); `None` when `errors` is empty. The first decides the kind and the exit code.
+    #[must_use]
+    pub fn many(errors: Vec<Error>) -> Option<Self> {
+        let mut errors = errors.into_iter().flat_map(Error::into_all);
+        let mut first = errors.next()?;
+        first.0.more = errors.collect();
+        Some(first)
+    }
+
+    /// This error and every further one it carries, each on its own.
+    #[must_use]
+    pub fn into_all(mut self) -> Vec<Error> {
+        let more = std::mem::take(&mut self.0.more);
+        let mut all = vec![self];
+        all.extend(more.into_iter().flat_map(Error::into_all));
+        all
+    }
+
+    /// How many errors this one stands for (itself and those it carries).
+    #[must_use]
+    pub fn count(&self) -> usize {
+        1 + self.0.more.iter().map(Error::count).sum::<usize>()
+    }
+
+    /// Marks this as a finding: a likely mistake that does not stop evaluation, rendered as a
+    /// warning.
+    #[must_use]
+    pub fn as_warning(mut self) -> Self {
+        self.0.warning = true;
+        self
+    }
+
+    #[must_use]
+    pub fn is_warning(&self) -> bool {
+        self.0.warning
     }
 
     /// The file the error is about, without a position.
@@ -156,12 +200,26 @@ impl Error {
     /// the field and the hints.
     #[must_use]
     pub fn render(&self) -> String {
+        let mut out = self.render_one();
+        for more in &self.0.more {
+            out.push_str("\n\n");
+            out.push_str(&more.render());
+        }
+        out
+    }
+
+    fn render_one(&self) -> String {
         let inner = &self.0;
         let title = match &inner.field {
             Some(field) => format!("{field}: {}", inner.message),
             None => inner.message.clone(),
         };
-        let mut group = Group::with_title(Level::ERROR.primary_title(&title));
+        let level = if inner.warning {
+            Level::WARNING
+        } else {
+            Level::ERROR
+        };
+        let mut group = Group::with_title(level.primary_title(&title));
         let mut plain_location = None;
         if let Some(origin) = &inner.origin {
             match (&origin.text, origin.position) {

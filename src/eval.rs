@@ -18,7 +18,7 @@ use crate::decision::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Body, Compiled, Expr, Graph, Names, Node};
 use crate::policy::PolicyOrigin;
-use crate::policy::rules::{FieldType, HitPolicy, Pick};
+use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick};
 use crate::profile::Profile;
 use crate::source::Source;
 
@@ -89,8 +89,39 @@ impl Graph {
 
     /// Evaluates every node over `profile` at date `as_of` and reads off the decision.
     pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
-        let owner = self.owner();
-        let compiled = self.compiled();
+        Run::new(self, profile, as_of).all(profile, as_of)
+    }
+
+    /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
+    /// own (whatever the hit policy). Only the nodes the table reads are evaluated. This is
+    /// what `decide validate` uses to look for gaps, overlaps and shadowed rows.
+    pub(crate) fn table_rows_matching(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        table: usize,
+        needed: &[usize],
+    ) -> Result<Vec<bool>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        for &i in needed {
+            let node = &c.nodes[i];
+            let value = run.node(node)?;
+            let _ = run.slots[self.owner().names.index[node.id]].set(value);
+        }
+        let node = &c.nodes[table];
+        let Body::Table { rows, .. } = &node.body else {
+            return Ok(Vec::new());
+        };
+        rows.iter()
+            .map(|(when, _)| run.condition(when, node, None).map(|v| v.is_true()))
+            .collect()
+    }
+}
+
+impl<'g> Run<'g> {
+    fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
+        let owner = graph.owner();
         let slots: Arc<[OnceLock<Value>]> = (0..owner.names.index.len())
             .map(|_| OnceLock::new())
             .collect();
@@ -106,14 +137,13 @@ impl Graph {
             slots: slots.clone(),
             bound: None,
         });
-        let run = Run {
-            graph: self,
-            compiled,
+        Run {
+            graph,
+            compiled: graph.compiled(),
             slots,
             root,
             profile_name: &profile.name,
-        };
-        run.all(profile, as_of)
+        }
     }
 }
 
@@ -324,7 +354,29 @@ impl Run<'_> {
                 Some(when) => self.condition(when, node, None),
                 None => Ok(Value::from(true)),
             },
-            Body::Table { hit, rows, default } => self.table(node, *hit, rows, default.as_ref()),
+            Body::Table {
+                hit,
+                rows,
+                default,
+                no_match,
+            } => {
+                let value = self.table(node, *hit, rows, default.as_ref())?;
+                let empty =
+                    value.is_none() || (*hit == HitPolicy::Collect && value.len() == Some(0));
+                if empty && *no_match == NoMatch::Error {
+                    return Err(self
+                        .fail_at(
+                            node.file,
+                            node.location,
+                            &format!(
+                                "table `{}`: no row matches, and the table says `no_match: error`",
+                                node.id
+                            ),
+                        )
+                        .help("run `decide validate` to see which inputs the rows miss"));
+                }
+                Ok(value)
+            }
             Body::Select {
                 from,
                 item,

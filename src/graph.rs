@@ -22,7 +22,7 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr;
-use crate::policy::rules::{FieldType, HitPolicy, Pick};
+use crate::policy::rules::{Fact, FieldType, HitPolicy, NoMatch, Pick, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 
 /// The kinds of node a policy is made of.
@@ -84,6 +84,7 @@ pub(crate) enum Body<'a> {
         hit: HitPolicy,
         rows: Vec<(Expr<'a>, Value)>,
         default: Option<Value>,
+        no_match: NoMatch,
     },
     Select {
         from: Expr<'a>,
@@ -114,6 +115,8 @@ pub(crate) struct Node<'a> {
     pub body: Body<'a>,
     /// Indices (into `nodes`) of the nodes this one reads.
     pub deps: Vec<usize>,
+    /// The `profile.` paths this node's expressions read, as written.
+    pub profile_paths: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -289,7 +292,7 @@ impl<'a> Scope<'a> {
         node: &str,
         field: &str,
         bound: &[&str],
-        deps: &mut BTreeSet<usize>,
+        reads: &mut Reads,
     ) -> Result<Expr<'a>> {
         let policy = &self.owner.policy;
         if text.value.trim().is_empty() {
@@ -323,7 +326,7 @@ impl<'a> Scope<'a> {
             field,
             bound,
             &compiled.undeclared_variables(true),
-            deps,
+            reads,
         )?;
         Ok(Expr {
             compiled,
@@ -343,7 +346,7 @@ impl<'a> Scope<'a> {
         field: &str,
         bound: &[&str],
         nested: &HashSet<String>,
-        deps: &mut BTreeSet<usize>,
+        reads: &mut Reads,
     ) -> Result<()> {
         let policy = &self.owner.policy;
         let mut names: Vec<&String> = nested.iter().collect();
@@ -364,10 +367,11 @@ impl<'a> Scope<'a> {
                         .field(format!("{node}.{field}"))
                         .help(hint));
                 }
+                reads.profile.insert(path.clone());
                 continue;
             }
             if let Some(&i) = self.node_index.get(root) {
-                deps.insert(i);
+                reads.nodes.insert(i);
                 continue;
             }
             if ROOT_NAMES.contains(&root) {
@@ -402,7 +406,7 @@ impl<'a> Scope<'a> {
             .env
             .get_template(&format!("{node}.{part}"))
             .map_err(|e| template_error(&self.owner.policy, file, text, node, part, &e))?;
-        let mut ignored = BTreeSet::new();
+        let mut ignored = Reads::default();
         self.resolve(
             file,
             text,
@@ -436,7 +440,19 @@ fn template_error(
         .field(format!("{node}.{part}"))
 }
 
-#[allow(clippy::too_many_lines)] // one arm per node kind, read top to bottom
+/// What one node's expressions read: other nodes (edges) and profile fields.
+#[derive(Debug, Default)]
+struct Reads {
+    nodes: BTreeSet<usize>,
+    profile: BTreeSet<String>,
+}
+
+/// One node compiled: its body and what it reads, or the error that stopped it.
+type NodeResult<'a> = Result<(Body<'a>, Reads)>;
+
+/// Compiles every node, collecting every fault (not just the first) so that one run of
+/// `decide validate` shows them all. A node that fails still gets a place (with no body and no
+/// edges), so that the others' references and the cycle check still work.
 fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     let policy = &owner.policy;
     let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
@@ -452,13 +468,17 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         node_index,
     };
     let mut nodes: Vec<Node<'_>> = Vec::new();
+    let mut errors: Vec<Error> = Vec::new();
     let mut push = |id: &'a Spanned<String>,
                     kind,
                     title: &'a str,
                     because: Option<&'a str>,
                     file,
-                    body,
-                    deps: BTreeSet<usize>| {
+                    result: NodeResult<'a>| {
+        let (body, reads) = result.unwrap_or_else(|e| {
+            errors.extend(e.into_all());
+            (Body::Constant(Value::UNDEFINED), Reads::default())
+        });
         nodes.push(Node {
             id: &id.value,
             kind,
@@ -467,18 +487,134 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             file,
             location: id.referenced,
             body,
-            deps: deps.into_iter().collect(),
+            deps: reads.nodes.into_iter().collect(),
+            profile_paths: reads.profile.into_iter().collect(),
         });
     };
 
     for n in &policy.facts {
         let f = &n.item;
-        let mut deps = BTreeSet::new();
+        let result = scope.fact(n.file, f);
+        push(
+            &f.id,
+            Kind::Fact,
+            &f.title,
+            f.because.as_deref(),
+            n.file,
+            result,
+        );
+    }
+    for n in &policy.criteria {
+        let c = &n.item;
+        let result = scope.condition_node(
+            n.file,
+            &c.id.value,
+            Some(&c.when),
+            &[("met", &c.met), ("not_met", &c.not_met)],
+            |when, texts| Body::Criterion {
+                when: when.expect("criteria have a condition"),
+                met: texts[0].clone(),
+                not_met: texts[1].clone(),
+            },
+        );
+        push(
+            &c.id,
+            Kind::Criterion,
+            &c.title,
+            c.because.as_deref(),
+            n.file,
+            result,
+        );
+    }
+    for n in &policy.tables {
+        let t = &n.item;
+        let result = scope.table(n.file, t);
+        push(
+            &t.id,
+            Kind::Table,
+            &t.title,
+            t.because.as_deref(),
+            n.file,
+            result,
+        );
+    }
+    for n in &policy.selects {
+        let s = &n.item;
+        let result = scope.select(n.file, s);
+        push(
+            &s.id,
+            Kind::Select,
+            &s.title,
+            s.because.as_deref(),
+            n.file,
+            result,
+        );
+    }
+    for n in &policy.warnings {
+        let w = &n.item;
+        let result = scope.condition_node(
+            n.file,
+            &w.id.value,
+            Some(&w.when),
+            &[("message", &w.message)],
+            |when, texts| Body::Warning {
+                when: when.expect("warnings have a condition"),
+                message: texts[0].clone(),
+            },
+        );
+        push(
+            &w.id,
+            Kind::Warning,
+            &w.title,
+            w.because.as_deref(),
+            n.file,
+            result,
+        );
+    }
+    for n in &policy.checklist {
+        let c = &n.item;
+        let result = scope.condition_node(
+            n.file,
+            &c.id.value,
+            c.when.as_ref(),
+            &[("text", &c.text)],
+            |when, texts| Body::Check {
+                when,
+                text: texts[0].clone(),
+            },
+        );
+        push(&c.id, Kind::Checklist, &c.title, None, n.file, result);
+    }
+
+    let outputs = match scope.outputs() {
+        Ok(outputs) => Some(outputs),
+        Err(e) => {
+            errors.extend(e.into_all());
+            None
+        }
+    };
+    if let Err(e) = order(policy, &nodes) {
+        errors.push(e);
+    }
+    if let Some(e) = Error::many(errors) {
+        return Err(e);
+    }
+    Ok(Compiled {
+        order: stable_order(&nodes),
+        nodes,
+        outputs: outputs.expect("outputs compiled when there is no error"),
+    })
+}
+
+impl<'a> Scope<'a> {
+    fn fact(&self, file: usize, f: &'a Fact) -> NodeResult<'a> {
+        let policy = &self.owner.policy;
+        let mut reads = Reads::default();
         let body = match (&f.expr, &f.value) {
             (Some(e), None) => {
                 let bound: &[&str] = if f.per_offer { &["offer"] } else { &[] };
                 Body::Fact {
-                    expr: scope.expr(n.file, e, &f.id.value, "expr", bound, &mut deps)?,
+                    expr: self.expr(file, e, &f.id.value, "expr", bound, &mut reads)?,
                     ty: f.kind,
                     nullable: f.nullable,
                     per_offer: f.per_offer,
@@ -488,7 +624,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
                 if !crate::policy::type_matches(f.kind, &v.value) {
                     return Err(policy
                         .error_at(
-                            n.file,
+                            file,
                             v.referenced,
                             format!(
                                 "fact `{}` has value {}, expected {}",
@@ -504,7 +640,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             _ => {
                 return Err(policy
                     .error_at(
-                        n.file,
+                        file,
                         f.id.referenced,
                         format!(
                             "fact `{}` needs exactly one of `expr:` and `value:`",
@@ -514,201 +650,192 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
                     .field(f.id.value.clone()));
             }
         };
-        push(
-            &f.id,
-            Kind::Fact,
-            &f.title,
-            f.because.as_deref(),
-            n.file,
-            body,
-            deps,
-        );
+        Ok((body, reads))
     }
-    for n in &policy.criteria {
-        let c = &n.item;
-        let mut deps = BTreeSet::new();
-        let when = scope.expr(n.file, &c.when, &c.id.value, "when", &[], &mut deps)?;
-        scope.text(n.file, &c.met, &c.id.value, "met")?;
-        scope.text(n.file, &c.not_met, &c.id.value, "not_met")?;
-        let body = Body::Criterion {
-            when,
-            met: format!("{}.met", c.id.value),
-            not_met: format!("{}.not_met", c.id.value),
+
+    /// A criterion, warning or checklist item: an optional condition and texts rendered last.
+    fn condition_node(
+        &self,
+        file: usize,
+        id: &str,
+        when: Option<&'a Spanned<String>>,
+        texts: &[(&str, &Spanned<String>)],
+        body: impl FnOnce(Option<Expr<'a>>, &[String]) -> Body<'a>,
+    ) -> NodeResult<'a> {
+        let mut reads = Reads::default();
+        let when = when
+            .map(|e| self.expr(file, e, id, "when", &[], &mut reads))
+            .transpose();
+        let mut errors = Vec::new();
+        let mut names = Vec::with_capacity(texts.len());
+        for (part, text) in texts {
+            if let Err(e) = self.text(file, text, id, part) {
+                errors.push(e);
+            }
+            names.push(format!("{id}.{part}"));
+        }
+        let when = match when {
+            Ok(when) => when,
+            Err(e) => {
+                errors.insert(0, e);
+                None
+            }
         };
-        push(
-            &c.id,
-            Kind::Criterion,
-            &c.title,
-            c.because.as_deref(),
-            n.file,
-            body,
-            deps,
-        );
+        match Error::many(errors) {
+            Some(e) => Err(e),
+            None => Ok((body(when, &names), reads)),
+        }
     }
-    for n in &policy.tables {
-        let t = &n.item;
-        let mut deps = BTreeSet::new();
+
+    fn table(&self, file: usize, t: &'a Table) -> NodeResult<'a> {
+        let policy = &self.owner.policy;
+        let mut reads = Reads::default();
         let mut rows = Vec::with_capacity(t.rows.len());
+        let mut errors = Vec::new();
         for row in &t.rows {
             let Some(when) = &row.when else {
-                return Err(policy
-                    .error_at(
-                        n.file,
-                        row.id.referenced,
-                        format!(
-                            "table `{}`: row `{}` has no `when:`",
-                            t.id.value, row.id.value
-                        ),
-                    )
-                    .help("only the `default:` row goes without a condition"));
+                errors.push(
+                    policy
+                        .error_at(
+                            file,
+                            row.id.referenced,
+                            format!(
+                                "table `{}`: row `{}` has no `when:`",
+                                t.id.value, row.id.value
+                            ),
+                        )
+                        .help("only the `default:` row goes without a condition"),
+                );
+                continue;
             };
             let field = format!("rows.{}.when", row.id.value);
-            let expr = scope.expr(n.file, when, &t.id.value, &field, &[], &mut deps)?;
-            rows.push((expr, row_value(row)));
+            match self.expr(file, when, &t.id.value, &field, &[], &mut reads) {
+                Ok(expr) => rows.push((expr, row_value(row))),
+                Err(e) => errors.push(e),
+            }
+        }
+        if let Some(row) = &t.default
+            && row.when.is_some()
+        {
+            errors.push(
+                policy
+                    .error_at(
+                        file,
+                        row.id.referenced,
+                        format!("table `{}`: the `default:` row has a `when:`", t.id.value),
+                    )
+                    .help("the default row applies when no other row matches; remove its `when:`"),
+            );
+        }
+        let no_match = match (&t.default, t.no_match, t.hit) {
+            (Some(_), Some(_), _) => {
+                errors.push(
+                    policy
+                        .error_at(
+                            file,
+                            t.id.referenced,
+                            format!(
+                                "table `{}` has both a `default:` row and `no_match:`",
+                                t.id.value
+                            ),
+                        )
+                        .help("give one: the default row is what `no match` gives"),
+                );
+                NoMatch::None
+            }
+            (None, None, HitPolicy::First | HitPolicy::Unique) => {
+                errors.push(
+                    policy
+                        .error_at(
+                            file,
+                            t.id.referenced,
+                            format!(
+                                "table `{}` has no fallback for when no row matches",
+                                t.id.value
+                            ),
+                        )
+                        .field(format!("{}.default", t.id.value))
+                        .help("add a `default:` row, or `no_match: none` if \"no row\" is a valid answer (the value is then none), or `no_match: error` if the rows must cover every input"),
+                );
+                NoMatch::None
+            }
+            (_, Some(no_match), _) => no_match,
+            (_, None, _) => NoMatch::None,
+        };
+        if let Some(e) = Error::many(errors) {
+            return Err(e);
         }
         let body = Body::Table {
             hit: t.hit,
             rows,
             default: t.default.as_ref().map(row_value),
+            no_match,
         };
-        push(
-            &t.id,
-            Kind::Table,
-            &t.title,
-            t.because.as_deref(),
-            n.file,
-            body,
-            deps,
-        );
+        Ok((body, reads))
     }
-    for n in &policy.selects {
-        let s = &n.item;
-        let mut deps = BTreeSet::new();
+
+    fn select(&self, file: usize, s: &'a Select) -> NodeResult<'a> {
+        let mut reads = Reads::default();
         let id = &s.id.value;
         let item: &[&str] = &[s.item.as_str()];
+        let mut optional = |e: &'a Option<Spanned<String>>, field: &str| {
+            e.as_ref()
+                .map(|e| self.expr(file, e, id, field, item, &mut reads))
+                .transpose()
+        };
+        let filter = optional(&s.filter, "where")?;
+        let order_by = optional(&s.order_by, "order_by")?;
+        let map = optional(&s.map, "map")?;
         let body = Body::Select {
-            from: scope.expr(n.file, &s.from, id, "from", &[], &mut deps)?,
+            from: self.expr(file, &s.from, id, "from", &[], &mut reads)?,
             item: &s.item,
-            filter: s
-                .filter
-                .as_ref()
-                .map(|e| scope.expr(n.file, e, id, "where", item, &mut deps))
-                .transpose()?,
-            order_by: s
-                .order_by
-                .as_ref()
-                .map(|e| scope.expr(n.file, e, id, "order_by", item, &mut deps))
-                .transpose()?,
-            map: s
-                .map
-                .as_ref()
-                .map(|e| scope.expr(n.file, e, id, "map", item, &mut deps))
-                .transpose()?,
+            filter,
+            order_by,
+            map,
             pick: s.pick,
         };
-        push(
-            &s.id,
-            Kind::Select,
-            &s.title,
-            s.because.as_deref(),
-            n.file,
-            body,
-            deps,
-        );
-    }
-    for n in &policy.warnings {
-        let w = &n.item;
-        let mut deps = BTreeSet::new();
-        let when = scope.expr(n.file, &w.when, &w.id.value, "when", &[], &mut deps)?;
-        scope.text(n.file, &w.message, &w.id.value, "message")?;
-        let body = Body::Warning {
-            when,
-            message: format!("{}.message", w.id.value),
-        };
-        push(
-            &w.id,
-            Kind::Warning,
-            &w.title,
-            w.because.as_deref(),
-            n.file,
-            body,
-            deps,
-        );
-    }
-    for n in &policy.checklist {
-        let c = &n.item;
-        let mut deps = BTreeSet::new();
-        let when = c
-            .when
-            .as_ref()
-            .map(|e| scope.expr(n.file, e, &c.id.value, "when", &[], &mut deps))
-            .transpose()?;
-        scope.text(n.file, &c.text, &c.id.value, "text")?;
-        let body = Body::Check {
-            when,
-            text: format!("{}.text", c.id.value),
-        };
-        push(&c.id, Kind::Checklist, &c.title, None, n.file, body, deps);
+        Ok((body, reads))
     }
 
-    let out = &policy.outputs;
-    let mut ignored = BTreeSet::new();
-    let o = &out.item;
-    let outputs = Outputs {
-        deployment: scope.expr(
-            out.file,
-            &o.deployment,
-            "outputs",
-            "deployment",
-            &[],
-            &mut ignored,
-        )?,
-        offer: scope.expr(out.file, &o.offer, "outputs", "offer", &[], &mut ignored)?,
-        scenario: o
-            .scenario
-            .as_ref()
-            .map(|e| scope.expr(out.file, e, "outputs", "scenario", &[], &mut ignored))
-            .transpose()?,
-        costs: o
-            .costs
-            .iter()
-            .map(|(k, e)| {
-                Ok((
-                    k.as_str(),
-                    scope.expr(
+    fn outputs(&self) -> Result<Outputs<'a>> {
+        let policy = &self.owner.policy;
+        let out = &policy.outputs;
+        let o = &out.item;
+        let mut ignored = Reads::default();
+        let mut expr = |e: &'a Spanned<String>, field: &str| {
+            self.expr(out.file, e, "outputs", field, &[], &mut ignored)
+        };
+        let outputs = Outputs {
+            deployment: expr(&o.deployment, "deployment")?,
+            offer: expr(&o.offer, "offer")?,
+            scenario: o
+                .scenario
+                .as_ref()
+                .map(|e| expr(e, "scenario"))
+                .transpose()?,
+            costs: o
+                .costs
+                .iter()
+                .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("costs.{k}"))?)))
+                .collect::<Result<_>>()?,
+        };
+        for required in REQUIRED_COSTS {
+            if !o.costs.contains_key(*required) {
+                return Err(policy
+                    .error_at(
                         out.file,
-                        e,
-                        "outputs",
-                        &format!("costs.{k}"),
-                        &[],
-                        &mut ignored,
-                    )?,
-                ))
-            })
-            .collect::<Result<_>>()?,
-    };
-    for required in REQUIRED_COSTS {
-        if !o.costs.contains_key(*required) {
-            return Err(policy
-                .error_at(
-                    out.file,
-                    o.deployment.referenced,
-                    format!("`outputs.costs` has no `{required}`"),
-                )
-                .field("outputs.costs")
-                .help(format!(
-                    "the decision record needs these costs: {}",
-                    REQUIRED_COSTS.join(", ")
-                )));
+                        o.deployment.referenced,
+                        format!("`outputs.costs` has no `{required}`"),
+                    )
+                    .field("outputs.costs")
+                    .help(format!(
+                        "the decision record needs these costs: {}",
+                        REQUIRED_COSTS.join(", ")
+                    )));
+            }
         }
+        Ok(outputs)
     }
-
-    let order = order(policy, &nodes)?;
-    Ok(Compiled {
-        nodes,
-        order,
-        outputs,
-    })
 }
 
 fn row_value(row: &crate::policy::rules::Row) -> Value {
@@ -724,8 +851,8 @@ fn row_value(row: &crate::policy::rules::Row) -> Value {
     Value::from(minijinja::value::Serde(map))
 }
 
-/// A topological order, or an error naming every node of the first cycle in order.
-fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<Vec<usize>> {
+/// An error naming every node of the first cycle in order, if there is a cycle.
+fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<()> {
     let mut g: DiGraph<usize, ()> = DiGraph::with_capacity(nodes.len(), nodes.len() * 2);
     let idx: Vec<NodeIndex> = (0..nodes.len()).map(|i| g.add_node(i)).collect();
     for (i, n) in nodes.iter().enumerate() {
@@ -760,7 +887,7 @@ fn order(policy: &Policy, nodes: &[Node<'_>]) -> Result<Vec<usize>> {
         }
         return Err(err.help("a node cannot depend on itself, directly or through others; break one of these references"));
     }
-    Ok(stable_order(nodes))
+    Ok(())
 }
 
 /// Kahn's algorithm, always taking the ready node declared first, so the trace reads in the

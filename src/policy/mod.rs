@@ -124,11 +124,20 @@ impl Policy {
 
     /// Parses, merges and checks rule files already in memory.
     pub fn from_sources(sources: &[Source], origin: PolicyOrigin) -> Result<Self> {
-        let files = sources
-            .iter()
-            .map(|s| s.parse_yaml::<RuleFile>(ErrorKind::Rules))
-            .collect::<Result<Vec<_>>>()?;
+        // Every file is parsed even when an earlier one fails, so all faults show at once.
+        let mut files = Vec::with_capacity(sources.len());
+        let mut errors = Vec::new();
+        for source in sources {
+            match source.parse_yaml::<RuleFile>(ErrorKind::Rules) {
+                Ok(file) => files.push(file),
+                Err(e) => errors.push(e),
+            }
+        }
+        if let Some(e) = Error::many(errors) {
+            return Err(e);
+        }
         let mut builder = Builder {
+            errors: Vec::new(),
             sources,
             meta: None,
             outputs: None,
@@ -142,7 +151,7 @@ impl Policy {
             checklist: Vec::new(),
         };
         for (file, rf) in files.into_iter().enumerate() {
-            builder.add(file, rf)?;
+            builder.add(file, rf);
         }
         builder.finish(origin)
     }
@@ -178,6 +187,7 @@ fn error_at(
 
 struct Builder<'a> {
     sources: &'a [Source],
+    errors: Vec<Error>,
     meta: Option<Located<PolicyMeta>>,
     outputs: Option<Located<Outputs>>,
     offer_fields: IndexMap<String, FieldType>,
@@ -191,38 +201,42 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn add(&mut self, file: usize, rf: RuleFile) -> Result<()> {
+    fn add(&mut self, file: usize, rf: RuleFile) {
         let name = &self.sources[file].name;
+        let twice = |section: &str, prev: usize| {
+            Error::new(
+                ErrorKind::Rules,
+                format!("the `{section}:` section is given twice"),
+            )
+            .in_file(name)
+            .help(format!("it is already in {}", self.sources[prev].name))
+        };
         if let Some(meta) = rf.policy {
-            if let Some(prev) = &self.meta {
-                return Err(
-                    Error::new(ErrorKind::Rules, "the `policy:` section is given twice")
-                        .in_file(name)
-                        .help(format!("it is already in {}", self.sources[prev.file].name)),
-                );
+            match &self.meta {
+                Some(prev) => self.errors.push(twice("policy", prev.file)),
+                None => self.meta = Some(Located { file, item: meta }),
             }
-            self.meta = Some(Located { file, item: meta });
         }
         if let Some(outputs) = rf.outputs {
-            if let Some(prev) = &self.outputs {
-                return Err(
-                    Error::new(ErrorKind::Rules, "the `outputs:` section is given twice")
-                        .in_file(name)
-                        .help(format!("it is already in {}", self.sources[prev.file].name)),
-                );
+            match &self.outputs {
+                Some(prev) => self.errors.push(twice("outputs", prev.file)),
+                None => {
+                    self.outputs = Some(Located {
+                        file,
+                        item: outputs,
+                    });
+                }
             }
-            self.outputs = Some(Located {
-                file,
-                item: outputs,
-            });
         }
         for (field, ty) in rf.offer_fields {
             if self.offer_fields.insert(field.clone(), ty).is_some() {
-                return Err(Error::new(
-                    ErrorKind::Rules,
-                    format!("offer field `{field}` is declared twice"),
-                )
-                .in_file(name));
+                self.errors.push(
+                    Error::new(
+                        ErrorKind::Rules,
+                        format!("offer field `{field}` is declared twice"),
+                    )
+                    .in_file(name),
+                );
             }
         }
         self.offers.extend(located(file, rf.offers));
@@ -232,23 +246,29 @@ impl Builder<'_> {
         self.selects.extend(located(file, rf.selects));
         self.warnings.extend(located(file, rf.warnings));
         self.checklist.extend(located(file, rf.checklist));
-        Ok(())
     }
 
-    fn finish(self, origin: PolicyOrigin) -> Result<Policy> {
+    fn finish(mut self, origin: PolicyOrigin) -> Result<Policy> {
         let sources = self.sources;
         let first = sources.first().map_or("rules", |s| s.name.as_str());
-        let meta = self.meta.ok_or_else(|| {
-            Error::new(ErrorKind::Rules, "no rule file has a `policy:` section")
-                .in_file(first)
-                .help("add `policy: {name: ..., version: ...}` to one rule file")
-        })?;
-        let outputs = self.outputs.ok_or_else(|| {
-            Error::new(ErrorKind::Rules, "no rule file has an `outputs:` section")
-                .in_file(first)
-                .help("add `outputs:` with `deployment:`, `offer:` and `costs:` expressions")
-        })?;
-        let offers = check_offers(sources, &self.offer_fields, self.offers)?;
+        if self.meta.is_none() {
+            self.errors.push(
+                Error::new(ErrorKind::Rules, "no rule file has a `policy:` section")
+                    .in_file(first)
+                    .help("add `policy: {name: ..., version: ...}` to one rule file"),
+            );
+        }
+        if self.outputs.is_none() {
+            self.errors.push(
+                Error::new(ErrorKind::Rules, "no rule file has an `outputs:` section")
+                    .in_file(first)
+                    .help("add `outputs:` with `deployment:`, `offer:` and `costs:` expressions"),
+            );
+        }
+        let offers = check_offers(sources, &self.offer_fields, self.offers, &mut self.errors);
+        let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
+            return Err(Error::many(self.errors).expect("a missing section was recorded"));
+        };
         let policy = Policy {
             origin,
             sources: sources.to_vec(),
@@ -263,8 +283,11 @@ impl Builder<'_> {
             warnings: self.warnings,
             checklist: self.checklist,
         };
-        check_ids(&policy)?;
-        Ok(policy)
+        check_ids(&policy, &mut self.errors);
+        match Error::many(self.errors) {
+            Some(e) => Err(e),
+            None => Ok(policy),
+        }
     }
 }
 
@@ -278,7 +301,8 @@ fn check_offers(
     sources: &[Source],
     fields: &IndexMap<String, FieldType>,
     raw: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
-) -> Result<Vec<Located<Offer>>> {
+    errors: &mut Vec<Error>,
+) -> Vec<Located<Offer>> {
     let mut seen: HashMap<String, (usize, Location)> = HashMap::new();
     let mut offers = Vec::with_capacity(raw.len());
     for Located { file, item } in raw {
@@ -287,34 +311,41 @@ fn check_offers(
         let id = match map.get("id") {
             Some(serde_json::Value::String(id)) if is_offer_id(id) => id.clone(),
             Some(other) => {
-                return Err(error_at(
-                    sources,
-                    file,
-                    location,
-                    format!("offer id {other} is not valid"),
-                )
-                .field("offers[].id")
-                .help("ids are lowercase letters, digits and dashes, e.g. `h100-x8-ningxia1`"));
+                errors.push(
+                    error_at(
+                        sources,
+                        file,
+                        location,
+                        format!("offer id {other} is not valid"),
+                    )
+                    .field("offers[].id")
+                    .help("ids are lowercase letters, digits and dashes, e.g. `h100-x8-ningxia1`"),
+                );
+                continue;
             }
             None => {
-                return Err(
-                    error_at(sources, file, location, "offer has no `id`").field("offers[].id")
+                errors.push(
+                    error_at(sources, file, location, "offer has no `id`").field("offers[].id"),
                 );
+                continue;
             }
         };
         if let Some((prev_file, prev)) = seen.get(&id) {
-            return Err(error_at(
-                sources,
-                file,
-                location,
-                format!("offer `{id}` is defined twice"),
-            )
-            .field("offers[].id")
-            .help(format!(
-                "first defined at {}:{}",
-                sources[*prev_file].name,
-                prev.line()
-            )));
+            errors.push(
+                error_at(
+                    sources,
+                    file,
+                    location,
+                    format!("offer `{id}` is defined twice"),
+                )
+                .field("offers[].id")
+                .help(format!(
+                    "first defined at {}:{}",
+                    sources[*prev_file].name,
+                    prev.line()
+                )),
+            );
+            continue;
         }
         seen.insert(id.clone(), (file, location));
         let value = serde_json::Value::Object(map);
@@ -327,10 +358,10 @@ fn check_offers(
             };
             match found {
                 None | Some(serde_json::Value::Null) => {
-                    return Err(err(format!("has no `{path}` ({})", type_name(*ty))));
+                    errors.push(err(format!("has no `{path}` ({})", type_name(*ty))));
                 }
                 Some(v) if !type_matches(*ty, v) => {
-                    return Err(err(format!(
+                    errors.push(err(format!(
                         "has `{path}: {v}`, expected {}",
                         type_name(*ty)
                     )));
@@ -350,7 +381,7 @@ fn check_offers(
             },
         });
     }
-    Ok(offers)
+    offers
 }
 
 fn is_offer_id(id: &str) -> bool {
@@ -404,50 +435,50 @@ const KEYWORDS: &[&str] = &[
 
 /// Node ids are unique across the policy, look like identifiers and avoid reserved names; row
 /// ids are unique within their table.
-fn check_ids(policy: &Policy) -> Result<()> {
+fn check_ids(policy: &Policy, errors: &mut Vec<Error>) {
     let mut seen: HashMap<&str, (usize, Location)> = HashMap::new();
     let all = node_ids(policy);
     for (file, id) in &all {
         let name = id.value.as_str();
         let err = |msg: String| policy.error_at(*file, id.referenced, msg).field("id");
         if !is_identifier(name) {
-            return Err(err(format!("`{name}` is not a valid id"))
+            errors.push(err(format!("`{name}` is not a valid id"))
                 .help("ids are snake_case: lowercase letters, digits and underscores, starting with a letter"));
-        }
-        if ROOT_NAMES.contains(&name) || KEYWORDS.contains(&name) {
-            return Err(err(format!(
+        } else if ROOT_NAMES.contains(&name) || KEYWORDS.contains(&name) {
+            errors.push(err(format!(
                 "`{name}` is a reserved name and cannot be an id"
             )));
-        }
-        if let Some((prev_file, prev)) = seen.get(name) {
-            return Err(err(format!("duplicate id `{name}`")).help(format!(
+        } else if let Some((prev_file, prev)) = seen.get(name) {
+            errors.push(err(format!("duplicate id `{name}`")).help(format!(
                 "first defined at {}:{}:{}",
                 policy.sources[*prev_file].name,
                 prev.line(),
                 prev.column()
             )));
+        } else {
+            seen.insert(name, (*file, id.referenced));
         }
-        seen.insert(name, (*file, id.referenced));
     }
     for table in &policy.tables {
         let mut rows: HashMap<&str, Location> = HashMap::new();
         for row in table.item.rows.iter().chain(table.item.default.iter()) {
             let name = row.id.value.as_str();
             if let Some(prev) = rows.insert(name, row.id.referenced) {
-                return Err(policy
-                    .error_at(
-                        table.file,
-                        row.id.referenced,
-                        format!(
-                            "duplicate row id `{name}` in table `{}`",
-                            table.item.id.value
-                        ),
-                    )
-                    .help(format!("first used at line {}", prev.line())));
+                errors.push(
+                    policy
+                        .error_at(
+                            table.file,
+                            row.id.referenced,
+                            format!(
+                                "duplicate row id `{name}` in table `{}`",
+                                table.item.id.value
+                            ),
+                        )
+                        .help(format!("first used at line {}", prev.line())),
+                );
             }
         }
     }
-    Ok(())
 }
 
 /// Every node id with the file it is in, in declaration order by kind.

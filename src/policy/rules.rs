@@ -185,9 +185,24 @@ pub struct Table {
     pub because: Option<String>,
     pub hit: HitPolicy,
     pub rows: Vec<Row>,
-    /// The row used when no row matches (its `when` is ignored); without it the value is none.
+    /// The row used when no row matches (it has no `when`).
     #[serde(default)]
     pub default: Option<Row>,
+    /// What happens when no row matches and there is no `default:` row. A `first` or `unique`
+    /// table needs one of the two, so that "no row" is a decision somebody made.
+    #[serde(default)]
+    pub no_match: Option<NoMatch>,
+}
+
+/// What a table gives when no row matches and it has no `default:` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoMatch {
+    /// The value is none (an empty list for `collect`): "no row" is a valid answer.
+    None,
+    /// Evaluation fails: the rows are meant to cover every input, and `decide validate`
+    /// reports the inputs they miss.
+    Error,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
