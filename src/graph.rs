@@ -37,6 +37,22 @@ pub enum Kind {
     Checklist,
 }
 
+impl Kind {
+    /// `n` nodes of this kind in words: "1 table", "4 criteria", "6 checklist items".
+    #[must_use]
+    pub fn count(self, n: usize) -> String {
+        let (one, many) = match self {
+            Kind::Fact => ("fact", "facts"),
+            Kind::Criterion => ("criterion", "criteria"),
+            Kind::Table => ("table", "tables"),
+            Kind::Select => ("select", "selects"),
+            Kind::Warning => ("warning", "warnings"),
+            Kind::Checklist => ("checklist item", "checklist items"),
+        };
+        format!("{n} {}", if n == 1 { one } else { many })
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -115,8 +131,50 @@ pub(crate) struct Node<'a> {
     pub body: Body<'a>,
     /// Indices (into `nodes`) of the nodes this one reads.
     pub deps: Vec<usize>,
+    /// Indices of the nodes this one's text templates mention.
+    pub text_deps: Vec<usize>,
     /// The `profile.` paths this node's expressions read, as written.
     pub profile_paths: Vec<String>,
+}
+
+impl<'a> Node<'a> {
+    /// Every expression of this node (not its text templates).
+    pub fn exprs(&self) -> Vec<&Expr<'a>> {
+        let mut out = Vec::new();
+        match &self.body {
+            Body::Constant(_) => {}
+            Body::Fact { expr, .. } => out.push(expr),
+            Body::Criterion { when, .. } | Body::Warning { when, .. } => out.push(when),
+            Body::Check { when, .. } => out.extend(when.iter()),
+            Body::Table { rows, .. } => out.extend(rows.iter().map(|(e, _)| e)),
+            Body::Select {
+                from,
+                filter,
+                order_by,
+                map,
+                ..
+            } => {
+                out.push(from);
+                out.extend([filter, order_by, map].into_iter().flatten());
+            }
+        }
+        out
+    }
+
+    /// The text of every expression of this node.
+    pub fn expr_texts(&self) -> Vec<&'a str> {
+        self.exprs().into_iter().map(|e| e.text).collect()
+    }
+}
+
+impl<'a> Outputs<'a> {
+    /// Every expression of the outputs.
+    pub fn exprs(&self) -> Vec<&Expr<'a>> {
+        let mut out = vec![&self.deployment, &self.offer];
+        out.extend(self.scenario.iter());
+        out.extend(self.costs.iter().map(|(_, e)| e));
+        out
+    }
 }
 
 #[derive(Debug)]
@@ -133,6 +191,8 @@ pub(crate) struct Compiled<'a> {
     /// Node indices in evaluation order.
     pub order: Vec<usize>,
     pub outputs: Outputs<'a>,
+    /// Indices of the nodes the outputs read.
+    pub output_deps: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -400,13 +460,20 @@ impl<'a> Scope<'a> {
     }
 
     /// Checks the names a text template mentions (no edges: texts render last).
-    fn text(&self, file: usize, text: &Spanned<String>, node: &str, part: &str) -> Result<()> {
+    fn text(
+        &self,
+        file: usize,
+        text: &Spanned<String>,
+        node: &str,
+        part: &str,
+        reads: &mut Reads,
+    ) -> Result<()> {
         let template = self
             .owner
             .env
             .get_template(&format!("{node}.{part}"))
             .map_err(|e| template_error(&self.owner.policy, file, text, node, part, &e))?;
-        let mut ignored = Reads::default();
+        let mut mentioned = Reads::default();
         self.resolve(
             file,
             text,
@@ -414,8 +481,10 @@ impl<'a> Scope<'a> {
             part,
             &[],
             &template.undeclared_variables(true),
-            &mut ignored,
-        )
+            &mut mentioned,
+        )?;
+        reads.texts.extend(mentioned.nodes);
+        Ok(())
     }
 }
 
@@ -445,11 +514,14 @@ fn template_error(
 struct Reads {
     nodes: BTreeSet<usize>,
     profile: BTreeSet<String>,
+    /// Nodes mentioned only by text templates (no edge: texts render last).
+    texts: BTreeSet<usize>,
 }
 
 /// One node compiled: its body and what it reads, or the error that stopped it.
 type NodeResult<'a> = Result<(Body<'a>, Reads)>;
 
+#[allow(clippy::too_many_lines)] // one short arm per node kind, read top to bottom
 /// Compiles every node, collecting every fault (not just the first) so that one run of
 /// `decide validate` shows them all. A node that fails still gets a place (with no body and no
 /// edges), so that the others' references and the cycle check still work.
@@ -488,6 +560,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             location: id.referenced,
             body,
             deps: reads.nodes.into_iter().collect(),
+            text_deps: reads.texts.into_iter().collect(),
             profile_paths: reads.profile.into_iter().collect(),
         });
     };
@@ -599,10 +672,12 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     if let Some(e) = Error::many(errors) {
         return Err(e);
     }
+    let (outputs, output_deps) = outputs.expect("outputs compiled when there is no error");
     Ok(Compiled {
         order: stable_order(&nodes),
         nodes,
-        outputs: outputs.expect("outputs compiled when there is no error"),
+        outputs,
+        output_deps,
     })
 }
 
@@ -669,7 +744,7 @@ impl<'a> Scope<'a> {
         let mut errors = Vec::new();
         let mut names = Vec::with_capacity(texts.len());
         for (part, text) in texts {
-            if let Err(e) = self.text(file, text, id, part) {
+            if let Err(e) = self.text(file, text, id, part, &mut reads) {
                 errors.push(e);
             }
             names.push(format!("{id}.{part}"));
@@ -797,13 +872,13 @@ impl<'a> Scope<'a> {
         Ok((body, reads))
     }
 
-    fn outputs(&self) -> Result<Outputs<'a>> {
+    fn outputs(&self) -> Result<(Outputs<'a>, Vec<usize>)> {
         let policy = &self.owner.policy;
         let out = &policy.outputs;
         let o = &out.item;
-        let mut ignored = Reads::default();
+        let mut reads = Reads::default();
         let mut expr = |e: &'a Spanned<String>, field: &str| {
-            self.expr(out.file, e, "outputs", field, &[], &mut ignored)
+            self.expr(out.file, e, "outputs", field, &[], &mut reads)
         };
         let outputs = Outputs {
             deployment: expr(&o.deployment, "deployment")?,
@@ -834,7 +909,7 @@ impl<'a> Scope<'a> {
                     )));
             }
         }
-        Ok(outputs)
+        Ok((outputs, reads.nodes.into_iter().collect()))
     }
 }
 
@@ -975,7 +1050,7 @@ impl ProfilePaths {
     }
 
     fn walk(&mut self, root: &serde_json::Value, schema: &serde_json::Value, prefix: &str) {
-        let schema = resolve(root, schema);
+        let schema = resolve_ref(root, schema);
         if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
             for (key, sub) in props {
                 let path = format!("{prefix}.{key}");
@@ -1033,7 +1108,8 @@ impl ProfilePaths {
     }
 }
 
-fn resolve<'a>(
+/// Follows a local `$ref` (`#/definitions/...` or `#/$defs/...`) of a JSON Schema.
+pub(crate) fn resolve_ref<'a>(
     root: &'a serde_json::Value,
     schema: &'a serde_json::Value,
 ) -> &'a serde_json::Value {

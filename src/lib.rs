@@ -10,6 +10,7 @@
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 
+pub mod check;
 pub mod cli;
 pub mod decision;
 pub mod error;

@@ -90,7 +90,7 @@ pub enum OutputFormat {
     Json,
 }
 
-fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, String> {
+pub(crate) fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, String> {
     s.parse::<jiff::civil::Date>()
         .map_err(|e| format!("expected a date YYYY-MM-DD ({e})"))
 }

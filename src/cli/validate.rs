@@ -1,14 +1,21 @@
-//! `decide validate`: every static check of a rules folder, each finding with file:line and a fix.
+//! `decide validate`: every static check of a rules folder, each finding with a place and a fix.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::check::{self, TableReport, tables::thousands};
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use crate::policy::rules::HitPolicy;
+use crate::policy::{Policy, PolicyOrigin};
 
 use super::Outcome;
 
-/// Check a rules folder: every static check, each finding with file:line and a fix.
+/// Check a rules folder: every static check, each finding with its place and a fix.
 ///
-/// Checks the schema of the rule files, expressions, references, cycles, unused nodes, duplicate ids, offer ids, and decision-table gaps, overlaps and shadowed rows.
+/// Checks the schema of the rule files, expressions, references, cycles, unused nodes, duplicate
+/// ids, offer ids, and decision-table gaps, overlaps and shadowed rows (each with an example
+/// profile).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -20,8 +27,125 @@ pub struct Args {
     /// The rules folder to check (default: the embedded policy).
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
+    /// The date facts such as price age are computed at (YYYY-MM-DD); default today.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
+    pub as_of: Option<jiff::civil::Date>,
 }
 
-pub fn run(_args: &Args) -> Result<Outcome> {
-    todo!()
+pub fn run(args: &Args) -> Result<Outcome> {
+    let name = args.rules.as_ref().map_or_else(
+        || "the embedded rules".to_owned(),
+        |p| p.display().to_string(),
+    );
+    let sources = match &args.rules {
+        Some(dir) => Policy::read_dir(dir)?,
+        None => Policy::embedded_sources(),
+    };
+    let origin = match &args.rules {
+        Some(dir) => PolicyOrigin::Folder(dir.clone()),
+        None => PolicyOrigin::Embedded,
+    };
+    // Every fault at once: loading faults, then whatever compiling what loaded finds.
+    let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
+    let graph = policy.and_then(|policy| match Graph::compile(policy) {
+        Ok(graph) => Some(graph),
+        Err(e) => {
+            errors.extend(e.into_all());
+            None
+        }
+    });
+    let graph = match (graph, Error::many(errors)) {
+        (Some(graph), None) => graph,
+        (_, Some(e)) => {
+            let n = e.count();
+            super::print(&format!(
+                "{}\n\n{name}: {n} {} the rules from loading.\n",
+                e.render(),
+                if n == 1 {
+                    "problem stops"
+                } else {
+                    "problems stop"
+                }
+            ))?;
+            return Ok(Outcome::Flagged);
+        }
+        (None, None) => unreachable!("no graph without an error"),
+    };
+    let as_of = args
+        .as_of
+        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let report = check::check(&graph, as_of);
+    let mut out = String::new();
+    for finding in report.all_findings() {
+        out.push_str(&finding.render());
+        out.push_str("\n\n");
+    }
+    let nodes: usize = report.counts.iter().map(|(_, n)| n).sum();
+    let kinds: Vec<String> = report
+        .counts
+        .iter()
+        .map(|(kind, n)| kind.count(*n))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{name}: {} files, {} offers, {nodes} nodes ({}).",
+        report.files,
+        report.offers,
+        kinds.join(", ")
+    );
+    for table in &report.tables {
+        let _ = writeln!(out, "{}", table_line(table));
+    }
+    let findings = report.all_findings().count();
+    if findings == 0 {
+        out.push_str("Clean: no findings.\n");
+        super::print(&out)?;
+        Ok(Outcome::Clean)
+    } else {
+        let _ = writeln!(
+            out,
+            "{findings} {}.",
+            if findings == 1 { "finding" } else { "findings" }
+        );
+        super::print(&out)?;
+        Ok(Outcome::Flagged)
+    }
+}
+
+/// One line per table: what was generated and what was found.
+fn table_line(t: &TableReport) -> String {
+    let hit = match t.hit {
+        HitPolicy::First => "first",
+        HitPolicy::Unique => "unique",
+        HitPolicy::Collect => "collect",
+    };
+    let sampled = if t.combinations > t.evaluated as u128 + t.failed as u128 {
+        format!(" (sampled from {})", thousands(t.combinations))
+    } else {
+        String::new()
+    };
+    let failed = if t.failed > 0 {
+        format!(", {} could not be evaluated", thousands(t.failed as u128))
+    } else {
+        String::new()
+    };
+    format!(
+        "Table `{}` (hit {hit}, {} rows): {} generated profiles{sampled}{failed} over {}: {}.",
+        t.id,
+        t.rows,
+        thousands(t.evaluated as u128),
+        if t.inputs.is_empty() {
+            "no profile field".to_owned()
+        } else {
+            t.inputs.join(", ")
+        },
+        if t.findings.is_empty() {
+            "no shadowed or dead rows, no forbidden overlaps, no unintended gaps".to_owned()
+        } else {
+            match t.findings.len() {
+                1 => "1 finding".to_owned(),
+                n => format!("{n} findings"),
+            }
+        }
+    )
 }

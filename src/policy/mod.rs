@@ -75,15 +75,17 @@ pub struct Policy {
 impl Policy {
     /// The policy embedded in the binary.
     pub fn embedded() -> Result<Self> {
-        let sources: Vec<Source> = embedded::RULES
-            .iter()
-            .map(|(name, text)| Source::new(format!("rules/{name}"), *text))
-            .collect();
-        Self::from_sources(&sources, PolicyOrigin::Embedded)
+        Self::from_sources(&Self::embedded_sources(), PolicyOrigin::Embedded)
     }
 
     /// Every `*.yaml` / `*.yml` file directly inside `dir`, in name order.
     pub fn from_dir(dir: &Path) -> Result<Self> {
+        let sources = Self::read_dir(dir)?;
+        Self::from_sources(&sources, PolicyOrigin::Folder(dir.to_path_buf()))
+    }
+
+    /// The rule files of `dir` (every `*.yaml` / `*.yml` directly inside it), in name order.
+    pub fn read_dir(dir: &Path) -> Result<Vec<Source>> {
         let name = dir.display().to_string();
         let entries = std::fs::read_dir(dir).map_err(|e| {
             let what = if e.kind() == std::io::ErrorKind::NotFound {
@@ -115,15 +117,37 @@ impl Policy {
                     ),
             );
         }
-        let sources = paths
+        paths
             .iter()
             .map(|p| Source::read(p, ErrorKind::Rules))
-            .collect::<Result<Vec<_>>>()?;
-        Self::from_sources(&sources, PolicyOrigin::Folder(dir.to_path_buf()))
+            .collect()
+    }
+
+    /// The embedded rule files.
+    #[must_use]
+    pub fn embedded_sources() -> Vec<Source> {
+        embedded::RULES
+            .iter()
+            .map(|(name, text)| Source::new(format!("rules/{name}"), *text))
+            .collect()
     }
 
     /// Parses, merges and checks rule files already in memory.
     pub fn from_sources(sources: &[Source], origin: PolicyOrigin) -> Result<Self> {
+        match Self::from_sources_lenient(sources, origin) {
+            (Some(policy), errors) if errors.is_empty() => Ok(policy),
+            (_, errors) => Err(Error::many(errors).expect("a policy or an error")),
+        }
+    }
+
+    /// Like [`Policy::from_sources`], but returns the policy together with every fault found,
+    /// whenever the faults leave something to compile (every file parsed, `policy:` and
+    /// `outputs:` present), so that `decide validate` can report compile faults as well.
+    #[must_use]
+    pub fn from_sources_lenient(
+        sources: &[Source],
+        origin: PolicyOrigin,
+    ) -> (Option<Self>, Vec<Error>) {
         // Every file is parsed even when an earlier one fails, so all faults show at once.
         let mut files = Vec::with_capacity(sources.len());
         let mut errors = Vec::new();
@@ -133,8 +157,8 @@ impl Policy {
                 Err(e) => errors.push(e),
             }
         }
-        if let Some(e) = Error::many(errors) {
-            return Err(e);
+        if !errors.is_empty() {
+            return (None, errors);
         }
         let mut builder = Builder {
             errors: Vec::new(),
@@ -248,7 +272,7 @@ impl Builder<'_> {
         self.checklist.extend(located(file, rf.checklist));
     }
 
-    fn finish(mut self, origin: PolicyOrigin) -> Result<Policy> {
+    fn finish(mut self, origin: PolicyOrigin) -> (Option<Policy>, Vec<Error>) {
         let sources = self.sources;
         let first = sources.first().map_or("rules", |s| s.name.as_str());
         if self.meta.is_none() {
@@ -267,7 +291,7 @@ impl Builder<'_> {
         }
         let offers = check_offers(sources, &self.offer_fields, self.offers, &mut self.errors);
         let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
-            return Err(Error::many(self.errors).expect("a missing section was recorded"));
+            return (None, self.errors);
         };
         let policy = Policy {
             origin,
@@ -284,10 +308,7 @@ impl Builder<'_> {
             checklist: self.checklist,
         };
         check_ids(&policy, &mut self.errors);
-        match Error::many(self.errors) {
-            Some(e) => Err(e),
-            None => Ok(policy),
-        }
+        (Some(policy), self.errors)
     }
 }
 

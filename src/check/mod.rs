@@ -1,0 +1,214 @@
+//! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, and the
+//! decision-table analysis of [`tables`].
+//!
+//! Loading and compiling already refuse what cannot run (schema, expressions, references,
+//! cycles, duplicate ids, fallbacks, catalog fields), all faults at once. What is left are
+//! mistakes that still run but are almost certainly not meant: a fact nobody reads, a row that
+//! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
+//! findings: warnings that make `decide validate` exit 1.
+
+pub mod tables;
+
+use std::collections::HashSet;
+
+use minijinja::machinery::{Token, tokenize};
+use serde_saphyr::Location;
+
+use crate::error::Error;
+use crate::graph::{Body, Graph, Kind};
+
+pub use tables::TableReport;
+
+/// Everything `decide validate` found in a policy that compiles.
+#[derive(Debug)]
+pub struct Report {
+    /// Likely mistakes, each a warning with file, line and a fix.
+    pub findings: Vec<Error>,
+    /// One entry per decision table.
+    pub tables: Vec<TableReport>,
+    /// How many nodes of each kind, in the order kinds are written.
+    pub counts: Vec<(Kind, usize)>,
+    pub offers: usize,
+    pub files: usize,
+}
+
+impl Report {
+    /// Every finding, the table analysis's included.
+    pub fn all_findings(&self) -> impl Iterator<Item = &Error> {
+        self.findings
+            .iter()
+            .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
+    }
+}
+
+/// Runs every check that needs a compiled graph.
+#[must_use]
+pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
+    let policy = graph.policy();
+    let mut findings = unused_nodes(graph);
+    findings.extend(unknown_offer_ids(graph));
+    let mut counts: Vec<(Kind, usize)> = Vec::new();
+    for node in &graph.compiled().nodes {
+        match counts.iter_mut().find(|(k, _)| *k == node.kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((node.kind, 1)),
+        }
+    }
+    Report {
+        findings,
+        tables: tables::analyse(graph, as_of),
+        counts,
+        offers: policy.offers.len(),
+        files: policy.sources.len(),
+    }
+}
+
+/// Facts, tables and selects whose value nothing reads: no node, no text, no output and not
+/// the memo template. Criteria, warnings and checklist items are read by the memo itself.
+fn unused_nodes(graph: &Graph) -> Vec<Error> {
+    let c = graph.compiled();
+    let mut used: HashSet<usize> = c.output_deps.iter().copied().collect();
+    for node in &c.nodes {
+        used.extend(&node.deps);
+        used.extend(&node.text_deps);
+    }
+    let mut in_templates: HashSet<&str> = HashSet::new();
+    for (_, text) in crate::policy::embedded_templates() {
+        for token in tokenize(text, false, minijinja::syntax::SyntaxConfig::default()).flatten() {
+            if let Token::Ident(name) = token.0 {
+                in_templates.insert(name);
+            }
+        }
+    }
+    c.nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| {
+            matches!(n.kind, Kind::Fact | Kind::Table | Kind::Select)
+                && !used.contains(i)
+                && !in_templates.contains(n.id)
+        })
+        .map(|(_, n)| {
+            graph
+                .policy()
+                .error_at(
+                    n.file,
+                    n.location,
+                    format!(
+                        "{} `{}` is never used: no node, text, output or memo template reads it",
+                        n.kind, n.id
+                    ),
+                )
+                .field(n.id.to_owned())
+                .help("delete it, or mention it where it was meant to count (check for a misspelt name there)")
+                .as_warning()
+        })
+        .collect()
+}
+
+/// Offer ids written in the rules that the catalog does not have: `catalog['x']`, a per-offer
+/// fact's `['x']`, `….id == 'x'` / `!= 'x'` / `in ['x', ...]`, and table `then:` values under
+/// a key `offer` or ending in `_offer`.
+fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
+    let policy = graph.policy();
+    let c = graph.compiled();
+    let known: Vec<&str> = policy.offer_ids().collect();
+    let mut keyed: HashSet<&str> = HashSet::from(["catalog"]);
+    keyed.extend(
+        c.nodes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.body,
+                    Body::Fact {
+                        per_offer: true,
+                        ..
+                    }
+                )
+            })
+            .map(|n| n.id),
+    );
+    let mut found = Vec::new();
+    let mut report = |file: usize, location: Location, id: &str, how: &str| {
+        if known.contains(&id) {
+            return;
+        }
+        let mut e = policy
+            .error_at(
+                file,
+                location,
+                format!("offer id `{id}` ({how}) is not in the catalog"),
+            )
+            .as_warning();
+        if let Some(s) = crate::error::suggest(id, known.iter().copied()) {
+            e = e.help(format!("did you mean `{s}`?"));
+        }
+        found.push(e.help(format!("offers in the catalog: {}", known.join(", "))));
+    };
+    let exprs = c
+        .nodes
+        .iter()
+        .flat_map(|n| n.exprs())
+        .chain(c.outputs.exprs());
+    for e in exprs {
+        for (id, how) in offer_literals(e.text, &keyed) {
+            report(e.file, e.location, &id, how);
+        }
+    }
+    for t in &policy.tables {
+        for row in t.item.rows.iter().chain(&t.item.default) {
+            for (key, value) in &row.then {
+                if (key == "offer" || key.ends_with("_offer"))
+                    && let Some(id) = value.as_str()
+                {
+                    report(t.file, row.id.referenced, id, "a row's `then:` value");
+                }
+            }
+        }
+    }
+    found
+}
+
+/// String literals in `text` that stand for offer ids, with how they were used.
+fn offer_literals(text: &str, keyed: &HashSet<&str>) -> Vec<(String, &'static str)> {
+    let tokens: Vec<Token<'_>> = tokenize(text, true, minijinja::syntax::SyntaxConfig::default())
+        .flatten()
+        .map(|(t, _)| t)
+        .collect();
+    let literal = |t: &Token<'_>| match t {
+        Token::Str(s) => Some((*s).to_owned()),
+        Token::String(s) => Some(s.to_string()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let next = |k: usize| tokens.get(i + k);
+        match t {
+            Token::Ident(name) if keyed.contains(name) => {
+                if let (Some(Token::BracketOpen), Some(lit)) = (next(1), next(2).and_then(literal))
+                {
+                    out.push((lit, "a catalog or per-offer lookup"));
+                }
+            }
+            Token::Dot if matches!(next(1), Some(Token::Ident("id"))) => match next(2) {
+                Some(Token::Eq | Token::Ne) => {
+                    if let Some(lit) = next(3).and_then(literal) {
+                        out.push((lit, "compared with an offer's id"));
+                    }
+                }
+                Some(Token::Ident("in")) if matches!(next(3), Some(Token::BracketOpen)) => {
+                    out.extend(
+                        tokens[i + 4..]
+                            .iter()
+                            .take_while(|t| !matches!(t, Token::BracketClose))
+                            .filter_map(literal)
+                            .map(|lit| (lit, "compared with an offer's id")),
+                    );
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    out
+}
