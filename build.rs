@@ -1,5 +1,5 @@
-//! Embeds every file of `rules/` and `templates/` into the binary, so an installed `decide`
-//! works anywhere and adding a rule file needs no Rust change.
+//! Embeds every file of `rules/`, `rules/tests/` and `templates/` into the binary, so an
+//! installed `decide` works anywhere and adding a rule file or a policy test needs no Rust change.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -8,7 +8,11 @@ fn main() {
     let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let mut code = String::new();
-    for (dir, name) in [("rules", "RULES"), ("templates", "TEMPLATES")] {
+    for (dir, name) in [
+        ("rules", "RULES"),
+        ("rules/tests", "CASES"),
+        ("templates", "TEMPLATES"),
+    ] {
         let path = Path::new(&root).join(dir);
         println!("cargo:rerun-if-changed={}", path.display());
         let mut files: Vec<_> = std::fs::read_dir(&path)

@@ -21,6 +21,7 @@ pub mod memo;
 pub mod policy;
 pub mod profile;
 pub mod source;
+pub mod suite;
 
 pub use decision::Decision;
 pub use error::{Error, ErrorKind, Result};

@@ -31,6 +31,12 @@ pub fn embedded_templates() -> &'static [(&'static str, &'static str)] {
     embedded::TEMPLATES
 }
 
+/// The policy test cases shipped with the embedded rules: (file name, text).
+#[must_use]
+pub fn embedded_cases() -> &'static [(&'static str, &'static str)] {
+    embedded::CASES
+}
+
 /// Where a policy came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyOrigin {

@@ -29,10 +29,7 @@ pub fn decide_text(graph: &Graph, yaml: &str) -> decide::Result<Evaluation> {
 pub fn edited_rules(edits: &[(&str, &str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
-    for entry in std::fs::read_dir(&rules).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
-    }
+    copy_dir(&rules, dir.path());
     for (file, from, to) in edits {
         let path: PathBuf = dir.path().join(file);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -47,4 +44,18 @@ pub fn compile_dir(dir: &Path) -> Result<Graph, String> {
     Policy::from_dir(dir)
         .and_then(Graph::compile)
         .map_err(|e| e.render())
+}
+
+/// Copies the files of `from` into `to`, folders (such as `tests/`) included.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }
