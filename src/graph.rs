@@ -220,6 +220,7 @@ pub struct Graph(Cell);
 
 /// The `costs` entries the decision record promises (its stable JSON contract).
 pub const REQUIRED_COSTS: &[&str] = &[
+    crate::diff::MONTHLY_COST,
     "breakeven_hours_per_gpu",
     "breakeven_hours_per_gpu_discounted",
     "bare_metal_monthly_cny",

@@ -13,6 +13,7 @@
 pub mod check;
 pub mod cli;
 pub mod decision;
+pub mod diff;
 pub mod error;
 pub mod eval;
 pub mod expr;

@@ -6,11 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn decide(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decide"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
+    common::run(args)
 }
 
 fn stderr(out: &Output) -> String {

@@ -3,14 +3,10 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn decide(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decide"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
+    common::run(args)
 }
 
 fn stdout(out: &Output) -> String {

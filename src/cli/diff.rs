@@ -2,21 +2,25 @@
 
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
+use crate::graph::Graph;
+use crate::policy::Policy;
+use crate::source::Source;
 
 use super::Outcome;
 
 /// Compare two policies on the same profiles and report what changed, in Markdown.
 ///
 /// For each profile: deployment, offer, warnings and monthly cost before and after, and the
-/// first nodes of the trace whose values differ.
+/// nodes of the graph where the change starts.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
   decide diff rules ./my-rules examples/
-  decide diff old-rules new-rules team-a.yaml team-b.yaml --as-of 2026-09-04
+  decide diff old-rules new-rules team-a.yaml team-b.yaml --as-of 2026-09-04 > diff.md
 
-Exit codes: 0 no decision changed, 1 a decision changed, 2 usage error or bad input.")]
+Exit codes: 0 no decision changed, 1 a decision changed, 2 usage error or a profile or policy
+that cannot be decided (so CI can gate a policy change).")]
 pub struct Args {
     /// The rules folder before the change.
     #[arg(value_name = "OLD_RULES")]
@@ -24,7 +28,7 @@ pub struct Args {
     /// The rules folder after the change.
     #[arg(value_name = "NEW_RULES")]
     pub new: PathBuf,
-    /// Profiles, or folders of them.
+    /// Profiles, or folders of them (their `*.yaml` files).
     #[arg(value_name = "PROFILE_OR_DIR", required = true)]
     pub profiles: Vec<PathBuf>,
     /// The date prices are judged at (YYYY-MM-DD); default today.
@@ -32,6 +36,48 @@ pub struct Args {
     pub as_of: Option<jiff::civil::Date>,
 }
 
-pub fn run(_args: &Args) -> Result<Outcome> {
-    todo!()
+#[allow(clippy::unnecessary_wraps)] // every command has this signature
+pub fn run(args: &Args) -> Result<Outcome> {
+    match diff(args) {
+        Ok(outcome) => Ok(outcome),
+        Err(e) => {
+            eprintln!("{}", e.render());
+            Ok(Outcome::Failed)
+        }
+    }
+}
+
+fn diff(args: &Args) -> Result<Outcome> {
+    let old = Graph::compile(Policy::from_dir(&args.old)?)?;
+    let new = Graph::compile(Policy::from_dir(&args.new)?)?;
+    let mut profiles = Vec::new();
+    for path in &args.profiles {
+        if path.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| {
+                    crate::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
+                        .in_file(path.display().to_string())
+                })?
+                .filter_map(std::result::Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && super::is_yaml(p))
+                .collect();
+            files.sort();
+            for file in files {
+                profiles.push(Source::read(&file, ErrorKind::Profile)?);
+            }
+        } else {
+            profiles.push(Source::read(path, ErrorKind::Profile)?);
+        }
+    }
+    let as_of = args
+        .as_of
+        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let diffs = crate::diff::run(&old, &new, &profiles, as_of)?;
+    super::print(&crate::diff::report(&old, &new, &diffs, as_of))?;
+    if diffs.iter().any(crate::diff::ProfileDiff::decision_changed) {
+        Ok(Outcome::Flagged)
+    } else {
+        Ok(Outcome::Clean)
+    }
 }

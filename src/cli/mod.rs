@@ -80,6 +80,9 @@ pub enum Command {
 pub enum Outcome {
     Clean,
     Flagged,
+    /// The command could not do its job and has said why; exits 2 (for `decide diff`, whose
+    /// exit 1 means "a decision changed").
+    Failed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,6 +119,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Flagged) => ExitCode::from(1),
+        Ok(Outcome::Failed) => ExitCode::from(2),
         Err(e) => {
             eprintln!("{}", e.render());
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))

@@ -1,0 +1,456 @@
+//! Policy diff: two policies evaluated on the same profiles, and what changed, in Markdown.
+//!
+//! A price or threshold edit is reviewed like a code change: before merging it, the owner sees
+//! which real profiles it moves (deployment, offer, warnings, monthly cost), from what to what,
+//! and where in the graph the change starts: the nodes whose values differ while none of their
+//! inputs do. That is the answer to "why did this memo change?" without reading two traces.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+use crate::decision::{Decision, TraceEntry};
+use crate::error::Result;
+use crate::expr::{group_thousands, md_escape, table_cell};
+use crate::graph::Graph;
+use crate::source::Source;
+
+/// The record's monthly figure the diff compares (part of the record's contract).
+pub const MONTHLY_COST: &str = "recommended_monthly_cny";
+
+/// How one profile fared under both policies.
+#[derive(Debug)]
+pub struct ProfileDiff {
+    pub file: String,
+    pub name: String,
+    pub old: Decision,
+    pub new: Decision,
+}
+
+impl ProfileDiff {
+    /// Whether the decision changed: deployment, offer, warnings or monthly cost.
+    #[must_use]
+    pub fn decision_changed(&self) -> bool {
+        self.old.deployment != self.new.deployment
+            || self.old.offer != self.new.offer
+            || warning_ids(&self.old) != warning_ids(&self.new)
+            || monthly(&self.old) != monthly(&self.new)
+    }
+
+    /// Cost figures that differ, other than the monthly cost: (name, old, new).
+    #[must_use]
+    pub fn other_figures(&self) -> Vec<(String, String, String)> {
+        let mut names: Vec<&String> = self.old.costs.keys().collect();
+        names.extend(
+            self.new
+                .costs
+                .keys()
+                .filter(|k| !self.old.costs.contains_key(*k)),
+        );
+        names
+            .into_iter()
+            .filter(|k| k.as_str() != MONTHLY_COST)
+            .filter_map(|k| {
+                let (a, b) = (self.old.costs.get(k), self.new.costs.get(k));
+                (a != b).then(|| (k.clone(), brief_json(a), brief_json(b)))
+            })
+            .collect()
+    }
+
+    /// The nodes where the change starts: their value differs and none of their inputs' does
+    /// (a node only one policy has counts as differing).
+    #[must_use]
+    pub fn first_differences(&self) -> Vec<(String, String, String)> {
+        let old: HashMap<&str, &TraceEntry> =
+            self.old.trace.iter().map(|t| (t.id.as_str(), t)).collect();
+        let differs = |t: &TraceEntry| old.get(t.id.as_str()).is_none_or(|o| o.value != t.value);
+        let changed: BTreeSet<&str> = self
+            .new
+            .trace
+            .iter()
+            .filter(|t| differs(t))
+            .map(|t| t.id.as_str())
+            .collect();
+        self.new
+            .trace
+            .iter()
+            .filter(|t| changed.contains(t.id.as_str()))
+            .filter(|t| !t.inputs.iter().any(|i| changed.contains(i.as_str())))
+            .flat_map(|t| match old.get(t.id.as_str()) {
+                None => vec![(
+                    t.id.clone(),
+                    "(not in the old policy)".to_owned(),
+                    brief_json(Some(&t.value)),
+                )],
+                Some(o) => value_changes(&t.id, &o.value, &t.value),
+            })
+            .collect()
+    }
+}
+
+/// Both policies' decisions for every profile, in the order given.
+///
+/// # Errors
+/// The first profile either policy cannot decide (a bad profile, an unknown offer id under one
+/// catalog, a rules fault found at run time).
+pub fn run(
+    old: &Graph,
+    new: &Graph,
+    profiles: &[Source],
+    as_of: jiff::civil::Date,
+) -> Result<Vec<ProfileDiff>> {
+    profiles
+        .iter()
+        .map(|source| {
+            let (profile, before) = crate::decide(old, source, as_of)?;
+            let (_, after) = crate::decide(new, source, as_of)?;
+            Ok(ProfileDiff {
+                file: source.name.clone(),
+                name: profile.name,
+                old: before.decision,
+                new: after.decision,
+            })
+        })
+        .collect()
+}
+
+/// The Markdown report: a summary table of changed profiles, then each one's details.
+#[must_use]
+pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civil::Date) -> String {
+    let mut out = String::from("# Policy diff\n\n");
+    let label = |g: &Graph| {
+        let p = g.policy();
+        let origin = match &p.origin {
+            crate::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
+            crate::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
+        };
+        format!(
+            "`{}` ({}, version {})",
+            md_escape(&origin),
+            md_escape(&p.meta.name),
+            md_escape(&p.meta.version)
+        )
+    };
+    // Changed profiles, the weightiest change first: deployment, then offer, then the rest.
+    let mut changed: Vec<&ProfileDiff> = diffs.iter().filter(|d| d.decision_changed()).collect();
+    changed.sort_by_key(|d| {
+        (
+            d.old.deployment == d.new.deployment,
+            d.old.offer == d.new.offer,
+        )
+    });
+    let _ = writeln!(out, "- Old: {}", label(old));
+    let _ = writeln!(out, "- New: {}", label(new));
+    let _ = writeln!(
+        out,
+        "- {} profiles decided at {as_of}: **{} changed**, {} unchanged.\n",
+        diffs.len(),
+        changed.len(),
+        diffs.len() - changed.len()
+    );
+    if changed.is_empty() {
+        out.push_str("No decision changed: deployment, offer, warnings and monthly cost are the same for every profile.\n");
+    } else {
+        out.push_str(
+            "| Profile | Deployment | Offer | Monthly cost | Warnings |\n|---|---|---|---|---|\n",
+        );
+        for d in &changed {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                table_cell(&md_escape(&d.name)),
+                arrow(&d.old.deployment, &d.new.deployment),
+                arrow(&format!("`{}`", d.old.offer), &format!("`{}`", d.new.offer)),
+                money_change(monthly(&d.old), monthly(&d.new)),
+                warnings_change(&d.old, &d.new),
+            );
+        }
+    }
+    let rule_changes = policy_changes(old, new);
+    out.push_str("\n## What changed in the rules\n\n");
+    if rule_changes.is_empty() {
+        out.push_str("Nothing: the two policies have the same catalog, constants and expressions (texts may differ).\n");
+    }
+    for line in &rule_changes {
+        let _ = writeln!(out, "- {line}");
+    }
+    for d in &changed {
+        details(&mut out, d);
+    }
+    let figures_only: Vec<String> = diffs
+        .iter()
+        .filter(|d| !d.decision_changed() && !d.other_figures().is_empty())
+        .map(|d| {
+            let names: Vec<String> = d
+                .other_figures()
+                .into_iter()
+                .map(|(n, _, _)| format!("`{n}`"))
+                .collect();
+            format!(
+                "- {} (`{}`): {}",
+                md_escape(&d.name),
+                md_escape(&d.file),
+                names.join(", ")
+            )
+        })
+        .collect();
+    if !figures_only.is_empty() {
+        out.push_str("\n## Same decision, other figures differ\n\n");
+        for line in figures_only {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One changed profile: the decision before and after, figures, and where the change starts.
+fn details(out: &mut String, d: &ProfileDiff) {
+    let _ = writeln!(
+        out,
+        "\n## {} (`{}`)\n",
+        md_escape(&d.name),
+        md_escape(&d.file)
+    );
+    let _ = writeln!(
+        out,
+        "- Deployment: {}",
+        arrow(&d.old.deployment, &d.new.deployment)
+    );
+    let _ = writeln!(
+        out,
+        "- Offer: {}",
+        arrow(&format!("`{}`", d.old.offer), &format!("`{}`", d.new.offer))
+    );
+    let _ = writeln!(
+        out,
+        "- Monthly cost: {}",
+        money_change(monthly(&d.old), monthly(&d.new))
+    );
+    let _ = writeln!(out, "- Warnings: {}", warnings_change(&d.old, &d.new));
+    for (id, before, after) in d.other_figures() {
+        let _ = writeln!(
+            out,
+            "- `{id}`: {} → {}",
+            md_escape(&before),
+            md_escape(&after)
+        );
+    }
+    let firsts = d.first_differences();
+    if !firsts.is_empty() {
+        out.push_str(
+            "\nWhere the change starts (values that differ while their inputs do not):\n\n",
+        );
+        for (id, before, after) in firsts {
+            let _ = writeln!(
+                out,
+                "- `{id}`: {} → {}",
+                md_escape(&before),
+                md_escape(&after)
+            );
+        }
+    }
+}
+
+/// How a node's value changed; for maps (per-offer facts), only the keys that changed.
+fn value_changes(
+    id: &str,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+) -> Vec<(String, String, String)> {
+    match (old, new) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().collect();
+            keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
+            keys.into_iter()
+                .filter(|k| a.get(*k) != b.get(*k))
+                .map(|k| {
+                    (
+                        format!("{id}['{k}']"),
+                        brief_json(a.get(k)),
+                        brief_json(b.get(k)),
+                    )
+                })
+                .collect()
+        }
+        _ => vec![(id.to_owned(), brief_json(Some(old)), brief_json(Some(new)))],
+    }
+}
+
+/// What changed in the rules themselves: catalog fields, constants, nodes added or removed,
+/// and nodes whose expressions were rewritten.
+#[must_use]
+pub fn policy_changes(old: &Graph, new: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    let (po, pn) = (old.policy(), new.policy());
+    let offers = |p: &crate::policy::Policy| -> Vec<(String, serde_json::Value)> {
+        p.offers
+            .iter()
+            .map(|o| {
+                (
+                    o.item.id.clone(),
+                    serde_json::Value::Object(o.item.fields.clone()),
+                )
+            })
+            .collect()
+    };
+    let (oa, ob) = (offers(po), offers(pn));
+    for (id, a) in &oa {
+        match ob.iter().find(|(i, _)| i == id) {
+            None => out.push(format!("offer `{id}` removed from the catalog")),
+            Some((_, b)) => {
+                let mut fa = Vec::new();
+                let mut fb = Vec::new();
+                flatten("", a, &mut fa);
+                flatten("", b, &mut fb);
+                for (path, va) in &fa {
+                    match fb.iter().find(|(p, _)| p == path) {
+                        Some((_, vb)) if vb == va => {}
+                        Some((_, vb)) => out.push(format!("offer `{id}`: `{path}` {va} → {vb}")),
+                        None => out.push(format!("offer `{id}`: `{path}` removed (was {va})")),
+                    }
+                }
+                for (path, vb) in fb.iter().filter(|(p, _)| !fa.iter().any(|(q, _)| q == p)) {
+                    out.push(format!("offer `{id}`: `{path}` added ({vb})"));
+                }
+            }
+        }
+    }
+    for (id, _) in ob.iter().filter(|(i, _)| !oa.iter().any(|(j, _)| j == i)) {
+        out.push(format!("offer `{id}` added to the catalog"));
+    }
+    let (ca, cb) = (old.compiled(), new.compiled());
+    for a in &ca.nodes {
+        match cb.nodes.iter().find(|b| b.id == a.id) {
+            None => out.push(format!("{} `{}` removed", a.kind, a.id)),
+            Some(b) => {
+                let constant = |n: &crate::graph::Node<'_>| match &n.body {
+                    crate::graph::Body::Constant(v) => Some(v.to_string()),
+                    _ => None,
+                };
+                match (constant(a), constant(b)) {
+                    (Some(x), Some(y)) if x != y => {
+                        out.push(format!("constant `{}`: {x} → {y}", a.id));
+                    }
+                    _ if a.expr_texts() != b.expr_texts() => {
+                        out.push(format!("{} `{}`: an expression changed", a.kind, a.id));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for b in cb
+        .nodes
+        .iter()
+        .filter(|b| !ca.nodes.iter().any(|a| a.id == b.id))
+    {
+        out.push(format!("{} `{}` added", b.kind, b.id));
+    }
+    out
+}
+
+/// Leaf values of a JSON tree as dotted paths (lists count as leaves).
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&path, v, out);
+            }
+        }
+        other => out.push((prefix.to_owned(), brief_json(Some(other)))),
+    }
+}
+
+fn warning_ids(d: &Decision) -> Vec<&str> {
+    d.warnings.iter().map(|w| w.id.as_str()).collect()
+}
+
+fn monthly(d: &Decision) -> Option<f64> {
+    d.costs
+        .get(MONTHLY_COST)
+        .and_then(serde_json::Value::as_f64)
+}
+
+fn arrow(old: &str, new: &str) -> String {
+    if old == new {
+        format!("{old} (same)")
+    } else {
+        format!("{old} → **{new}**")
+    }
+}
+
+fn cny(v: f64) -> String {
+    format!(
+        "¥{}",
+        group_thousands(v, if v.fract() == 0.0 { 0 } else { 2 })
+    )
+}
+
+fn money_change(old: Option<f64>, new: Option<f64>) -> String {
+    match (old, new) {
+        (Some(a), Some(b)) if (a - b).abs() < 0.005 => format!("{} (same)", cny(a)),
+        (Some(a), Some(b)) => {
+            let delta = b - a;
+            let sign = if delta > 0.0 { "+" } else { "−" };
+            let pct = if a.abs() > 0.0 {
+                format!(", {sign}{:.1}%", (delta / a * 100.0).abs())
+            } else {
+                String::new()
+            };
+            format!(
+                "{} → **{}** ({sign}{}{pct})",
+                cny(a),
+                cny(b),
+                cny(delta.abs())
+            )
+        }
+        _ => "n/a".to_owned(),
+    }
+}
+
+fn warnings_change(old: &Decision, new: &Decision) -> String {
+    let (a, b) = (warning_ids(old), warning_ids(new));
+    let mut parts: Vec<String> = b
+        .iter()
+        .filter(|w| !a.contains(w))
+        .map(|w| format!("+ `{w}`"))
+        .collect();
+    parts.extend(
+        a.iter()
+            .filter(|w| !b.contains(w))
+            .map(|w| format!("− `{w}`")),
+    );
+    if parts.is_empty() {
+        "(same)".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A JSON value on one line, long ones cut.
+fn brief_json(v: Option<&serde_json::Value>) -> String {
+    let Some(v) = v else {
+        return "(none)".to_owned();
+    };
+    let text = match v {
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() != 0.0 => format!("{f:.2}"),
+            #[allow(clippy::cast_possible_truncation)] // whole and within i64 (checked)
+            Some(f) if f.abs() < 9e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
