@@ -19,6 +19,7 @@ pub mod graph;
 pub mod memo;
 pub mod policy;
 pub mod profile;
+pub mod schema;
 pub mod source;
 
 pub use decision::Decision;
