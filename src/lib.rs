@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod decision;
+pub mod diagram;
 pub mod error;
 pub mod eval;
 pub mod expr;
