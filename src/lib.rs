@@ -13,6 +13,7 @@
 pub mod check;
 pub mod cli;
 pub mod decision;
+pub mod diagram;
 pub mod diff;
 pub mod error;
 pub mod eval;
@@ -21,6 +22,7 @@ pub mod graph;
 pub mod memo;
 pub mod policy;
 pub mod profile;
+pub mod schema;
 pub mod source;
 pub mod suite;
 

@@ -172,8 +172,7 @@ impl Profile {
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]
 pub fn json_schema() -> serde_json::Value {
-    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
-    generator.into_root_schema_for::<Profile>().to_value()
+    crate::schema::profile(crate::schema::Draft::Draft7)
 }
 
 fn one() -> u32 {

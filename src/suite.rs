@@ -24,6 +24,7 @@ use crate::source::Source;
 /// One case file as written.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "decide policy test cases", extend("$id" = "https://decide.invalid/schema/cases.schema.json"))]
 pub struct CaseFile {
     /// The date every case of the file is decided at (YYYY-MM-DD), so that price-age warnings
     /// do not change with the calendar. Default: today.

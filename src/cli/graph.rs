@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
+use crate::Graph;
+use crate::diagram;
 use crate::error::Result;
 
 use super::Outcome;
@@ -13,6 +15,7 @@ use super::Outcome;
 #[command(after_help = "\
 Examples:
   decide graph > graph.mmd
+  decide graph --rules ./my-rules
   decide graph --format dot | dot -Tsvg > graph.svg")]
 pub struct Args {
     /// The rules folder (default: the embedded policy).
@@ -31,6 +34,13 @@ pub enum GraphFormat {
     Dot,
 }
 
-pub fn run(_args: &Args) -> Result<Outcome> {
-    todo!()
+/// Compiles the policy and prints its graph in the format `args` ask for.
+pub fn run(args: &Args) -> Result<Outcome> {
+    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let text = match args.format {
+        GraphFormat::Mermaid => diagram::mermaid(&graph),
+        GraphFormat::Dot => diagram::dot(&graph),
+    };
+    super::print(&text)?;
+    Ok(Outcome::Clean)
 }

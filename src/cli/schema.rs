@@ -3,6 +3,7 @@
 use clap::ValueEnum;
 
 use crate::error::Result;
+use crate::schema;
 
 use super::Outcome;
 
@@ -11,6 +12,7 @@ use super::Outcome;
 #[command(after_help = "\
 Examples:
   decide schema profile > schema/profile.schema.json
+  decide schema rules > schema/rules.schema.json
   decide schema rules --draft 2020-12")]
 pub struct Args {
     /// Which document the schema describes.
@@ -27,6 +29,8 @@ pub enum SchemaOf {
     Profile,
     /// One file of a rules folder.
     Rules,
+    /// A policy test case file (`decide test`).
+    Cases,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,6 +41,23 @@ pub enum Draft {
     Draft2020_12,
 }
 
-pub fn run(_args: &Args) -> Result<Outcome> {
-    todo!()
+impl From<Draft> for schema::Draft {
+    fn from(draft: Draft) -> Self {
+        match draft {
+            Draft::Draft7 => schema::Draft::Draft7,
+            Draft::Draft2020_12 => schema::Draft::Draft2020_12,
+        }
+    }
+}
+
+/// Prints the schema `args` ask for as pretty JSON.
+pub fn run(args: &Args) -> Result<Outcome> {
+    let draft = args.draft.into();
+    let value = match args.what {
+        SchemaOf::Profile => schema::profile(draft),
+        SchemaOf::Rules => schema::rules(draft),
+        SchemaOf::Cases => schema::cases(draft),
+    };
+    super::print(&schema::to_text(&value))?;
+    Ok(Outcome::Clean)
 }

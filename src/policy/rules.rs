@@ -15,6 +15,7 @@ pub type Expr = Spanned<String>;
 /// One rule file as written.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "decide rule file", extend("$id" = "https://decide.invalid/schema/rules.schema.json"))]
 pub struct RuleFile {
     /// Name, version and description of the policy (exactly one file has it).
     #[serde(default)]

@@ -1,0 +1,318 @@
+//! Pictures of the decision graph: a Mermaid flowchart or Graphviz DOT, drawn from the graph.
+//!
+//! One picture node per policy node, shaped by kind (fact rectangle, criterion rhombus, table
+//! subroutine box, select parallelogram, warning flag, checklist stadium), in evaluation order;
+//! the roots expressions read (`profile`, `offers`, `catalog`, `as_of`) as input cylinders, with
+//! `offers` also feeding every `per_offer` fact; and the `outputs` section as one sink. An edge
+//! `a --> b` means "b's expressions read a": the edges the graph is ordered by, plus those from
+//! the roots and into the sink. Texts (`met:`, `message:`, `text:`) add none, as in the graph.
+//!
+//! Picture ids carry a role prefix (`n_` node, `in_` input, `out` sink), so no policy id can
+//! collide with a Mermaid keyword (a node `end` would break the chart) or with the sink; the
+//! labels show the policy ids and titles. The same graph always gives the same bytes.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::graph::{Body, Expr, Graph, Kind};
+use crate::policy::ROOT_NAMES;
+
+/// The Mermaid flowchart of `graph`.
+#[must_use]
+pub fn mermaid(graph: &Graph) -> String {
+    render_mermaid(&Picture::of(graph), &[])
+}
+
+/// The Mermaid flowchart of `graph` with the nodes `highlighted` (policy ids, e.g. the path a
+/// decision took) and the edges between them styled as `taken`. Ids the graph does not have
+/// are ignored; the order of `highlighted` does not matter.
+#[must_use]
+pub fn mermaid_path(graph: &Graph, highlighted: &[&str]) -> String {
+    render_mermaid(&Picture::of(graph), highlighted)
+}
+
+/// The Graphviz DOT digraph of `graph` (`dot -Tsvg` draws it).
+#[must_use]
+pub fn dot(graph: &Graph) -> String {
+    render_dot(&Picture::of(graph))
+}
+
+/// One end of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End<'g> {
+    Input(&'static str),
+    Node(&'g str),
+    Outputs,
+}
+
+impl End<'_> {
+    /// The picture id: role prefix plus name, valid in Mermaid and (quoted) in DOT.
+    fn id(self) -> String {
+        match self {
+            End::Input(root) => format!("in_{root}"),
+            End::Node(id) => format!("n_{id}"),
+            End::Outputs => "out".to_owned(),
+        }
+    }
+}
+
+/// A policy node as drawn.
+struct Item<'g> {
+    id: &'g str,
+    kind: Kind,
+    title: &'g str,
+}
+
+/// What both formats draw, in drawing order.
+struct Picture<'g> {
+    /// Roots read by some expression, in `ROOT_NAMES` order.
+    inputs: Vec<&'static str>,
+    /// Nodes in evaluation order.
+    nodes: Vec<Item<'g>>,
+    /// Per node in evaluation order: the roots it reads, then the nodes it reads; then the
+    /// edges into the sink.
+    edges: Vec<(End<'g>, End<'g>)>,
+}
+
+impl<'g> Picture<'g> {
+    fn of(graph: &'g Graph) -> Self {
+        let c = graph.compiled();
+        let mut inputs_read = BTreeSet::new();
+        let mut nodes = Vec::with_capacity(c.order.len());
+        let mut edges = Vec::new();
+        for &i in &c.order {
+            let n = &c.nodes[i];
+            nodes.push(Item {
+                id: n.id,
+                kind: n.kind,
+                title: n.title,
+            });
+            let mut roots = roots_read(&body_exprs(&n.body));
+            if matches!(
+                n.body,
+                Body::Fact {
+                    per_offer: true,
+                    ..
+                }
+            ) {
+                // Evaluated once per catalog offer: it reads `offers` without naming it.
+                roots.extend(ROOT_NAMES.iter().position(|r| *r == "offers"));
+            }
+            for root in roots {
+                inputs_read.insert(root);
+                edges.push((End::Input(ROOT_NAMES[root]), End::Node(n.id)));
+            }
+            for &d in &n.deps {
+                edges.push((End::Node(c.nodes[d].id), End::Node(n.id)));
+            }
+        }
+        let o = &c.outputs;
+        let mut out_exprs = vec![(&o.deployment, None), (&o.offer, None)];
+        out_exprs.extend(o.scenario.iter().map(|e| (e, None)));
+        out_exprs.extend(o.costs.iter().map(|(_, e)| (e, None)));
+        for root in roots_read(&out_exprs) {
+            inputs_read.insert(root);
+            edges.push((End::Input(ROOT_NAMES[root]), End::Outputs));
+        }
+        let read: BTreeSet<String> = out_exprs
+            .iter()
+            .flat_map(|(e, _)| e.compiled.undeclared_variables(false))
+            .collect();
+        for &i in &c.order {
+            let id = c.nodes[i].id;
+            if read.contains(id) {
+                edges.push((End::Node(id), End::Outputs));
+            }
+        }
+        Picture {
+            inputs: inputs_read.into_iter().map(|r| ROOT_NAMES[r]).collect(),
+            nodes,
+            edges,
+        }
+    }
+}
+
+/// The expressions of a node body that give it edges, each with the names it binds itself
+/// (a select's item), which shadow roots of the same name.
+fn body_exprs<'b, 'a>(body: &'b Body<'a>) -> Vec<(&'b Expr<'a>, Option<&'a str>)> {
+    match body {
+        Body::Constant(_) => Vec::new(),
+        Body::Fact { expr, .. } => vec![(expr, None)],
+        Body::Criterion { when, .. } | Body::Warning { when, .. } => vec![(when, None)],
+        Body::Table { rows, .. } => rows.iter().map(|(e, _)| (e, None)).collect(),
+        Body::Select {
+            from,
+            item,
+            filter,
+            order_by,
+            map,
+            ..
+        } => std::iter::once((from, None))
+            .chain(
+                [filter, order_by, map]
+                    .into_iter()
+                    .flatten()
+                    .map(|e| (e, Some(*item))),
+            )
+            .collect(),
+        Body::Check { when, .. } => when.iter().map(|e| (e, None)).collect(),
+    }
+}
+
+/// Indices into `ROOT_NAMES` of the roots `exprs` read (a name an expression binds itself is
+/// not a root there), sorted.
+fn roots_read(exprs: &[(&Expr<'_>, Option<&str>)]) -> BTreeSet<usize> {
+    let mut read = BTreeSet::new();
+    for (expr, bound) in exprs {
+        let names = expr.compiled.undeclared_variables(false);
+        for (i, root) in ROOT_NAMES.iter().enumerate() {
+            if names.contains(*root) && *bound != Some(*root) {
+                read.insert(i);
+            }
+        }
+    }
+    read
+}
+
+fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
+    let mut s = String::from("flowchart LR\n");
+    for root in &p.inputs {
+        let _ = writeln!(
+            s,
+            "  {}[(\"{}\")]",
+            End::Input(root).id(),
+            mermaid_text(root)
+        );
+    }
+    for n in &p.nodes {
+        let (open, close) = match n.kind {
+            Kind::Fact => ("[", "]"),
+            Kind::Criterion => ("{", "}"),
+            Kind::Table => ("[[", "]]"),
+            Kind::Select => ("[/", "/]"),
+            Kind::Warning => (">", "]"),
+            Kind::Checklist => ("([", "])"),
+        };
+        let _ = writeln!(
+            s,
+            "  {}{open}\"{}<br/>{}\"{close}",
+            End::Node(n.id).id(),
+            mermaid_text(n.id),
+            mermaid_text(n.title)
+        );
+    }
+    let _ = writeln!(s, "  {}{{{{\"outputs\"}}}}", End::Outputs.id());
+    for (from, to) in &p.edges {
+        let _ = writeln!(s, "  {} --> {}", from.id(), to.id());
+    }
+    let taken: Vec<&str> = p
+        .nodes
+        .iter()
+        .map(|n| n.id)
+        .filter(|id| highlighted.contains(id))
+        .collect();
+    if !taken.is_empty() {
+        s.push_str("  classDef taken fill:#dfd,stroke:#393,stroke-width:2px\n");
+        let ids: Vec<String> = taken.iter().map(|id| End::Node(id).id()).collect();
+        let _ = writeln!(s, "  class {} taken", ids.join(","));
+        let links: Vec<String> = p
+            .edges
+            .iter()
+            .enumerate()
+            .filter(|(_, (from, to))| {
+                matches!((from, to), (End::Node(a), End::Node(b)) if taken.contains(a) && taken.contains(b))
+            })
+            .map(|(i, _)| i.to_string())
+            .collect();
+        if !links.is_empty() {
+            let _ = writeln!(
+                s,
+                "  linkStyle {} stroke:#393,stroke-width:2px",
+                links.join(",")
+            );
+        }
+    }
+    s
+}
+
+/// Text for a double-quoted Mermaid label: quotes, `#`, `<`, `>` and `&` as Mermaid entity
+/// codes, line breaks as spaces.
+fn mermaid_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("#quot;"),
+            '#' => out.push_str("#35;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '&' => out.push_str("#amp;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn render_dot(p: &Picture<'_>) -> String {
+    let mut s = String::from("digraph decide {\n  rankdir=LR;\n");
+    for root in &p.inputs {
+        let _ = writeln!(
+            s,
+            "  {} [shape=cylinder, label={}];",
+            dot_string(&End::Input(root).id()),
+            dot_string(root)
+        );
+    }
+    for n in &p.nodes {
+        let shape = match n.kind {
+            Kind::Fact => "box",
+            Kind::Criterion => "diamond",
+            Kind::Table => "box3d",
+            Kind::Select => "parallelogram",
+            Kind::Warning => "octagon",
+            Kind::Checklist => "note",
+        };
+        let _ = writeln!(
+            s,
+            "  {} [shape={shape}, label=\"{}\\n{}\"];",
+            dot_string(&End::Node(n.id).id()),
+            dot_escape(n.id),
+            dot_escape(n.title)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {} [shape=doubleoctagon, label=\"outputs\"];",
+        dot_string(&End::Outputs.id())
+    );
+    for (from, to) in &p.edges {
+        let _ = writeln!(
+            s,
+            "  {} -> {};",
+            dot_string(&from.id()),
+            dot_string(&to.id())
+        );
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// A DOT double-quoted string.
+fn dot_string(text: &str) -> String {
+    format!("\"{}\"", dot_escape(text))
+}
+
+/// The inside of a DOT double-quoted string: backslashes and quotes escaped, line breaks as
+/// spaces (a backslash stays literal, never a DOT label escape such as `\l`).
+fn dot_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
