@@ -161,3 +161,34 @@ fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     assert_eq!(after["policy"]["rules"], rules.path().display().to_string());
     assert!(after["costs"]["breakeven_hours_per_gpu"].as_f64().unwrap() > 520.0);
 }
+
+#[test]
+fn every_command_lists_examples_in_its_help() {
+    for command in [
+        &[][..],
+        &["validate"],
+        &["schema"],
+        &["graph"],
+        &["test"],
+        &["diff"],
+    ] {
+        let mut args: Vec<&str> = command.to_vec();
+        args.push("--help");
+        let out = decide(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let examples = help.split("Examples:").nth(1).unwrap_or_default();
+        let name = command.first().copied().unwrap_or("");
+        assert!(
+            examples.contains(&format!("decide {name}").trim_end().to_owned()),
+            "{args:?}: {help}"
+        );
+    }
+    let top = String::from_utf8(decide(&["--help"]).stdout).unwrap();
+    for name in ["validate", "schema", "graph", "test", "diff"] {
+        assert!(
+            top.contains(&format!("  decide {name}")),
+            "no example of {name}: {top}"
+        );
+    }
+}

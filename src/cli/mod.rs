@@ -27,7 +27,10 @@ Examples:
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
   decide validate --rules ./my-rules
+  decide test --rules ./my-rules
   decide diff rules ./my-rules examples/
+  decide graph --format dot | dot -Tsvg > graph.svg
+  decide schema profile
 
 Exit codes: 0 decided (or: clean, passed, unchanged), 1 bad profile or rules (or: findings,
 failed cases, changed decisions), 2 usage error.";
