@@ -151,7 +151,8 @@ impl Error {
     #[must_use]
     pub fn field(mut self, field: impl Into<String>) -> Self {
         let field = field.into();
-        if !field.is_empty() && field != "." {
+        let field = field.strip_suffix(".?").unwrap_or(&field).to_owned();
+        if !field.is_empty() && field != "." && field != "?" {
             self.0.field = Some(field);
         }
         self

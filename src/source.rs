@@ -69,6 +69,13 @@ impl Source {
             .in_file(name)
             .help("profiles and rule files are small YAML documents; split or trim the file"));
         };
+        if bytes.contains(&0) {
+            return Err(Error::new(
+                kind,
+                "file looks binary (it contains NUL bytes), expected YAML text",
+            )
+            .in_file(name));
+        }
         match String::from_utf8(bytes) {
             Ok(text) => Ok(Source::new(name, text)),
             Err(e) => {
@@ -95,7 +102,9 @@ impl Source {
         let parsed =
             serde_saphyr::with_deserializer_from_str_with_options(&self.text, options, |de| {
                 serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
-                    *path.borrow_mut() = e.path().to_string();
+                    // `Spanned<T>` shows up as a `value` step after a list index; people
+                    // wrote `offers[0].price`, not `offers[0].value.price`.
+                    *path.borrow_mut() = e.path().to_string().replace("].value.", "].");
                     e.into_inner()
                 })
             });
@@ -117,10 +126,14 @@ impl Source {
             if let Some(hint) = unknown_field_hint(message) {
                 error = error.help(hint);
             }
-        } else if message.contains("budget breached") {
+        } else if message.starts_with("tabs disallowed") {
+            error = error.help("indent with spaces; YAML does not allow tabs for indentation");
+        } else if message.starts_with("multiple YAML documents") {
+            error = error.help("one file holds one document: remove the `---` line and what follows, or split the file");
+        } else if message.contains("budget breached") || message.starts_with("recursion limit") {
             error = error.help(
-                "the document is too large or too deeply nested (aliases expanded); \
-                 write it out plainly",
+                "write the values out without anchors and aliases, and keep nesting shallow; \
+                 profiles and rule files are small documents",
             );
         }
         error
@@ -145,11 +158,39 @@ fn strip_location_suffix(message: &str) -> &str {
     }
 }
 
-/// Plainer words for serde's terse type names.
+/// Plainer words for serde's terse type names and the YAML library's own vocabulary.
 fn humanize(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest
+            .split(", set DuplicateKeyPolicy")
+            .next()
+            .unwrap_or(rest);
+        return format!("the key `{key}` is given twice; each key may appear once");
+    }
+    if message.contains("budget breached") {
+        return "the YAML expands beyond the size allowed (anchors and aliases, or very many \
+                nodes), so it was refused before it could use up memory"
+            .to_owned();
+    }
+    if message.starts_with("recursion limit exceeded") {
+        return "the YAML is nested too deeply".to_owned();
+    }
+    if message.starts_with("multiple YAML documents detected") {
+        return "the file holds more than one YAML document (a `---` line separates them)"
+            .to_owned();
+    }
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|r| r.strip_suffix('`'))
+    {
+        return format!("the required field `{field}` is missing");
+    }
     let replacements = [
         ("invalid u32", "expected a whole number of 0 or more"),
         ("invalid u64", "expected a whole number of 0 or more"),
+        ("invalid i64", "expected a whole number"),
+        ("invalid i128", "expected a whole number"),
+        ("invalid u128", "expected a whole number of 0 or more"),
         ("invalid floating point", "expected a number"),
         (
             "expected mapping start",
