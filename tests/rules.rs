@@ -242,4 +242,51 @@ fn user_text_cannot_inject_markup_into_the_memo() {
     assert!(!title.contains("<img"), "{title}");
     assert!(!title.contains("[click]"), "{title}");
     assert!(title.contains("&lt;img"), "{title}");
+    assert_tables_intact(&md);
+}
+
+#[test]
+fn a_newline_in_the_name_cannot_start_a_heading_or_break_a_table() {
+    let graph = common::graph();
+    let yaml = BASE.replace(
+        "name: t",
+        "name: \"x\\n# Approved | ok |\\n<script>alert(1)</script>\"",
+    );
+    let source = decide::Source::new("p.yaml", yaml);
+    let (profile, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
+    let md = decide::Memo::embedded()
+        .unwrap()
+        .render(&graph, &profile, &e, decide::Format::Markdown)
+        .unwrap();
+    assert!(!md.lines().any(|l| l.starts_with("# Approved")), "{md}");
+    assert!(!md.contains("<script>"), "{md}");
+    assert_tables_intact(&md);
+}
+
+/// Every row of every Markdown table has as many cells as the table's header.
+fn assert_tables_intact(md: &str) {
+    let cells = |line: &str| {
+        let mut n = 0;
+        let mut escaped = false;
+        for c in line.chars() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '|' if !escaped => n += 1,
+                _ => escaped = false,
+            }
+        }
+        n
+    };
+    let mut header: Option<usize> = None;
+    for line in md.lines() {
+        if line.starts_with('|') {
+            let n = cells(line);
+            match header {
+                None => header = Some(n),
+                Some(h) => assert_eq!(n, h, "table row breaks its table: {line}"),
+            }
+        } else {
+            header = None;
+        }
+    }
 }

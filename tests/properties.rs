@@ -1,0 +1,163 @@
+//! Properties that must hold for every profile, not just the examples (proptest).
+//!
+//! Profiles are generated over the whole format: every task, sizes from 0.1B to 1,000B, 1 to 200
+//! GPUs, 0 to 744 hours, each requirement flag, budgets, job hours on any catalog offer and any
+//! proposal. The properties: every valid profile is decided and rendered; the same input gives
+//! the same bytes; more busy hours or one more requirement never turns bare metal into
+//! containers; a mutated profile is refused with a message that names the field.
+
+mod common;
+
+use std::sync::LazyLock;
+
+use decide::{ErrorKind, Format, Graph, Memo, Source};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
+static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().unwrap());
+
+fn offer_ids() -> Vec<String> {
+    GRAPH.policy().offer_ids().map(str::to_owned).collect()
+}
+
+/// A valid profile, as the JSON value of its YAML.
+fn profile() -> impl Strategy<Value = Value> {
+    let ids = offer_ids();
+    let workload = (
+        prop::sample::select(vec![
+            "lora_finetune",
+            "full_finetune",
+            "pretrain",
+            "inference",
+        ]),
+        prop_oneof![0.1f64..20.0, 20.0f64..1000.0],
+        prop::sample::subsequence(vec!["data", "tensor", "pipeline"], 0..=3),
+        1u32..=4,
+        prop::option::of(0.1f64..20_000.0),
+        prop::option::of(prop::sample::select(vec!["low", "high"])),
+    )
+        .prop_map(|(task, params, parallelism, nodes, tokens, concurrency)| {
+            json!({"task": task, "model_params_b": params, "parallelism": parallelism,
+                   "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency})
+        });
+    let usage = (1u32..=200, 0.0f64..=744.0, 1u32..=36).prop_map(|(gpus, hours, months)| {
+        json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
+    });
+    let requirements = any::<[bool; 4]>().prop_map(|f| {
+        json!({"physical_isolation": f[0], "domestic_accelerator": f[1],
+               "custom_kernel": f[2], "custom_network": f[3]})
+    });
+    let budget = prop::option::of(100.0f64..500_000.0);
+    let job = prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4);
+    let proposal = prop::option::of(prop::sample::select(ids));
+    (workload, usage, requirements, budget, job, proposal).prop_map(
+        |(workload, usage, requirements, budget, job, proposal)| {
+            json!({
+                "name": "generated",
+                "workload": workload,
+                "usage": usage,
+                "requirements": requirements,
+                "budget": {"monthly_cny": budget},
+                "job": {"hours": job},
+                "proposal": {"offer": proposal},
+            })
+        },
+    )
+}
+
+/// Decides a profile value and renders both formats.
+fn decide(value: &Value) -> decide::Result<(String, String, String)> {
+    let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
+    let (profile, evaluation) = decide::decide(&GRAPH, &source, common::as_of())?;
+    let md = MEMO.render(&GRAPH, &profile, &evaluation, Format::Markdown)?;
+    let json = MEMO.render(&GRAPH, &profile, &evaluation, Format::Json)?;
+    Ok((evaluation.decision.deployment, md, json))
+}
+
+fn deployment(value: &Value) -> String {
+    match decide(value) {
+        Ok((deployment, _, _)) => deployment,
+        Err(e) => panic!("{}\n{value}", e.render()),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        // Failing inputs found so far are replayed first, from the committed file
+        // `tests/properties.proptest-regressions`.
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn every_valid_profile_is_decided_and_rendered(p in profile()) {
+        let decided = decide(&p);
+        prop_assert!(decided.is_ok(), "{}\n{p}", decided.unwrap_err().render());
+        let (_, md, json) = decided.unwrap();
+        prop_assert!(md.starts_with("# GPU procurement memo: generated\n"));
+        prop_assert!(serde_json::from_str::<Value>(&json).is_ok());
+    }
+
+    #[test]
+    fn the_same_profile_gives_the_same_bytes(p in profile()) {
+        let a = decide(&p).map_err(|e| e.render());
+        let b = decide(&p).map_err(|e| e.render());
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn more_busy_hours_never_turn_bare_metal_into_containers(
+        p in profile(),
+        extra in 0.0f64..744.0,
+    ) {
+        if deployment(&p) == "bare_metal" {
+            let mut more = p.clone();
+            let hours = p["usage"]["hours_per_gpu_month"].as_f64().unwrap();
+            more["usage"]["hours_per_gpu_month"] = json!((hours + extra).min(744.0));
+            prop_assert_eq!(deployment(&more), "bare_metal", "{}", more);
+        }
+    }
+
+    #[test]
+    fn one_more_requirement_never_turns_bare_metal_into_containers(
+        p in profile(),
+        flag in prop::sample::select(vec![
+            "physical_isolation", "domestic_accelerator", "custom_kernel", "custom_network",
+        ]),
+    ) {
+        if deployment(&p) == "bare_metal" {
+            let mut more = p.clone();
+            more["requirements"][flag] = json!(true);
+            prop_assert_eq!(deployment(&more), "bare_metal", "{}", more);
+        }
+    }
+
+    #[test]
+    fn mutated_profiles_are_refused_with_a_message_naming_the_field(
+        p in profile(),
+        mutation in 0usize..8,
+    ) {
+        let mut bad = p.clone();
+        let field = match mutation {
+            0 => { bad["usage"]["gpus"] = json!(0); "usage.gpus" }
+            1 => { bad["usage"]["hours_per_gpu_month"] = json!(745.5); "usage.hours_per_gpu_month" }
+            2 => { bad["workload"]["model_params_b"] = json!(-1.0); "workload.model_params_b" }
+            3 => { bad["workload"]["task"] = json!("training"); "workload.task" }
+            4 => { bad["usage"]["gpus"] = json!("eight"); "usage.gpus" }
+            5 => { bad["requirements"]["physical_isolaton"] = json!(true); "requirements.physical_isolaton" }
+            6 => { bad["proposal"]["offer"] = json!("no-such-offer"); "proposal.offer" }
+            _ => { bad["budget"]["monthly_cny"] = json!(0); "budget.monthly_cny" }
+        };
+        let err = decide(&bad).err();
+        prop_assert!(err.is_some(), "accepted: {bad}");
+        let err = err.unwrap();
+        prop_assert_eq!(err.kind(), ErrorKind::Profile);
+        let shown = err.render();
+        prop_assert!(shown.contains(field), "{shown}");
+        prop_assert!(shown.contains("generated.yaml:1:"), "{shown}");
+    }
+}
