@@ -7,6 +7,11 @@
 //! rules/*.yaml ─► policy::Policy ─► graph::Graph ┴► eval (Evaluation/Decision) ─► memo ─► .md / .json
 //! ```
 //!
+//! The policy owner's toolkit works on the same pieces: `check` (what `decide validate` finds
+//! in a compiled graph, decision tables included), `suite` (policy test cases and coverage),
+//! `diff` (two graphs over the same profiles), `diagram` (the graph as Mermaid or DOT) and
+//! `schema` (JSON Schemas of the formats people write).
+//!
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 
