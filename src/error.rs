@@ -48,7 +48,21 @@ pub struct Position {
 pub struct Origin {
     pub name: String,
     pub text: Option<std::sync::Arc<str>>,
+    /// The position within `text`.
     pub position: Option<Position>,
+    /// The line of the file `text` starts at (1 unless `text` is one document of a stream).
+    pub first_line: usize,
+}
+
+impl Origin {
+    /// The position in the whole file.
+    #[must_use]
+    pub fn file_position(&self) -> Option<Position> {
+        self.position.map(|p| Position {
+            line: p.line + self.first_line - 1,
+            column: p.column,
+        })
+    }
 }
 
 /// An error for people: boxed so `Result<T, Error>` stays one pointer wide.
@@ -127,6 +141,7 @@ impl Error {
             name: name.into(),
             text: None,
             position: None,
+            first_line: 1,
         });
         self
     }
@@ -143,7 +158,18 @@ impl Error {
             name: name.to_owned(),
             text: Some(text.clone()),
             position,
+            first_line: 1,
         });
+        self
+    }
+
+    /// Says that the text the error points into starts at line `first_line` of its file (one
+    /// document of a multi-document stream), so that line numbers are the file's.
+    #[must_use]
+    pub fn starting_at_line(mut self, first_line: usize) -> Self {
+        if let Some(origin) = &mut self.0.origin {
+            origin.first_line = first_line.max(1);
+        }
         self
     }
 
@@ -228,12 +254,14 @@ impl Error {
                     let span = byte_span(text, pos);
                     group = group.element(
                         Snippet::source(&**text)
+                            .line_start(origin.first_line)
                             .path(&origin.name)
                             .fold(true)
                             .annotation(AnnotationKind::Primary.span(span)),
                     );
                 }
-                (_, Some(pos)) => {
+                (_, Some(_)) => {
+                    let pos = origin.file_position().expect("a position");
                     plain_location = Some(format!("{}:{}:{}", origin.name, pos.line, pos.column));
                 }
                 _ => plain_location = Some(origin.name.clone()),
@@ -277,7 +305,7 @@ impl fmt::Display for Error {
         }
         f.write_str(&self.0.message)?;
         if let Some(origin) = &self.0.origin {
-            match origin.position {
+            match origin.file_position() {
                 Some(p) => write!(f, " ({}:{}:{})", origin.name, p.line, p.column)?,
                 None => write!(f, " ({})", origin.name)?,
             }

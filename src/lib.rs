@@ -15,6 +15,7 @@
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 
+pub mod batch;
 pub mod check;
 pub mod cli;
 pub mod decision;

@@ -5,6 +5,7 @@
 //! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
 //! decision is made.
 
+mod batch;
 mod diff;
 mod graph;
 mod schema;
@@ -26,6 +27,7 @@ Examples:
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
+  decide batch fleet/ --as-of 2026-09-04 > decisions.jsonl
   decide validate --rules ./my-rules
   decide test --rules ./my-rules
   decide diff rules ./my-rules examples/
@@ -70,6 +72,7 @@ pub struct Args {
 /// The policy author's commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Batch(batch::Args),
     Validate(validate::Args),
     Schema(schema::Args),
     Graph(graph::Args),
@@ -113,6 +116,7 @@ pub fn main() -> ExitCode {
     };
     let result = match &args.command {
         None => run(&args).map(|()| Outcome::Clean),
+        Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Validate(a)) => validate::run(a),
         Some(Command::Schema(a)) => schema::run(a),
         Some(Command::Graph(a)) => graph::run(a),

@@ -1,0 +1,263 @@
+//! Batch evaluation: a fleet of profiles through one compiled graph, in parallel, in input order.
+//!
+//! A platform team re-decides every workload whenever prices or the policy change, so the
+//! policy and the templates are compiled once and shared, and profiles are decided on every
+//! core (rayon) in chunks whose results are written in input order. Inputs are files, folders of
+//! them, or streams: a file of JSON lines or a multi-document YAML stream, told apart by their
+//! content. A bad profile is an error for that profile only, reported with its file and the line
+//! in that file; the others go on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::graph::Graph;
+use crate::memo::{Format, Memo};
+use crate::source::Source;
+
+/// One profile of the batch: its text, where it came from, and a name for its memo file.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub source: Source,
+    /// The line of the file this profile's text starts at.
+    pub first_line: usize,
+    /// A file-name-safe label, unique in the batch (`lora-7b-4090`, `fleet-00042`).
+    pub label: String,
+}
+
+/// What deciding one item gave.
+#[derive(Debug)]
+pub struct Decided {
+    /// The rendered output: one JSON line, or a Markdown memo.
+    pub text: String,
+    pub deployment: String,
+    pub offer: String,
+    /// The record's monthly cost, if the policy gives one.
+    pub monthly_cny: Option<f64>,
+}
+
+/// Counts over a whole batch, for the closing summary.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub decided: usize,
+    pub failed: usize,
+    pub by_deployment: BTreeMap<String, usize>,
+    pub by_offer: BTreeMap<String, usize>,
+    pub monthly_cny: f64,
+}
+
+impl Summary {
+    /// Adds one result.
+    pub fn add(&mut self, result: &Result<Decided>) {
+        match result {
+            Ok(d) => {
+                self.decided += 1;
+                *self.by_deployment.entry(d.deployment.clone()).or_default() += 1;
+                *self.by_offer.entry(d.offer.clone()).or_default() += 1;
+                self.monthly_cny += d.monthly_cny.unwrap_or(0.0);
+            }
+            Err(_) => self.failed += 1,
+        }
+    }
+}
+
+/// How each profile is rendered.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub format: Format,
+    pub as_of: jiff::civil::Date,
+    /// Keep the trace in JSON lines (it is most of a record's size).
+    pub trace: bool,
+}
+
+/// Reads every input (`-` is standard input; a folder gives its `*.yaml`, `*.yml`, `*.json` and
+/// `*.jsonl` files in name order) and splits each into profiles.
+///
+/// # Errors
+/// An input that cannot be read (missing, too large, not UTF-8): nothing is decided then,
+/// because a batch with a missing input is not the batch that was asked for.
+pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Item>> {
+    let mut items = Vec::new();
+    let mut labels = std::collections::HashSet::new();
+    for path in paths {
+        let sources = if path == Path::new("-") {
+            vec![Source::stdin(ErrorKind::Profile)?]
+        } else if path.is_dir() {
+            profile_files(path)?
+                .iter()
+                .map(|p| Source::read(p, ErrorKind::Profile))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            vec![Source::read(path, ErrorKind::Profile)?]
+        };
+        for source in sources {
+            for mut item in split(&source) {
+                let base = item.label.clone();
+                let mut n = 1;
+                while !labels.insert(item.label.clone()) {
+                    n += 1;
+                    item.label = format!("{base}-{n}");
+                }
+                items.push(item);
+            }
+        }
+    }
+    Ok(items)
+}
+
+fn profile_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
+            .in_file(dir.display().to_string())
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|x| {
+                    ["yaml", "yml", "json", "jsonl"]
+                        .iter()
+                        .any(|e| x.eq_ignore_ascii_case(e))
+                })
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Splits one input by its content: JSON lines (every non-blank line a `{...}` object), a YAML
+/// stream (documents separated by `---` lines), or one profile.
+#[must_use]
+pub fn split(source: &Source) -> Vec<Item> {
+    let stem = Path::new(&source.name)
+        .file_stem()
+        .map_or_else(|| "stdin".to_owned(), |s| safe_label(&s.to_string_lossy()));
+    let text = &*source.text;
+    let lines: Vec<&str> = text.lines().collect();
+    let content: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#')
+        })
+        .map(|(i, l)| (i + 1, *l))
+        .collect();
+    let json_lines = content.len() > 1
+        && content.iter().all(|(_, l)| {
+            let t = l.trim();
+            t.starts_with('{') && t.ends_with('}')
+        });
+    let mut docs: Vec<(usize, String)> = Vec::new();
+    if json_lines {
+        docs.extend(content.iter().map(|(n, l)| (*n, (*l).to_owned())));
+    } else {
+        let mut start = 1;
+        let mut current = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            let marker = *line == "---" || line.starts_with("--- ") || *line == "...";
+            if marker {
+                docs.push((start, std::mem::take(&mut current)));
+                start = i + 2;
+                continue;
+            }
+            current.push_str(line);
+            current.push('\n');
+        }
+        docs.push((start, current));
+        docs.retain(|(_, d)| {
+            d.lines()
+                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        });
+        if docs.is_empty() {
+            // An empty file is one (bad) profile, so that it is reported, not skipped.
+            docs.push((1, text.to_owned()));
+        }
+    }
+    let many = docs.len() > 1;
+    docs.into_iter()
+        .enumerate()
+        .map(|(i, (first_line, text))| Item {
+            source: Source::new(source.name.clone(), text),
+            first_line,
+            label: if many {
+                format!("{stem}-{:05}", i + 1)
+            } else {
+                stem.clone()
+            },
+        })
+        .collect()
+}
+
+fn safe_label(s: &str) -> String {
+    let label: String = s
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if label.is_empty() {
+        "profile".to_owned()
+    } else {
+        label
+    }
+}
+
+/// Decides and renders one item; errors carry the item's file and line.
+pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> Result<Decided> {
+    let run = || -> Result<Decided> {
+        let (profile, mut evaluation) = crate::decide(graph, &item.source, options.as_of)?;
+        let decision = &evaluation.decision;
+        let deployment = decision.deployment.clone();
+        let offer = decision.offer.clone();
+        let monthly_cny = decision
+            .costs
+            .get(crate::diff::MONTHLY_COST)
+            .and_then(serde_json::Value::as_f64);
+        let text = match options.format {
+            Format::Json => {
+                if !options.trace {
+                    evaluation.decision.trace.clear();
+                }
+                let mut line = serde_json::to_string(&evaluation.decision)
+                    .map_err(|e| Error::new(ErrorKind::Eval, format!("cannot write JSON: {e}")))?;
+                line.push('\n');
+                line
+            }
+            Format::Markdown => memo.render(graph, &profile, &evaluation, Format::Markdown)?,
+        };
+        Ok(Decided {
+            text,
+            deployment,
+            offer,
+            monthly_cny,
+        })
+    };
+    // Profile errors point into the item's text: give them the file's line numbers. Other
+    // errors (a rules fault found at run time) point into rule files and stay as they are.
+    run().map_err(|e| match e.kind() {
+        ErrorKind::Profile => e.starting_at_line(item.first_line),
+        _ => e,
+    })
+}
+
+/// Decides `items` on every core; results are in input order.
+#[must_use]
+pub fn decide_all(
+    graph: &Graph,
+    memo: &Memo,
+    items: &[Item],
+    options: Options,
+) -> Vec<Result<Decided>> {
+    items
+        .par_iter()
+        .map(|item| decide_one(graph, memo, item, options))
+        .collect()
+}

@@ -1,0 +1,177 @@
+//! `decide batch`: many profiles with one compiled policy, in parallel, output in input order.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use crate::batch::{self, Item, Options, Summary};
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::group_thousands;
+use crate::{Format, Graph, Memo};
+
+use super::{Outcome, OutputFormat};
+
+/// Profiles decided per parallel chunk: large enough to keep every core busy, small enough
+/// that output starts at once and memory stays flat on huge batches.
+const CHUNK: usize = 4096;
+
+/// Decide many profiles at once: files, folders, JSON lines or YAML streams.
+///
+/// The policy and templates are compiled once; profiles are decided on every core and written
+/// in input order. A bad profile is reported with its file and line and does not stop the
+/// others. A summary (per deployment, per offer, total monthly cost) closes the run on stderr.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  decide batch profiles/ > decisions.jsonl
+  decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl
+  decide batch team-a.yaml team-b.yaml --format md --out memos/
+  cat fleet.yaml | decide batch -
+
+Inputs are told apart by content: a file whose every line is a JSON object is JSON lines; a
+file with `---` lines is a YAML stream; anything else is one profile.
+
+Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
+input cannot be read, 2 usage error.")]
+pub struct Args {
+    /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// `json`: one decision record per line, in input order; `md`: one memo per profile in --out.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Json)]
+    pub format: OutputFormat,
+    /// The folder memos are written to (required with `--format md`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write the JSON lines to this file (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A rules folder to use instead of the embedded default policy.
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// The date prices are judged at (YYYY-MM-DD); default today.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
+    pub as_of: Option<jiff::civil::Date>,
+    /// Keep each record's trace in the JSON lines (most of its size; off by default).
+    #[arg(long)]
+    pub trace: bool,
+}
+
+pub fn run(args: &Args) -> Result<Outcome> {
+    let format = match args.format {
+        OutputFormat::Md => Format::Markdown,
+        OutputFormat::Json => Format::Json,
+    };
+    if format == Format::Markdown && args.out.is_none() {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            "`--format md` writes one memo per profile and needs `--out DIR`",
+        ));
+    }
+    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let memo = Memo::embedded()?;
+    let items = batch::inputs(&args.inputs)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot create the output folder: {e}"),
+            )
+            .in_file(dir.display().to_string())
+        })?;
+    }
+    let options = Options {
+        format,
+        as_of: args
+            .as_of
+            .unwrap_or_else(|| jiff::ZonedDateTime::now().date()),
+        trace: args.trace,
+    };
+    let progress = progress_bar(items.len());
+    let mut summary = Summary::default();
+    let mut json = String::new();
+    let mut stdout = std::io::stdout().lock();
+    for chunk in items.chunks(CHUNK) {
+        let results = batch::decide_all(&graph, &memo, chunk, options);
+        for (item, result) in chunk.iter().zip(results) {
+            summary.add(&result);
+            match result {
+                Ok(decided) => match (&args.out, format) {
+                    (Some(dir), Format::Markdown) => {
+                        let path = dir.join(format!("{}.md", item.label));
+                        super::write_atomically(&path, decided.text.as_bytes())?;
+                    }
+                    _ if args.output.is_some() => json.push_str(&decided.text),
+                    _ => write_out(&mut stdout, &decided.text)?,
+                },
+                Err(e) => {
+                    progress.suspend(|| eprintln!("{}\n", e.render()));
+                }
+            }
+        }
+        progress.inc(chunk.len() as u64);
+    }
+    progress.finish_and_clear();
+    if let Some(path) = &args.output {
+        super::write_atomically(path, json.as_bytes())?;
+    }
+    eprint!("{}", summary_text(&summary, &items));
+    Ok(if summary.failed > 0 {
+        Outcome::Flagged
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn write_out(out: &mut impl Write, text: &str) -> Result<()> {
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
+            ErrorKind::Io,
+            format!("cannot write to standard output: {e}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A progress bar on stderr for long batches on a terminal; hidden otherwise.
+fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    if total < 2 * CHUNK || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} profiles, {per_sec}, {eta} left",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn summary_text(s: &Summary, items: &[Item]) -> String {
+    let count = |n: usize| group_thousands(n as f64, 0);
+    let mut out = format!(
+        "{} profiles: {} decided, {} failed.\n",
+        count(items.len()),
+        count(s.decided),
+        count(s.failed)
+    );
+    let join = |map: &std::collections::BTreeMap<String, usize>| {
+        let mut pairs: Vec<(&String, &usize)> = map.iter().collect();
+        pairs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k} {}", count(**v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if s.decided > 0 {
+        let _ = writeln!(out, "By deployment: {}.", join(&s.by_deployment));
+        let _ = writeln!(out, "By offer: {}.", join(&s.by_offer));
+        let _ = writeln!(
+            out,
+            "Total monthly cost: ¥{}.",
+            group_thousands(s.monthly_cny, 0)
+        );
+    }
+    out
+}
