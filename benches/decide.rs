@@ -1,0 +1,94 @@
+//! Benchmarks (divan): compiling the embedded policy, deciding one profile on the compiled graph
+//! (trace kept), deciding plus JSON, deciding plus the Markdown memo, and batch throughput.
+//!
+//! Run with `cargo bench`; numbers and the machine are in the README's "Performance" section.
+
+use std::sync::LazyLock;
+
+use decide::batch::{self, Item, Options};
+use decide::{Format, Graph, Memo, Policy, Profile, Source};
+
+fn main() {
+    divan::main();
+}
+
+static GRAPH: LazyLock<Graph> =
+    LazyLock::new(|| Graph::compile(Policy::embedded().unwrap()).unwrap());
+static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().unwrap());
+
+const PROFILE: &str = include_str!("../examples/pretrain-70b-job.yaml");
+
+fn as_of() -> jiff::civil::Date {
+    "2026-09-04".parse().unwrap()
+}
+
+fn profile() -> Profile {
+    Profile::from_source(&Source::new("pretrain-70b-job.yaml", PROFILE)).unwrap()
+}
+
+/// Loading and compiling the embedded policy and the memo templates (once per process).
+#[divan::bench]
+fn compile_policy() -> (Graph, Memo) {
+    (
+        Graph::compile(Policy::embedded().unwrap()).unwrap(),
+        Memo::embedded().unwrap(),
+    )
+}
+
+/// Parsing one profile from YAML.
+#[divan::bench]
+fn parse_profile(b: divan::Bencher) {
+    let source = Source::new("pretrain-70b-job.yaml", PROFILE);
+    b.bench(|| Profile::from_source(divan::black_box(&source)).unwrap());
+}
+
+/// Evaluating one parsed profile on the compiled graph, trace kept.
+#[divan::bench]
+fn evaluate(b: divan::Bencher) {
+    let (graph, profile, as_of) = (&*GRAPH, profile(), as_of());
+    b.bench(|| graph.evaluate(divan::black_box(&profile), as_of).unwrap());
+}
+
+/// Evaluating plus the JSON record.
+#[divan::bench]
+fn evaluate_json(b: divan::Bencher) {
+    let (graph, memo, profile, as_of) = (&*GRAPH, &*MEMO, profile(), as_of());
+    b.bench(|| {
+        let e = graph.evaluate(divan::black_box(&profile), as_of).unwrap();
+        memo.render(graph, &profile, &e, Format::Json).unwrap()
+    });
+}
+
+/// Evaluating plus the Markdown memo.
+#[divan::bench]
+fn evaluate_markdown(b: divan::Bencher) {
+    let (graph, memo, profile, as_of) = (&*GRAPH, &*MEMO, profile(), as_of());
+    b.bench(|| {
+        let e = graph.evaluate(divan::black_box(&profile), as_of).unwrap();
+        memo.render(graph, &profile, &e, Format::Markdown).unwrap()
+    });
+}
+
+/// Batch throughput: 10,000 JSON-lines profiles parsed, decided in parallel and written as JSON
+/// lines (no trace), as `decide batch` does.
+#[divan::bench(sample_count = 10)]
+fn batch_10k(b: divan::Bencher) {
+    let mut text = String::new();
+    for i in 0..10_000 {
+        let task = ["lora_finetune", "full_finetune", "pretrain", "inference"][i % 4];
+        text.push_str(&format!(
+            "{{\"name\": \"p{i}\", \"workload\": {{\"task\": \"{task}\", \"model_params_b\": {}}}, \"usage\": {{\"gpus\": {}, \"hours_per_gpu_month\": {}}}}}\n",
+            1 + i % 90,
+            1 + i % 16,
+            (i * 37) % 745
+        ));
+    }
+    let items: Vec<Item> = batch::split(&Source::new("fleet.jsonl", text));
+    let options = Options {
+        format: Format::Json,
+        as_of: as_of(),
+        trace: false,
+    };
+    b.counter(divan::counter::ItemsCount::new(items.len()))
+        .bench(|| batch::decide_all(&GRAPH, &MEMO, &items, options));
+}
