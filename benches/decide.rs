@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo bench`; numbers and the machine are in the README's "Performance" section.
 
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use decide::batch::{self, Item, Options};
@@ -76,12 +77,13 @@ fn batch_10k(b: divan::Bencher) {
     let mut text = String::new();
     for i in 0..10_000 {
         let task = ["lora_finetune", "full_finetune", "pretrain", "inference"][i % 4];
-        text.push_str(&format!(
-            "{{\"name\": \"p{i}\", \"workload\": {{\"task\": \"{task}\", \"model_params_b\": {}}}, \"usage\": {{\"gpus\": {}, \"hours_per_gpu_month\": {}}}}}\n",
+        let _ = writeln!(
+            text,
+            "{{\"name\": \"p{i}\", \"workload\": {{\"task\": \"{task}\", \"model_params_b\": {}}}, \"usage\": {{\"gpus\": {}, \"hours_per_gpu_month\": {}}}}}",
             1 + i % 90,
             1 + i % 16,
             (i * 37) % 745
-        ));
+        );
     }
     let items: Vec<Item> = batch::split(&Source::new("fleet.jsonl", text));
     let options = Options {
