@@ -291,7 +291,10 @@ fn byte_span(text: &str, pos: Position) -> Range<usize> {
             let len = rest
                 .find(|c: char| c.is_whitespace() || c == ',' || c == ']' || c == '}')
                 .unwrap_or(rest.len());
-            return start..start + len.max(usize::from(!rest.is_empty())).min(rest.len());
+            // At least the first character, whole: a span must not end inside a multi-byte
+            // character (U+0085 NEL counts as whitespace and is two bytes).
+            let first = rest.chars().next().map_or(0, char::len_utf8);
+            return start..start + len.max(first);
         }
         offset += line.len();
     }
@@ -327,4 +330,29 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_never_end_inside_a_character() {
+        // Found by the fuzzer: U+0085 (NEL) is whitespace and two bytes long.
+        for text in ["\u{85}y", "é", "名前: 值", "a\u{85}", "\u{2028}\u{2029}x"] {
+            for column in 1..=4 {
+                let span = byte_span(text, Position { line: 1, column });
+                assert!(text.is_char_boundary(span.start), "{text:?} {span:?}");
+                assert!(text.is_char_boundary(span.end), "{text:?} {span:?}");
+                let shown = Error::new(ErrorKind::Profile, "x")
+                    .at(
+                        "t.yaml",
+                        &std::sync::Arc::from(text),
+                        Some(Position { line: 1, column }),
+                    )
+                    .render();
+                assert!(shown.contains("t.yaml"));
+            }
+        }
+    }
 }
