@@ -156,11 +156,39 @@ impl Run<'_> {
         let mut criteria = Vec::new();
         let mut warnings = Vec::new();
         let mut checklist = Vec::new();
+        // Values that read no profile field are computed once per `as_of` and reused.
+        let cached = self
+            .graph
+            .profile_free
+            .lock()
+            .ok()
+            .and_then(|c| c.clone())
+            .filter(|c| c.as_of == as_of);
+        let mut cached_at: Vec<Option<&Value>> = vec![None; c.nodes.len()];
+        if let Some(cache) = &cached {
+            for (i, v) in cache.values.iter() {
+                cached_at[*i] = Some(v);
+            }
+        }
         for &i in &c.order {
             let node = &c.nodes[i];
-            let value = self.node(node)?;
+            let value = match cached_at[i] {
+                Some(v) => v.clone(),
+                None => self.node(node)?,
+            };
             let _ = self.slots[self.graph.owner().names.index[node.id]].set(value.clone());
             values.insert(node.id.to_owned(), value);
+        }
+        if cached.is_none() {
+            let free: Arc<[(usize, Value)]> = c
+                .order
+                .iter()
+                .filter(|&&i| c.profile_free[i])
+                .map(|&i| (i, values[c.nodes[i].id].clone()))
+                .collect();
+            if let Ok(mut slot) = self.graph.profile_free.lock() {
+                *slot = Some(crate::graph::ProfileFree { as_of, values: free });
+            }
         }
         // Texts render once every value is known; outcomes are listed in policy order.
         for node in &c.nodes {

@@ -193,6 +193,9 @@ pub(crate) struct Compiled<'a> {
     pub outputs: Outputs<'a>,
     /// Indices of the nodes the outputs read.
     pub output_deps: Vec<usize>,
+    /// Per node: whether its value is the same for every profile (it reads no profile field,
+    /// directly or through the nodes it reads).
+    pub profile_free: Vec<bool>,
 }
 
 #[derive(Debug)]
@@ -216,7 +219,19 @@ self_cell::self_cell!(
 
 /// A policy compiled into an evaluable graph. Build it once; evaluate it for many profiles.
 #[derive(Debug)]
-pub struct Graph(Cell);
+pub struct Graph {
+    cell: Cell,
+    /// Values of the nodes that read no profile field, for the last `as_of` date evaluated:
+    /// they are the same for every profile (a batch computes them once).
+    pub(crate) profile_free: std::sync::Mutex<Option<ProfileFree>>,
+}
+
+/// Node values that do not depend on the profile, for one `as_of` date.
+#[derive(Debug, Clone)]
+pub(crate) struct ProfileFree {
+    pub as_of: jiff::civil::Date,
+    pub values: Arc<[(usize, Value)]>,
+}
 
 /// The `costs` entries the decision record promises (its stable JSON contract).
 pub const REQUIRED_COSTS: &[&str] = &[
@@ -232,15 +247,18 @@ impl Graph {
     /// Compiles every expression and template of `policy` and orders the nodes.
     pub fn compile(policy: Policy) -> Result<Self> {
         let owner = build_owner(policy)?;
-        Cell::try_new(owner, compile_nodes).map(Graph)
+        Cell::try_new(owner, compile_nodes).map(|cell| Graph {
+            cell,
+            profile_free: std::sync::Mutex::new(None),
+        })
     }
 
     pub(crate) fn owner(&self) -> &Owner {
-        self.0.borrow_owner()
+        self.cell.borrow_owner()
     }
 
     pub(crate) fn compiled(&self) -> &Compiled<'_> {
-        self.0.borrow_dependent()
+        self.cell.borrow_dependent()
     }
 
     /// The policy this graph was compiled from.
@@ -674,11 +692,18 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         return Err(e);
     }
     let (outputs, output_deps) = outputs.expect("outputs compiled when there is no error");
+    let order = stable_order(&nodes);
+    let mut profile_free = vec![false; nodes.len()];
+    for &i in &order {
+        let n = &nodes[i];
+        profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
+    }
     Ok(Compiled {
-        order: stable_order(&nodes),
+        order,
         nodes,
         outputs,
         output_deps,
+        profile_free,
     })
 }
 
