@@ -699,8 +699,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
     }
     Ok(Compiled {
-        order,
         nodes,
+        order,
         outputs,
         output_deps,
         profile_free,
