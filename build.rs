@@ -4,6 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+#[path = "src/revision.rs"]
+#[allow(dead_code)]
+mod revision;
+
 fn main() {
     let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
@@ -37,5 +41,21 @@ fn main() {
         }
         writeln!(code, "];").unwrap();
     }
+    // The embedded rules' revision, computed once here rather than at every start.
+    let rules_dir = Path::new(&root).join("rules");
+    let mut rule_files: Vec<_> = std::fs::read_dir(&rules_dir)
+        .expect("rules/ exists")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    rule_files.sort();
+    let texts: Vec<String> = rule_files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("rule files are UTF-8"))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let revision = revision::policy(&refs).unwrap_or_else(|e| panic!("rules/ is not YAML: {e}"));
+    writeln!(code, "pub static RULES_REVISION: &str = {revision:?};").unwrap();
     std::fs::write(Path::new(&out).join("embedded.rs"), code).expect("cannot write embedded.rs");
 }

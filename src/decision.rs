@@ -33,6 +33,8 @@ pub struct Decision {
     pub checklist: Vec<ChecklistOutcome>,
     /// Every node in evaluation order with its value and why.
     pub trace: Vec<TraceEntry>,
+    /// What produced this record, for the people who sign it.
+    pub audit: Audit,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +43,19 @@ pub struct PolicyStamp {
     pub version: String,
     /// `embedded` or the `--rules` folder as given.
     pub rules: String,
+    /// The hash of what the rules mean (`sha256:` + 16 hex digits): it changes with any value
+    /// and stays with comments, formatting, key order and file order.
+    pub revision: String,
+}
+
+/// The audit trail of a record.
+#[derive(Debug, Clone, Serialize)]
+pub struct Audit {
+    /// The `decide` version that decided.
+    pub decide_version: String,
+    /// The hash of what the profile says (same canonical form as the policy revision), or none
+    /// when the profile did not come from a file.
+    pub profile_revision: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -124,10 +124,11 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
             crate::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
         };
         format!(
-            "`{}` ({}, version {})",
+            "`{}` ({}, version {}, revision `{}`)",
             md_escape(&origin),
             md_escape(&p.meta.name),
-            md_escape(&p.meta.version)
+            md_escape(&p.meta.version),
+            p.revision
         )
     };
     // Changed profiles, the weightiest change first: deployment, then offer, then the rest.

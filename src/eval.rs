@@ -320,6 +320,7 @@ impl Run<'_> {
                     PolicyOrigin::Embedded => "embedded".to_owned(),
                     PolicyOrigin::Folder(p) => p.display().to_string(),
                 },
+                revision: policy.revision.clone(),
             },
             deployment,
             offer,
@@ -329,6 +330,10 @@ impl Run<'_> {
             warnings,
             checklist,
             trace,
+            audit: crate::decision::Audit {
+                decide_version: env!("CARGO_PKG_VERSION").to_owned(),
+                profile_revision: None,
+            },
         };
         Ok(Evaluation { decision, values })
     }

@@ -28,6 +28,7 @@ pub mod graph;
 pub mod memo;
 pub mod policy;
 pub mod profile;
+pub mod revision;
 pub mod schema;
 pub mod source;
 pub mod suite;
@@ -49,6 +50,7 @@ pub fn decide(
 ) -> Result<(Profile, Evaluation)> {
     let profile = Profile::from_source(source)?;
     graph.check_profile(&profile, source)?;
-    let evaluation = graph.evaluate(&profile, as_of)?;
+    let mut evaluation = graph.evaluate(&profile, as_of)?;
+    evaluation.decision.audit.profile_revision = revision::document(&source.text).ok();
     Ok((profile, evaluation))
 }

@@ -65,6 +65,8 @@ pub struct Offer {
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub origin: PolicyOrigin,
+    /// What the rules mean, hashed (see [`crate::revision`]).
+    pub revision: String,
     pub sources: Vec<Source>,
     pub meta: PolicyMeta,
     pub outputs: Located<Outputs>,
@@ -299,8 +301,21 @@ impl Builder<'_> {
         let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
             return (None, self.errors);
         };
+        // The embedded rules' revision is stamped at build time; anything else is hashed now.
+        let unchanged_embedded = sources.len() == embedded::RULES.len()
+            && sources
+                .iter()
+                .zip(embedded::RULES)
+                .all(|(s, (_, text))| &*s.text == *text);
+        let revision = if unchanged_embedded {
+            embedded::RULES_REVISION.to_owned()
+        } else {
+            let texts: Vec<&str> = sources.iter().map(|s| &*s.text).collect();
+            crate::revision::policy(&texts).unwrap_or_default()
+        };
         let policy = Policy {
             origin,
+            revision,
             sources: sources.to_vec(),
             meta: meta.item,
             outputs,

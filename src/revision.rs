@@ -1,0 +1,91 @@
+//! Revision hashes: exactly which policy and which profile a memo was decided from.
+//!
+//! An approved memo is an audit record, so it names the policy by the hash of what the rules
+//! mean, not of their bytes: each file is read as YAML, written back as canonical JSON (mapping
+//! keys sorted, no whitespace, no comments) and the files are hashed in a fixed order, so
+//! reformatting, comments, key order and file order do not change the revision, while any
+//! changed value (a price, a threshold, a row) does. Profiles are hashed the same way. This file
+//! is also compiled into `build.rs`, which stamps the embedded rules' revision at build time.
+
+use sha2::{Digest, Sha256};
+
+/// The canonical JSON text of a value: mapping keys sorted, no whitespace.
+fn canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The canonical JSON text of one YAML document.
+///
+/// # Errors
+/// The text is not YAML (the caller has already reported why, so the message is short).
+pub fn canonical_yaml(text: &str) -> Result<String, String> {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let value: serde_json::Value =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    canonical(&value, &mut out);
+    Ok(out)
+}
+
+fn hex(digest: &[u8], chars: usize) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(chars);
+    for byte in digest {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out.truncate(chars);
+    out
+}
+
+/// The revision of a policy made of these rule files: `sha256:` and 16 hex digits.
+///
+/// # Errors
+/// A file is not YAML.
+pub fn policy(texts: &[&str]) -> Result<String, String> {
+    let mut docs = texts
+        .iter()
+        .map(|t| canonical_yaml(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    docs.sort();
+    let mut hasher = Sha256::new();
+    for doc in &docs {
+        hasher.update(doc.len().to_le_bytes());
+        hasher.update(doc.as_bytes());
+    }
+    Ok(format!("sha256:{}", hex(&hasher.finalize(), 16)))
+}
+
+/// The revision of one document (a profile): `sha256:` and 16 hex digits.
+///
+/// # Errors
+/// The text is not YAML.
+pub fn document(text: &str) -> Result<String, String> {
+    let doc = canonical_yaml(text)?;
+    Ok(format!("sha256:{}", hex(&Sha256::digest(doc.as_bytes()), 16)))
+}
