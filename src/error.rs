@@ -227,15 +227,25 @@ impl Error {
     /// the field and the hints.
     #[must_use]
     pub fn render(&self) -> String {
-        let mut out = self.render_one();
+        self.render_with(&Renderer::plain())
+    }
+
+    /// The same report with colours, for a terminal.
+    #[must_use]
+    pub fn render_styled(&self) -> String {
+        self.render_with(&Renderer::styled())
+    }
+
+    fn render_with(&self, renderer: &Renderer) -> String {
+        let mut out = self.render_one(renderer);
         for more in &self.0.more {
             out.push_str("\n\n");
-            out.push_str(&more.render());
+            out.push_str(&more.render_with(renderer));
         }
         out
     }
 
-    fn render_one(&self) -> String {
+    fn render_one(&self, renderer: &Renderer) -> String {
         let inner = &self.0;
         let title = match &inner.field {
             Some(field) => format!("{field}: {}", inner.message),
@@ -273,7 +283,7 @@ impl Error {
         for hint in &inner.help {
             group = group.element(Level::HELP.message(hint));
         }
-        Renderer::plain().render(&[group]).clone()
+        renderer.render(&[group]).clone()
     }
 }
 

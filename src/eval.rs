@@ -187,7 +187,10 @@ impl Run<'_> {
                 .map(|&i| (i, values[c.nodes[i].id].clone()))
                 .collect();
             if let Ok(mut slot) = self.graph.profile_free.lock() {
-                *slot = Some(crate::graph::ProfileFree { as_of, values: free });
+                *slot = Some(crate::graph::ProfileFree {
+                    as_of,
+                    values: free,
+                });
             }
         }
         // Texts render once every value is known; outcomes are listed in policy order.

@@ -87,5 +87,8 @@ pub fn policy(texts: &[&str]) -> Result<String, String> {
 /// The text is not YAML.
 pub fn document(text: &str) -> Result<String, String> {
     let doc = canonical_yaml(text)?;
-    Ok(format!("sha256:{}", hex(&Sha256::digest(doc.as_bytes()), 16)))
+    Ok(format!(
+        "sha256:{}",
+        hex(&Sha256::digest(doc.as_bytes()), 16)
+    ))
 }

@@ -12,7 +12,10 @@ fn revision(dir: &std::path::Path) -> String {
 #[test]
 fn the_policy_revision_changes_with_any_price_and_not_with_comments_or_layout() {
     let base = revision(common::edited_rules(&[]).path());
-    assert!(base.starts_with("sha256:") && base.len() == "sha256:".len() + 16, "{base}");
+    assert!(
+        base.starts_with("sha256:") && base.len() == "sha256:".len() + 16,
+        "{base}"
+    );
     // The embedded rules carry the same revision, stamped at build time.
     assert_eq!(Policy::embedded().unwrap().revision, base);
 
@@ -44,17 +47,30 @@ fn the_policy_revision_changes_with_any_price_and_not_with_comments_or_layout() 
         layout.path().join("zz-catalog.yaml"),
     )
     .unwrap();
-    assert_eq!(revision(layout.path()), base, "layout and file order are not changes");
+    assert_eq!(
+        revision(layout.path()),
+        base,
+        "layout and file order are not changes"
+    );
 }
 
 #[test]
 fn records_and_memos_carry_the_audit_fields() {
-    let out = common::run(&["examples/lora-7b-4090.yaml", "-f", "json", "--as-of", common::AS_OF]);
+    let out = common::run(&[
+        "examples/lora-7b-4090.yaml",
+        "-f",
+        "json",
+        "--as-of",
+        common::AS_OF,
+    ]);
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let revision = Policy::embedded().unwrap().revision;
     assert_eq!(record["policy"]["revision"], revision.as_str());
     assert_eq!(record["audit"]["decide_version"], env!("CARGO_PKG_VERSION"));
-    let profile = record["audit"]["profile_revision"].as_str().unwrap().to_owned();
+    let profile = record["audit"]["profile_revision"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(profile.starts_with("sha256:"), "{profile}");
 
     // The profile revision ignores comments and layout, and follows values.
@@ -66,8 +82,14 @@ fn records_and_memos_carry_the_audit_fields() {
 
     let memo = common::run(&["examples/lora-7b-4090.yaml", "--as-of", common::AS_OF]);
     let memo = String::from_utf8(memo.stdout).unwrap();
-    assert!(memo.contains(&format!("policy revision `{revision}`")), "{memo}");
-    assert!(memo.contains(&format!("profile revision `{profile}`")), "{memo}");
+    assert!(
+        memo.contains(&format!("policy revision `{revision}`")),
+        "{memo}"
+    );
+    assert!(
+        memo.contains(&format!("profile revision `{profile}`")),
+        "{memo}"
+    );
     let graph: Graph = common::graph();
     assert_eq!(graph.policy().revision, revision);
 }

@@ -171,6 +171,9 @@ fn every_command_lists_examples_in_its_help() {
         &["graph"],
         &["test"],
         &["diff"],
+        &["batch"],
+        &["completions"],
+        &["man"],
     ] {
         let mut args: Vec<&str> = command.to_vec();
         args.push("--help");
@@ -185,10 +188,54 @@ fn every_command_lists_examples_in_its_help() {
         );
     }
     let top = String::from_utf8(decide(&["--help"]).stdout).unwrap();
-    for name in ["validate", "schema", "graph", "test", "diff"] {
+    for name in [
+        "validate",
+        "schema",
+        "graph",
+        "test",
+        "diff",
+        "batch",
+        "completions",
+    ] {
         assert!(
             top.contains(&format!("  decide {name}")),
             "no example of {name}: {top}"
         );
     }
+}
+
+#[test]
+fn completions_and_man_page_are_generated_from_the_same_definition() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = decide(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for command in ["validate", "batch", "diff", "schema"] {
+            assert!(text.contains(command), "{shell} completions lack {command}");
+        }
+        assert!(text.contains("as-of"), "{shell} completions lack --as-of");
+    }
+    assert_eq!(decide(&["completions", "tcsh"]).status.code(), Some(2));
+    let man = decide(&["man"]);
+    assert_eq!(man.status.code(), Some(0));
+    let man = String::from_utf8(man.stdout).unwrap();
+    assert!(man.contains(".TH decide 1"), "{man}");
+    assert!(man.contains(".SH SYNOPSIS"), "{man}");
+    assert!(
+        man.contains("decide\\-validate(1)") || man.contains("validate"),
+        "{man}"
+    );
+    assert!(man.contains("Exit codes"), "{man}");
+}
+
+#[test]
+fn errors_are_plain_when_not_on_a_terminal_or_with_no_color() {
+    let out = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["no-such.yaml"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'));
+    let out = decide(&["no-such.yaml"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'));
 }

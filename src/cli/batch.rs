@@ -105,7 +105,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
                     _ => write_out(&mut stdout, &decided.text)?,
                 },
                 Err(e) => {
-                    progress.suspend(|| eprintln!("{}\n", e.render()));
+                    progress.suspend(|| eprintln!("{}\n", super::render(&e)));
                 }
             }
         }

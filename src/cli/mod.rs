@@ -9,6 +9,7 @@ mod batch;
 mod diff;
 mod graph;
 mod schema;
+mod shell;
 mod test;
 mod validate;
 
@@ -33,6 +34,7 @@ Examples:
   decide diff rules ./my-rules examples/
   decide graph --format dot | dot -Tsvg > graph.svg
   decide schema profile
+  decide completions bash > ~/.local/share/bash-completion/completions/decide
 
 Exit codes: 0 decided (or: clean, passed, unchanged), 1 bad profile or rules (or: findings,
 failed cases, changed decisions), 2 usage error.";
@@ -78,6 +80,8 @@ pub enum Command {
     Graph(graph::Args),
     Test(test::Args),
     Diff(diff::Args),
+    Completions(shell::CompletionsArgs),
+    Man(shell::ManArgs),
 }
 
 /// How a command that succeeded ended: clean, or with something a person must look at
@@ -122,13 +126,15 @@ pub fn main() -> ExitCode {
         Some(Command::Graph(a)) => graph::run(a),
         Some(Command::Test(a)) => test::run(a),
         Some(Command::Diff(a)) => diff::run(a),
+        Some(Command::Completions(a)) => shell::completions(a),
+        Some(Command::Man(a)) => shell::man(a),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Flagged) => ExitCode::from(1),
         Ok(Outcome::Failed) => ExitCode::from(2),
         Err(e) => {
-            eprintln!("{}", e.render());
+            eprintln!("{}", render(&e));
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
         }
     }
@@ -159,6 +165,19 @@ pub fn run(args: &Args) -> Result<()> {
         return write_atomically(path, text.as_bytes());
     }
     print(&text)
+}
+
+/// An error as stderr shows it: in colour on a terminal unless `NO_COLOR` is set
+/// (<https://no-color.org>), plain otherwise.
+pub(crate) fn render(e: &Error) -> String {
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if colour {
+        e.render_styled()
+    } else {
+        e.render()
+    }
 }
 
 /// Whether `path` has a `.yaml` or `.yml` extension.
