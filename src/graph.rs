@@ -678,6 +678,21 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(&c.id, Kind::Checklist, &c.title, None, n.file, result);
     }
 
+    for q in &policy.questions {
+        let path = format!("profile.{}", q.item.field.value);
+        if let Err(hint) = scope.profile_paths.check(&path) {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        q.item.field.referenced,
+                        format!("question: `{}` is not a profile field", q.item.field.value),
+                    )
+                    .field("questions[].field")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
+    }
     let outputs = match scope.outputs() {
         Ok(outputs) => Some(outputs),
         Err(e) => {

@@ -28,6 +28,7 @@ pub mod graph;
 pub mod memo;
 pub mod policy;
 pub mod profile;
+pub mod questionnaire;
 pub mod revision;
 pub mod schema;
 pub mod source;

@@ -8,6 +8,7 @@
 mod batch;
 mod diff;
 mod graph;
+mod init;
 mod schema;
 mod shell;
 mod test;
@@ -24,6 +25,7 @@ use crate::{Format, Graph, Memo, Policy, Source};
 
 const EXAMPLES: &str = "\
 Examples:
+  decide init                          (answer questions, get a profile and a memo)
   decide examples/lora-7b-4090.yaml
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide profile.yaml --rules ./my-rules --output memo.md
@@ -74,6 +76,7 @@ pub struct Args {
 /// The policy author's commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Init(init::Args),
     Batch(batch::Args),
     Validate(validate::Args),
     Schema(schema::Args),
@@ -120,6 +123,7 @@ pub fn main() -> ExitCode {
     };
     let result = match &args.command {
         None => run(&args).map(|()| Outcome::Clean),
+        Some(Command::Init(a)) => init::run(a),
         Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Validate(a)) => validate::run(a),
         Some(Command::Schema(a)) => schema::run(a),

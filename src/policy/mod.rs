@@ -78,6 +78,7 @@ pub struct Policy {
     pub selects: Vec<Located<Select>>,
     pub warnings: Vec<Located<Warning>>,
     pub checklist: Vec<Located<ChecklistItem>>,
+    pub questions: Vec<Located<rules::Question>>,
 }
 
 impl Policy {
@@ -181,6 +182,7 @@ impl Policy {
             selects: Vec::new(),
             warnings: Vec::new(),
             checklist: Vec::new(),
+            questions: Vec::new(),
         };
         for (file, rf) in files.into_iter().enumerate() {
             builder.add(file, rf);
@@ -230,6 +232,7 @@ struct Builder<'a> {
     selects: Vec<Located<Select>>,
     warnings: Vec<Located<Warning>>,
     checklist: Vec<Located<ChecklistItem>>,
+    questions: Vec<Located<rules::Question>>,
 }
 
 impl Builder<'_> {
@@ -278,6 +281,7 @@ impl Builder<'_> {
         self.selects.extend(located(file, rf.selects));
         self.warnings.extend(located(file, rf.warnings));
         self.checklist.extend(located(file, rf.checklist));
+        self.questions.extend(located(file, rf.questions));
     }
 
     fn finish(mut self, origin: PolicyOrigin) -> (Option<Policy>, Vec<Error>) {
@@ -327,6 +331,7 @@ impl Builder<'_> {
             selects: self.selects,
             warnings: self.warnings,
             checklist: self.checklist,
+            questions: self.questions,
         };
         check_ids(&policy, &mut self.errors);
         (Some(policy), self.errors)

@@ -48,6 +48,9 @@ pub struct RuleFile {
     /// Contract items to confirm before signing, each with its condition.
     #[serde(default)]
     pub checklist: Vec<ChecklistItem>,
+    /// The questions `decide init` asks, in order, each filling one profile field.
+    #[serde(default)]
+    pub questions: Vec<Question>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -295,4 +298,46 @@ pub struct ChecklistItem {
     /// Template of the item's text, tailored to the offer and workload.
     #[schemars(with = "String")]
     pub text: Expr,
+}
+
+/// Words shown to people, in English and (optionally) Chinese.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Words {
+    pub en: String,
+    #[serde(default)]
+    pub zh: Option<String>,
+}
+
+impl Words {
+    /// The text in `lang` (`en` or `zh`), falling back to English.
+    #[must_use]
+    pub fn get(&self, lang: &str) -> &str {
+        match (lang, &self.zh) {
+            ("zh", Some(zh)) => zh,
+            _ => &self.en,
+        }
+    }
+}
+
+/// One question of `decide init`. How it is asked follows the profile field's type: a choice
+/// for enumerations, yes/no for flags, a number checked against the field's range, several
+/// choices for lists, one number per catalog offer for a map of hours.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    /// The profile field the answer fills, as a dotted path (`usage.gpus`).
+    #[schemars(with = "String")]
+    pub field: Spanned<String>,
+    /// The question.
+    pub ask: Words,
+    /// A one-line explanation shown with it.
+    #[serde(default)]
+    pub help: Option<Words>,
+    /// Labels for the values of a field with fixed choices (value → words).
+    #[serde(default)]
+    pub choices: IndexMap<String, Words>,
+    /// The answer is one of the catalog's offer ids.
+    #[serde(default)]
+    pub offer: bool,
 }

@@ -1,0 +1,247 @@
+//! `decide init`: a questionnaire in the terminal that writes a workload profile.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use inquire::validator::Validation;
+use serde_json::{Map, Value as J};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::questionnaire::{self, Kind, Prompt};
+use crate::{Graph, Memo, Source};
+
+use super::Outcome;
+
+/// Write a workload profile by answering questions, then decide it.
+///
+/// The questions come from the rules, in English or Chinese; each answer is checked as it is
+/// typed, with the same limits as the profile format.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  decide init
+  decide init team-a.yaml --lang zh
+  decide init profile.yaml --force
+
+Needs a terminal; without one, write the profile by hand (see examples/).")]
+pub struct Args {
+    /// The profile file to write.
+    #[arg(value_name = "FILE", default_value = "profile.yaml")]
+    pub file: PathBuf,
+    /// The language of the questions.
+    #[arg(long, value_enum, default_value_t = Lang::En)]
+    pub lang: Lang,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// A rules folder to take the questions and offers from (default: the embedded policy).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// English.
+    En,
+    /// 中文 (Chinese).
+    Zh,
+}
+
+fn cancelled(e: &inquire::InquireError) -> Error {
+    match e {
+        inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
+            Error::new(ErrorKind::Usage, "cancelled: no profile was written")
+        }
+        other => Error::new(
+            ErrorKind::Io,
+            format!("cannot ask in this terminal: {other}"),
+        ),
+    }
+}
+
+pub fn run(args: &Args) -> Result<Outcome> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            "`decide init` asks questions and needs a terminal",
+        )
+        .help("write the profile by hand instead: see examples/ and `decide schema profile`"));
+    }
+    if args.file.exists() && !args.force {
+        return Err(Error::new(ErrorKind::Usage, "the file already exists")
+            .in_file(args.file.display().to_string())
+            .help("choose another file, or pass --force to overwrite it"));
+    }
+    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let lang = match args.lang {
+        Lang::En => "en",
+        Lang::Zh => "zh",
+    };
+    let mut profile = J::Object(Map::new());
+    for prompt in questionnaire::prompts(graph.policy(), lang) {
+        let answer = ask(&prompt, lang)?;
+        questionnaire::set(&mut profile, &prompt.path, answer);
+    }
+    let yaml = questionnaire::to_yaml(&profile);
+    // The same checks as any profile file, so what is written is what `decide` accepts.
+    let name = args.file.display().to_string();
+    let source = Source::new(name, yaml.clone());
+    let checked = crate::Profile::from_source(&source)
+        .and_then(|p| graph.check_profile(&p, &source).map(|()| p));
+    if let Err(e) = checked {
+        return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
+    }
+    println!("\n{yaml}");
+    let (write, run_now) = if lang == "zh" {
+        ("写入该文件？", "现在就用它做决策？")
+    } else {
+        ("Write this profile?", "Decide it now?")
+    };
+    let confirmed = inquire::Confirm::new(write)
+        .with_default(true)
+        .prompt()
+        .map_err(|e| cancelled(&e))?;
+    if !confirmed {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            "cancelled: no profile was written",
+        ));
+    }
+    super::write_atomically(&args.file, yaml.as_bytes())?;
+    println!("Wrote {}.", args.file.display());
+    let now = inquire::Confirm::new(run_now)
+        .with_default(true)
+        .prompt()
+        .map_err(|e| cancelled(&e))?;
+    if now {
+        let as_of = jiff::ZonedDateTime::now().date();
+        let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
+        let memo =
+            Memo::embedded()?.render(&graph, &profile, &evaluation, crate::Format::Markdown)?;
+        super::print(&memo)?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Asks one question; `None` means "left empty".
+fn ask(prompt: &Prompt, lang: &str) -> Result<Option<J>> {
+    let help = prompt.help.as_deref();
+    let none = if lang == "zh" {
+        "不适用 / 无"
+    } else {
+        "none"
+    };
+    let answer = match &prompt.kind {
+        Kind::Text { nullable } => {
+            let nullable = *nullable;
+            let mut p = inquire::Text::new(&prompt.ask).with_validator(move |s: &str| {
+                Ok(if s.trim().is_empty() && !nullable {
+                    Validation::Invalid("an answer is needed".into())
+                } else {
+                    Validation::Valid
+                })
+            });
+            if let Some(h) = help {
+                p = p.with_help_message(h);
+            }
+            let text = p.prompt().map_err(|e| cancelled(&e))?;
+            (!text.trim().is_empty()).then(|| J::from(text.trim()))
+        }
+        Kind::Number(rule) => {
+            let check = rule.clone();
+            let mut p = inquire::Text::new(&prompt.ask).with_validator(move |s: &str| {
+                Ok(match check.check(s) {
+                    Ok(_) => Validation::Valid,
+                    Err(why) => Validation::Invalid(why.into()),
+                })
+            });
+            let default = rule.default.map(|d| d.to_string());
+            if let Some(d) = &default {
+                p = p.with_default(d);
+            }
+            if let Some(h) = help {
+                p = p.with_help_message(h);
+            }
+            let text = p.prompt().map_err(|e| cancelled(&e))?;
+            rule.check(&text)
+                .map_err(|why| Error::new(ErrorKind::Usage, why))?
+        }
+        Kind::Flag { default } => {
+            let mut p = inquire::Confirm::new(&prompt.ask).with_default(*default);
+            if let Some(h) = help {
+                p = p.with_help_message(h);
+            }
+            Some(J::from(p.prompt().map_err(|e| cancelled(&e))?))
+        }
+        Kind::Choice { options, nullable } => {
+            let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
+            if *nullable {
+                labels.insert(0, none.to_owned());
+            }
+            let mut p = inquire::Select::new(&prompt.ask, labels.clone());
+            if let Some(h) = help {
+                p = p.with_help_message(h);
+            }
+            let picked = p.prompt().map_err(|e| cancelled(&e))?;
+            options
+                .iter()
+                .find(|(_, l)| *l == picked)
+                .map(|(v, _)| J::from(v.as_str()))
+        }
+        Kind::Choices { options } => {
+            let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
+            let mut p = inquire::MultiSelect::new(&prompt.ask, labels);
+            if let Some(h) = help {
+                p = p.with_help_message(h);
+            }
+            let picked = p.prompt().map_err(|e| cancelled(&e))?;
+            let values: Vec<J> = options
+                .iter()
+                .filter(|(_, l)| picked.contains(l))
+                .map(|(v, _)| J::from(v.as_str()))
+                .collect();
+            (!values.is_empty()).then_some(J::Array(values))
+        }
+        Kind::Hours { offers } => ask_hours(prompt, offers, lang)?,
+    };
+    Ok(answer)
+}
+
+/// A map of hours per offer: first whether there is a job at all, then one number per offer.
+fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: &str) -> Result<Option<J>> {
+    let help = prompt.help.as_deref();
+    let mut p = inquire::Confirm::new(&prompt.ask).with_default(false);
+    if let Some(h) = help {
+        p = p.with_help_message(h);
+    }
+    if !p.prompt().map_err(|e| cancelled(&e))? {
+        return Ok(None);
+    }
+    let rule = questionnaire::NumberRule {
+        exclusive_minimum: Some(0.0),
+        nullable: true,
+        ..questionnaire::NumberRule::default()
+    };
+    let mut hours = Map::new();
+    for (id, title) in offers {
+        let check = rule.clone();
+        let question = if lang == "zh" {
+            format!("在 {title} 上耗时多少小时？（留空跳过）")
+        } else {
+            format!("Wall-clock hours on {title}? (empty to skip)")
+        };
+        let text = inquire::Text::new(&question)
+            .with_validator(move |s: &str| {
+                Ok(match check.check(s) {
+                    Ok(_) => Validation::Valid,
+                    Err(why) => Validation::Invalid(why.into()),
+                })
+            })
+            .prompt()
+            .map_err(|e| cancelled(&e))?;
+        if let Ok(Some(v)) = rule.check(&text) {
+            hours.insert(id.clone(), v);
+        }
+    }
+    Ok((!hours.is_empty()).then_some(J::Object(hours)))
+}

@@ -1,0 +1,288 @@
+//! The questionnaire behind `decide init`: the policy's questions turned into typed prompts.
+//!
+//! The words come from the rules (`questions:`, English and Chinese); how each is asked and
+//! checked comes from the profile's JSON Schema, the same one the YAML language server uses:
+//! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
+//! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
+//! per catalog offer. This module knows no terminal; `cli::init` does the asking.
+
+use serde_json::{Map, Value as J};
+
+use crate::policy::Policy;
+
+/// How one question is asked and what its answer may be.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// Free text (`nullable`: may be left empty).
+    Text { nullable: bool },
+    /// A number within the field's range.
+    Number(NumberRule),
+    /// Yes or no.
+    Flag { default: bool },
+    /// One of fixed values: (value, label); `nullable` adds "none".
+    Choice {
+        options: Vec<(String, String)>,
+        nullable: bool,
+    },
+    /// Any of fixed values.
+    Choices { options: Vec<(String, String)> },
+    /// Hours per catalog offer (a job to cost): (offer id, title).
+    Hours { offers: Vec<(String, String)> },
+}
+
+/// What a number answer must be.
+#[derive(Debug, Clone, Default)]
+pub struct NumberRule {
+    pub integer: bool,
+    pub minimum: Option<f64>,
+    pub exclusive_minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub nullable: bool,
+    /// Used when the answer is left empty.
+    pub default: Option<f64>,
+}
+
+impl NumberRule {
+    /// Parses and checks one typed answer; `Ok(None)` is "left empty, no value".
+    ///
+    /// # Errors
+    /// A message saying what would be valid.
+    pub fn check(&self, text: &str) -> Result<Option<J>, String> {
+        let text = text.trim().replace(['_', ','], "");
+        if text.is_empty() {
+            return match (self.default, self.nullable) {
+                (Some(d), _) => Ok(Some(number(d, self.integer))),
+                (None, true) => Ok(None),
+                (None, false) => Err("an answer is needed".to_owned()),
+            };
+        }
+        let v: f64 = text
+            .parse()
+            .map_err(|_| format!("`{text}` is not a number"))?;
+        if !v.is_finite() {
+            return Err("must be a finite number".to_owned());
+        }
+        if self.integer && v.fract() != 0.0 {
+            return Err("must be a whole number".to_owned());
+        }
+        if let Some(m) = self.minimum
+            && v < m
+        {
+            return Err(format!("must be at least {m}"));
+        }
+        if let Some(m) = self.exclusive_minimum
+            && v <= m
+        {
+            return Err(format!("must be greater than {m}"));
+        }
+        if let Some(m) = self.maximum
+            && v > m
+        {
+            return Err(format!("must be at most {m}"));
+        }
+        Ok(Some(number(v, self.integer)))
+    }
+}
+
+#[allow(clippy::cast_possible_truncation)] // checked whole above
+fn number(v: f64, integer: bool) -> J {
+    if integer || (v.fract() == 0.0 && v.abs() < 1e15) {
+        J::from(v as i64)
+    } else {
+        J::from(v)
+    }
+}
+
+/// One question, ready to ask.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// The profile field, as path segments.
+    pub path: Vec<String>,
+    pub ask: String,
+    pub help: Option<String>,
+    pub kind: Kind,
+}
+
+/// The policy's questions in order, in `lang` (`en` or `zh`).
+#[must_use]
+pub fn prompts(policy: &Policy, lang: &str) -> Vec<Prompt> {
+    let schema = crate::profile::json_schema();
+    let offers: Vec<(String, String)> = policy
+        .offers
+        .iter()
+        .map(|o| {
+            let title = o
+                .item
+                .fields
+                .get("title")
+                .and_then(J::as_str)
+                .unwrap_or(&o.item.id);
+            (o.item.id.clone(), format!("{title} ({})", o.item.id))
+        })
+        .collect();
+    policy
+        .questions
+        .iter()
+        .filter_map(|q| {
+            let q = &q.item;
+            let path: Vec<String> = q.field.value.split('.').map(str::to_owned).collect();
+            let field = field_schema(&schema, &path)?;
+            let label = |value: &str| {
+                q.choices
+                    .get(value)
+                    .map_or_else(|| value.to_owned(), |w| w.get(lang).to_owned())
+            };
+            let kind = if q.offer {
+                Kind::Choice {
+                    options: offers.clone(),
+                    nullable: field.nullable,
+                }
+            } else if let Some(values) = &field.enumeration {
+                Kind::Choice {
+                    options: values.iter().map(|v| (v.clone(), label(v))).collect(),
+                    nullable: field.nullable,
+                }
+            } else if let Some(values) = &field.item_enumeration {
+                Kind::Choices {
+                    options: values.iter().map(|v| (v.clone(), label(v))).collect(),
+                }
+            } else if field.types.iter().any(|t| t == "boolean") {
+                Kind::Flag {
+                    default: field.default.as_ref().and_then(J::as_bool).unwrap_or(false),
+                }
+            } else if field.types.iter().any(|t| t == "integer" || t == "number") {
+                Kind::Number(NumberRule {
+                    integer: field.types.iter().any(|t| t == "integer"),
+                    minimum: field.minimum,
+                    exclusive_minimum: field.exclusive_minimum,
+                    maximum: field.maximum,
+                    nullable: field.nullable,
+                    default: field.default.as_ref().and_then(J::as_f64),
+                })
+            } else if field.open_map {
+                Kind::Hours {
+                    offers: offers.clone(),
+                }
+            } else {
+                Kind::Text {
+                    nullable: field.nullable,
+                }
+            };
+            Some(Prompt {
+                path,
+                ask: q.ask.get(lang).to_owned(),
+                help: q.help.as_ref().map(|h| h.get(lang).to_owned()),
+                kind,
+            })
+        })
+        .collect()
+}
+
+/// What the schema says about one field.
+#[derive(Debug, Default)]
+struct FieldSchema {
+    types: Vec<String>,
+    enumeration: Option<Vec<String>>,
+    item_enumeration: Option<Vec<String>>,
+    nullable: bool,
+    minimum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    maximum: Option<f64>,
+    default: Option<J>,
+    open_map: bool,
+}
+
+/// The parts of one schema node: `$ref`, `allOf` and `anyOf` followed; `{type: null}` parts
+/// make it nullable.
+fn flatten<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
+    let schema = crate::graph::resolve_ref(root, schema);
+    if schema.get("type") == Some(&J::from("null")) {
+        *nullable = true;
+        return;
+    }
+    out.push(schema);
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for sub in schema.get(key).and_then(J::as_array).into_iter().flatten() {
+            flatten(root, sub, out, nullable);
+        }
+    }
+}
+
+fn field_schema(root: &J, path: &[String]) -> Option<FieldSchema> {
+    let mut node = root;
+    let mut outer_default = None;
+    for key in path {
+        let mut parts = Vec::new();
+        flatten(root, node, &mut parts, &mut false);
+        node = parts
+            .iter()
+            .find_map(|p| p.get("properties").and_then(|props| props.get(key)))?;
+        outer_default = node.get("default").cloned();
+    }
+    let mut parts = Vec::new();
+    let mut field = FieldSchema::default();
+    flatten(root, node, &mut parts, &mut field.nullable);
+    field.default = outer_default;
+    let strings = |v: &J| -> Option<Vec<String>> {
+        Some(
+            v.as_array()?
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect(),
+        )
+    };
+    for p in &parts {
+        match p.get("type") {
+            Some(J::String(t)) => field.types.push(t.clone()),
+            Some(J::Array(ts)) => {
+                for t in ts.iter().filter_map(J::as_str) {
+                    if t == "null" {
+                        field.nullable = true;
+                    } else {
+                        field.types.push(t.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(e) = p.get("enum").and_then(strings) {
+            field.enumeration = Some(e);
+        }
+        if let Some(items) = p.get("items") {
+            let mut item_parts = Vec::new();
+            flatten(root, items, &mut item_parts, &mut false);
+            field.item_enumeration = item_parts
+                .iter()
+                .find_map(|i| i.get("enum").and_then(strings));
+        }
+        field.minimum = field.minimum.or(p.get("minimum").and_then(J::as_f64));
+        field.exclusive_minimum = field
+            .exclusive_minimum
+            .or(p.get("exclusiveMinimum").and_then(J::as_f64));
+        field.maximum = field.maximum.or(p.get("maximum").and_then(J::as_f64));
+        if p.get("additionalProperties").is_some_and(J::is_object) {
+            field.open_map = true;
+        }
+    }
+    Some(field)
+}
+
+/// Sets `path` in a profile being built (`None` leaves the field out).
+pub fn set(profile: &mut J, path: &[String], value: Option<J>) {
+    let Some(value) = value else { return };
+    let mut node = profile;
+    for key in &path[..path.len() - 1] {
+        if !node.get(key).is_some_and(J::is_object) {
+            node[key.as_str()] = J::Object(Map::new());
+        }
+        node = &mut node[key.as_str()];
+    }
+    node[path[path.len() - 1].as_str()] = value;
+}
+
+/// The profile as YAML a person reads.
+#[must_use]
+pub fn to_yaml(profile: &J) -> String {
+    let body = serde_saphyr::to_string(profile).unwrap_or_default();
+    format!("# A workload profile written by `decide init`; decide it with `decide FILE`.\n{body}")
+}
