@@ -175,6 +175,25 @@ pub fn json_schema() -> serde_json::Value {
     crate::schema::profile(crate::schema::Draft::Draft7)
 }
 
+/// Sets the field at `path` (segments) of a profile held as JSON, creating mappings on the way.
+pub(crate) fn set_field(
+    profile: &mut serde_json::Value,
+    path: &[String],
+    value: serde_json::Value,
+) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = profile;
+    for key in parents {
+        if !node.get(key).is_some_and(serde_json::Value::is_object) {
+            node[key.as_str()] = serde_json::Value::Object(serde_json::Map::new());
+        }
+        node = &mut node[key.as_str()];
+    }
+    node[last.as_str()] = value;
+}
+
 fn one() -> u32 {
     1
 }

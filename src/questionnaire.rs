@@ -6,7 +6,7 @@
 //! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
 //! per catalog offer. This module knows no terminal; `cli::init` does the asking.
 
-use serde_json::{Map, Value as J};
+use serde_json::Value as J;
 
 use crate::policy::Policy;
 
@@ -269,15 +269,9 @@ fn field_schema(root: &J, path: &[String]) -> Option<FieldSchema> {
 
 /// Sets `path` in a profile being built (`None` leaves the field out).
 pub fn set(profile: &mut J, path: &[String], value: Option<J>) {
-    let Some(value) = value else { return };
-    let mut node = profile;
-    for key in &path[..path.len() - 1] {
-        if !node.get(key).is_some_and(J::is_object) {
-            node[key.as_str()] = J::Object(Map::new());
-        }
-        node = &mut node[key.as_str()];
+    if let Some(value) = value {
+        crate::profile::set_field(profile, path, value);
     }
-    node[path[path.len() - 1].as_str()] = value;
 }
 
 /// The profile as YAML a person reads.

@@ -546,16 +546,7 @@ fn decode(mut index: u128, dimensions: &[Dimension]) -> Vec<&J> {
     out
 }
 
-fn set_path(value: &mut J, path: &[String], leaf: J) {
-    let mut node = value;
-    for key in &path[..path.len() - 1] {
-        if !node.get(key).is_some_and(J::is_object) {
-            node[key.as_str()] = J::Object(Map::new());
-        }
-        node = &mut node[key.as_str()];
-    }
-    node[path[path.len() - 1].as_str()] = leaf;
-}
+use crate::profile::set_field as set_path;
 
 /// The varied fields of one generated profile, nested as in a profile file.
 fn example(dimensions: &[Dimension], assignment: &[&J]) -> J {
