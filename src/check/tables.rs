@@ -100,7 +100,11 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
     let order = schema_order(schema, schema, &mut Vec::new());
     dimensions.sort_by_key(|d| order.iter().position(|p| *p == d.path));
     let base = base_value(schema, schema);
-    let combinations: u128 = dimensions.iter().map(|d| d.values.len() as u128).product();
+    // Saturating: a huge space is sampled all the same (found by reading the fuzz findings: a
+    // row listing thousands of numbers overflowed the product and the stride).
+    let combinations: u128 = dimensions
+        .iter()
+        .fold(1u128, |n, d| n.saturating_mul(d.values.len() as u128));
     let samples = usize::try_from(combinations.min(MAX_SAMPLES as u128)).unwrap_or(MAX_SAMPLES);
 
     let mut report = TableReport {
@@ -123,11 +127,7 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
     let mut gap: Option<(J, usize)> = None;
     let mut first_failure: Option<Error> = None;
     for k in 0..samples {
-        let index = if combinations as usize == samples {
-            k as u128
-        } else {
-            (k as u128) * combinations / samples as u128
-        };
+        let index = sample_index(k, combinations, samples);
         let assignment = decode(index, &dimensions);
         let mut value = base.clone();
         for (d, v) in dimensions.iter().zip(&assignment) {
@@ -284,6 +284,12 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
         );
     }
     report
+}
+
+/// The `k`-th of `samples` combinations spread evenly over `combinations`: k × (combinations /
+/// samples), which never exceeds the space, however large.
+fn sample_index(k: usize, combinations: u128, samples: usize) -> u128 {
+    (k as u128) * (combinations / samples.max(1) as u128)
 }
 
 /// Every node `target` reads, directly or through others.
@@ -618,4 +624,22 @@ pub fn thousands(n: u128) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_a_huge_space_does_not_overflow() {
+        // Found from the fuzz findings: thousands of literals over every profile field.
+        let huge = [1000u128; 20]
+            .iter()
+            .fold(1u128, |n, d| n.saturating_mul(*d));
+        assert_eq!(huge, u128::MAX);
+        let last = sample_index(MAX_SAMPLES - 1, huge, MAX_SAMPLES);
+        assert!(last < huge);
+        assert!(last > huge / 2, "samples spread over the whole space");
+        assert_eq!(sample_index(7, 100, 100), 7);
+    }
 }

@@ -130,9 +130,13 @@ fn table_line(t: &TableReport) -> String {
         String::new()
     };
     format!(
-        "Table `{}` (hit {hit}, {} rows): {} generated profiles{sampled}{failed} over {}: {}.",
+        "Table `{}` (hit {hit}, {}): {} generated profiles{sampled}{failed} over {}: {}.",
         t.id,
-        t.rows,
+        if t.rows == 1 {
+            "1 row".to_owned()
+        } else {
+            format!("{} rows", t.rows)
+        },
         thousands(t.evaluated as u128),
         if t.inputs.is_empty() {
             "no profile field".to_owned()
