@@ -1,0 +1,95 @@
+//! What the rule-file targets share: turning fuzz input into rule files, and fixed inputs.
+//!
+//! The first input byte chooses the mode: `k = byte % (N + 1)` with `N` the number of embedded
+//! rule files (7: catalog, checklist, criteria, facts, policy, scenarios, warnings, in name
+//! order; ASCII digits `'0'..='7'` select modes 0..=7 since `'0'` is 48 = 6 × 8).
+//! - `k < N`: the rest of the input replaces embedded rule file `k`, so the rest of the policy
+//!   is valid and the fuzzer gets past loading into compiling, analysing and evaluating;
+//! - `k == N`: the rest is the whole policy, split into files on lines `---FILE---`.
+//!
+//! Inputs that are not UTF-8 are skipped: `Source::read` refuses them before parsing.
+
+use std::sync::LazyLock;
+
+use decide::{Format, Graph, Memo, Policy, Source};
+
+/// The line that separates files in the split mode.
+pub const SEPARATOR: &str = "\n---FILE---\n";
+
+pub static EMBEDDED: LazyLock<Vec<Source>> = LazyLock::new(Policy::embedded_sources);
+pub static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().expect("embedded templates"));
+pub static AS_OF: LazyLock<jiff::civil::Date> =
+    LazyLock::new(|| "2026-09-04".parse().expect("a valid date"));
+
+/// Example profiles decided with every policy that loads (bare metal, container, domestic,
+/// a job with wall hours, a proposal, a budget).
+pub static PROFILES: LazyLock<Vec<Source>> = LazyLock::new(|| {
+    [
+        ("examples/lora-7b-4090.yaml", include_str!("../../examples/lora-7b-4090.yaml")),
+        (
+            "examples/container-light-inference.yaml",
+            include_str!("../../examples/container-light-inference.yaml"),
+        ),
+        (
+            "examples/domestic-70b-lora-910b.yaml",
+            include_str!("../../examples/domestic-70b-lora-910b.yaml"),
+        ),
+        (
+            "examples/pretrain-70b-job.yaml",
+            include_str!("../../examples/pretrain-70b-job.yaml"),
+        ),
+        (
+            "examples/mistake-7b-on-h100.yaml",
+            include_str!("../../examples/mistake-7b-on-h100.yaml"),
+        ),
+        (
+            "examples/over-budget-multinode.yaml",
+            include_str!("../../examples/over-budget-multinode.yaml"),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, text)| Source::new(name, text))
+    .collect()
+});
+
+/// The rule files an input stands for, or `None` to skip it.
+pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
+    let (&selector, rest) = data.split_first()?;
+    let text = std::str::from_utf8(rest).ok()?;
+    let n = EMBEDDED.len();
+    let mode = usize::from(selector) % (n + 1);
+    let sources: Vec<Source> = if mode < n {
+        let mut sources = EMBEDDED.clone();
+        sources[mode] = Source::new(sources[mode].name.clone(), text);
+        sources
+    } else {
+        text.split(SEPARATOR)
+            .enumerate()
+            .map(|(i, part)| Source::new(format!("rules/fuzz-{i}.yaml"), part))
+            .collect()
+    };
+    // Same limit as `Source::read`.
+    let too_big = sources
+        .iter()
+        .any(|s| s.text.len() as u64 > decide::source::MAX_FILE_BYTES);
+    (!too_big).then_some(sources)
+}
+
+/// Decides `profile` with `graph` and renders both formats, as `decide PROFILE` does.
+pub fn decide_and_render(graph: &Graph, profile: &Source) {
+    match decide::decide(graph, profile, *AS_OF) {
+        Ok((profile, evaluation)) => {
+            for format in [Format::Markdown, Format::Json] {
+                match MEMO.render(graph, &profile, &evaluation, format) {
+                    Ok(out) => assert!(out.ends_with('\n'), "output ends with a newline"),
+                    Err(e) => {
+                        let _ = e.render();
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            let _ = e.render();
+        }
+    }
+}
