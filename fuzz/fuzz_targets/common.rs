@@ -1,8 +1,8 @@
 //! What the rule-file targets share: turning fuzz input into rule files, and fixed inputs.
 //!
-//! The first input byte chooses the mode: `k = byte % (N + 1)` with `N` the number of embedded
-//! rule files (7: catalog, checklist, criteria, facts, policy, scenarios, warnings, in name
-//! order; ASCII digits `'0'..='7'` select modes 0..=7 since `'0'` is 48 = 6 × 8).
+//! The first input byte chooses the mode: `k = (byte - '0') % (N + 1)` with `N` the number of
+//! embedded rule files (8: catalog, checklist, criteria, facts, policy, questions, scenarios,
+//! warnings, in name order), so ASCII digits select modes directly.
 //! - `k < N`: the rest of the input replaces embedded rule file `k`, so the rest of the policy
 //!   is valid and the fuzzer gets past loading into compiling, analysing and evaluating;
 //! - `k == N`: the rest is the whole policy, split into files on lines `---FILE---`.
@@ -57,7 +57,8 @@ pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
     let (&selector, rest) = data.split_first()?;
     let text = std::str::from_utf8(rest).ok()?;
     let n = EMBEDDED.len();
-    let mode = usize::from(selector) % (n + 1);
+    // ASCII digits select modes 0..=9 directly, so the seeds read `0catalog...`, `1...`.
+    let mode = usize::from(selector.wrapping_sub(b'0')) % (n + 1);
     let sources: Vec<Source> = if mode < n {
         let mut sources = EMBEDDED.clone();
         sources[mode] = Source::new(sources[mode].name.clone(), text);
