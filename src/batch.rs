@@ -213,7 +213,9 @@ fn safe_label(s: &str) -> String {
 /// Decides and renders one item; errors carry the item's file and line.
 pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> Result<Decided> {
     let run = || -> Result<Decided> {
-        let (profile, mut evaluation) = crate::decide(graph, &item.source, options.as_of)?;
+        let trace = options.trace || options.format == Format::Markdown;
+        let (profile, mut evaluation) =
+            crate::decide_with(graph, &item.source, options.as_of, trace)?;
         let decision = &evaluation.decision;
         let deployment = decision.deployment.clone();
         let offer = decision.offer.clone();

@@ -89,7 +89,17 @@ impl Graph {
 
     /// Evaluates every node over `profile` at date `as_of` and reads off the decision.
     pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
-        Run::new(self, profile, as_of).all(profile, as_of)
+        Run::new(self, profile, as_of).all(profile, as_of, true)
+    }
+
+    /// Like [`Graph::evaluate`], without building the trace (the record's `trace` is empty):
+    /// for batches that do not print it.
+    pub fn evaluate_without_trace(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Evaluation> {
+        Run::new(self, profile, as_of).all(profile, as_of, false)
     }
 
     /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
@@ -149,7 +159,12 @@ impl<'g> Run<'g> {
 
 impl Run<'_> {
     #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
-    fn all(self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
+    fn all(
+        self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        keep_trace: bool,
+    ) -> Result<Evaluation> {
         let c = self.compiled;
         let mut trace = Vec::with_capacity(c.nodes.len());
         let mut values = IndexMap::with_capacity(c.nodes.len());
@@ -245,6 +260,7 @@ impl Run<'_> {
         let trace = c
             .order
             .iter()
+            .filter(|_| keep_trace)
             .map(|&i| {
                 let node = &c.nodes[i];
                 TraceEntry {

@@ -49,9 +49,28 @@ pub fn decide(
     source: &Source,
     as_of: jiff::civil::Date,
 ) -> Result<(Profile, Evaluation)> {
+    decide_with(graph, source, as_of, true)
+}
+
+/// Like [`decide`]; `trace: false` skips building the record's trace (batches that do not
+/// print it).
+pub fn decide_with(
+    graph: &Graph,
+    source: &Source,
+    as_of: jiff::civil::Date,
+    trace: bool,
+) -> Result<(Profile, Evaluation)> {
     let profile = Profile::from_source(source)?;
     graph.check_profile(&profile, source)?;
-    let mut evaluation = graph.evaluate(&profile, as_of)?;
-    evaluation.decision.audit.profile_revision = revision::document(&source.text).ok();
+    let mut evaluation = if trace {
+        graph.evaluate(&profile, as_of)?
+    } else {
+        graph.evaluate_without_trace(&profile, as_of)?
+    };
+    // The profile as read (defaults filled in), so two files that mean the same profile have
+    // the same revision; no second parse of the YAML.
+    evaluation.decision.audit.profile_revision = serde_json::to_value(&profile)
+        .ok()
+        .map(|v| revision::value(&v));
     Ok((profile, evaluation))
 }

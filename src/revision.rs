@@ -81,6 +81,15 @@ pub fn policy(texts: &[&str]) -> Result<String, String> {
     Ok(format!("sha256:{}", hex(&hasher.finalize(), 16)))
 }
 
+/// The revision of a value already parsed (a profile): `sha256:` and 16 hex digits of its
+/// canonical JSON.
+#[must_use]
+pub fn value(value: &serde_json::Value) -> String {
+    let mut doc = String::new();
+    canonical(value, &mut doc);
+    format!("sha256:{}", hex(&Sha256::digest(doc.as_bytes()), 16))
+}
+
 /// The revision of one document (a profile): `sha256:` and 16 hex digits.
 ///
 /// # Errors

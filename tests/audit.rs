@@ -73,12 +73,19 @@ fn records_and_memos_carry_the_audit_fields() {
         .to_owned();
     assert!(profile.starts_with("sha256:"), "{profile}");
 
-    // The profile revision ignores comments and layout, and follows values.
+    // The profile revision ignores comments, layout and defaults spelt out, and follows values.
     let text = std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap();
-    let same = decide::revision::document(&format!("# a note\n{text}")).unwrap();
-    assert_eq!(same, profile);
-    let changed = decide::revision::document(&text.replace("600", "601")).unwrap();
-    assert_ne!(changed, profile);
+    let revision_of = |text: &str| {
+        let graph = common::graph();
+        let source = decide::Source::new("p.yaml", text.to_owned());
+        let (_, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
+        e.decision.audit.profile_revision.unwrap()
+    };
+    assert_eq!(revision_of(&text), profile);
+    assert_eq!(revision_of(&format!("# a note\n{text}")), profile);
+    let defaults_spelt_out = format!("{text}requirements: {{custom_kernel: false}}\n");
+    assert_eq!(revision_of(&defaults_spelt_out), profile);
+    assert_ne!(revision_of(&text.replace("600", "601")), profile);
 
     let memo = common::run(&["examples/lora-7b-4090.yaml", "--as-of", common::AS_OF]);
     let memo = String::from_utf8(memo.stdout).unwrap();
