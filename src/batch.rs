@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::Graph;
 use crate::memo::{Format, Memo};
-use crate::source::Source;
+use crate::source::{MAX_STREAM_BYTES, Source};
 
 /// One profile of the batch: its text, where it came from, and a name for its memo file.
 #[derive(Debug, Clone)]
@@ -83,14 +83,18 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Item>> {
     let mut labels = std::collections::HashSet::new();
     for path in paths {
         let sources = if path == Path::new("-") {
-            vec![Source::stdin(ErrorKind::Profile)?]
+            vec![Source::stdin_up_to(ErrorKind::Profile, MAX_STREAM_BYTES)?]
         } else if path.is_dir() {
             profile_files(path)?
                 .iter()
-                .map(|p| Source::read(p, ErrorKind::Profile))
+                .map(|p| Source::read_up_to(p, ErrorKind::Profile, MAX_STREAM_BYTES))
                 .collect::<Result<Vec<_>>>()?
         } else {
-            vec![Source::read(path, ErrorKind::Profile)?]
+            vec![Source::read_up_to(
+                path,
+                ErrorKind::Profile,
+                MAX_STREAM_BYTES,
+            )?]
         };
         for source in sources {
             for mut item in split(&source) {

@@ -16,6 +16,10 @@ use crate::error::{Error, ErrorKind, Position, Result};
 /// The largest profile or rule file read, in bytes. Larger files are refused before parsing.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+/// The largest batch input (a JSON-lines or YAML stream of many profiles), in bytes. Each
+/// profile in it is still held to [`MAX_FILE_BYTES`].
+pub const MAX_STREAM_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// A text file in memory with the name errors use for it.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -35,6 +39,11 @@ impl Source {
     /// Reads `path`, refusing directories, files over [`MAX_FILE_BYTES`] and invalid UTF-8.
     /// `kind` says whose fault a bad file is (profile or rules).
     pub fn read(path: &Path, kind: ErrorKind) -> Result<Self> {
+        Self::read_up_to(path, kind, MAX_FILE_BYTES)
+    }
+
+    /// Reads `path` like [`Source::read`], with a size limit of `limit` bytes.
+    pub fn read_up_to(path: &Path, kind: ErrorKind, limit: u64) -> Result<Self> {
         let name = path.display().to_string();
         let io = |e: std::io::Error| {
             let message = match e.kind() {
@@ -49,22 +58,28 @@ impl Source {
             return Err(Error::new(kind, "is a directory, expected a YAML file").in_file(&name));
         }
         let file = std::fs::File::open(path).map_err(io)?;
-        let bytes = read_limited(file).map_err(io)?;
-        Self::from_bytes(&name, bytes, kind)
+        let bytes = read_limited(file, limit).map_err(io)?;
+        Self::from_bytes(&name, bytes, kind, limit)
     }
 
     /// Reads standard input under the same limits, named `<stdin>`.
     pub fn stdin(kind: ErrorKind) -> Result<Self> {
-        let bytes = read_limited(std::io::stdin().lock())
-            .map_err(|e| Error::new(kind, format!("cannot read standard input: {e}")))?;
-        Self::from_bytes("<stdin>", bytes, kind)
+        Self::stdin_up_to(kind, MAX_FILE_BYTES)
     }
 
-    fn from_bytes(name: &str, bytes: Option<Vec<u8>>, kind: ErrorKind) -> Result<Self> {
+    /// Reads standard input with a size limit of `limit` bytes.
+    pub fn stdin_up_to(kind: ErrorKind, limit: u64) -> Result<Self> {
+        let bytes = read_limited(std::io::stdin().lock(), limit)
+            .map_err(|e| Error::new(kind, format!("cannot read standard input: {e}")))?;
+        Self::from_bytes("<stdin>", bytes, kind, limit)
+    }
+
+    fn from_bytes(name: &str, bytes: Option<Vec<u8>>, kind: ErrorKind, limit: u64) -> Result<Self> {
         let Some(bytes) = bytes else {
+            let mib = limit / (1024 * 1024);
             return Err(Error::new(
                 kind,
-                format!("file is larger than the limit of {MAX_FILE_BYTES} bytes (1 MiB)"),
+                format!("file is larger than the limit of {limit} bytes ({mib} MiB)"),
             )
             .in_file(name)
             .help("profiles and rule files are small YAML documents; split or trim the file"));
@@ -151,10 +166,10 @@ fn only_comments(text: &str) -> bool {
         .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#') || l.trim() == "---")
 }
 
-fn read_limited(reader: impl Read) -> std::io::Result<Option<Vec<u8>>> {
+fn read_limited(reader: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
-    reader.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes))
+    reader.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
 fn strip_location_suffix(message: &str) -> &str {

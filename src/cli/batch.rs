@@ -24,7 +24,7 @@ const CHUNK: usize = 4096;
 #[command(after_help = "\
 Examples:
   decide batch profiles/ > decisions.jsonl
-  decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl
+  decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (inputs up to 1 GiB)
   decide batch team-a.yaml team-b.yaml --format md --out memos/
   cat fleet.yaml | decide batch -
 
