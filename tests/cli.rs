@@ -174,6 +174,7 @@ fn every_command_lists_examples_in_its_help() {
         &["batch"],
         &["completions"],
         &["man"],
+        &["init"],
     ] {
         let mut args: Vec<&str> = command.to_vec();
         args.push("--help");
@@ -196,6 +197,7 @@ fn every_command_lists_examples_in_its_help() {
         "diff",
         "batch",
         "completions",
+        "init",
     ] {
         assert!(
             top.contains(&format!("  decide {name}")),
