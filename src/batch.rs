@@ -112,24 +112,10 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Item>> {
 }
 
 fn profile_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
+    crate::source::files_in(dir, &["yaml", "yml", "json", "jsonl"]).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
             .in_file(dir.display().to_string())
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.extension().is_some_and(|x| {
-                    ["yaml", "yml", "json", "jsonl"]
-                        .iter()
-                        .any(|e| x.eq_ignore_ascii_case(e))
-                })
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+    })
 }
 
 /// Splits one input by its content: JSON lines (every non-blank line a `{...}` object), a YAML

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::graph::{Body, Expr, Graph, Kind};
+use crate::graph::{Body, Graph, Kind};
 use crate::policy::ROOT_NAMES;
 
 /// The Mermaid flowchart of `graph`.
@@ -87,7 +87,7 @@ impl<'g> Picture<'g> {
                 kind: n.kind,
                 title: n.title,
             });
-            let mut roots = roots_read(&body_exprs(&n.body));
+            let mut roots: BTreeSet<usize> = n.root_deps.iter().copied().collect();
             if matches!(
                 n.body,
                 Body::Fact {
@@ -106,22 +106,13 @@ impl<'g> Picture<'g> {
                 edges.push((End::Node(c.nodes[d].id), End::Node(n.id)));
             }
         }
-        let o = &c.outputs;
-        let mut out_exprs = vec![(&o.deployment, None), (&o.offer, None)];
-        out_exprs.extend(o.scenario.iter().map(|e| (e, None)));
-        out_exprs.extend(o.costs.iter().map(|(_, e)| (e, None)));
-        for root in roots_read(&out_exprs) {
+        for &root in &c.output_roots {
             inputs_read.insert(root);
             edges.push((End::Input(ROOT_NAMES[root]), End::Outputs));
         }
-        let read: BTreeSet<String> = out_exprs
-            .iter()
-            .flat_map(|(e, _)| e.compiled.undeclared_variables(false))
-            .collect();
         for &i in &c.order {
-            let id = c.nodes[i].id;
-            if read.contains(id) {
-                edges.push((End::Node(id), End::Outputs));
+            if c.output_deps.contains(&i) {
+                edges.push((End::Node(c.nodes[i].id), End::Outputs));
             }
         }
         Picture {
@@ -130,48 +121,6 @@ impl<'g> Picture<'g> {
             edges,
         }
     }
-}
-
-/// The expressions of a node body that give it edges, each with the names it binds itself
-/// (a select's item), which shadow roots of the same name.
-fn body_exprs<'b, 'a>(body: &'b Body<'a>) -> Vec<(&'b Expr<'a>, Option<&'a str>)> {
-    match body {
-        Body::Constant(_) => Vec::new(),
-        Body::Fact { expr, .. } => vec![(expr, None)],
-        Body::Criterion { when, .. } | Body::Warning { when, .. } => vec![(when, None)],
-        Body::Table { rows, .. } => rows.iter().map(|(e, _)| (e, None)).collect(),
-        Body::Select {
-            from,
-            item,
-            filter,
-            order_by,
-            map,
-            ..
-        } => std::iter::once((from, None))
-            .chain(
-                [filter, order_by, map]
-                    .into_iter()
-                    .flatten()
-                    .map(|e| (e, Some(*item))),
-            )
-            .collect(),
-        Body::Check { when, .. } => when.iter().map(|e| (e, None)).collect(),
-    }
-}
-
-/// Indices into `ROOT_NAMES` of the roots `exprs` read (a name an expression binds itself is
-/// not a root there), sorted.
-fn roots_read(exprs: &[(&Expr<'_>, Option<&str>)]) -> BTreeSet<usize> {
-    let mut read = BTreeSet::new();
-    for (expr, bound) in exprs {
-        let names = expr.compiled.undeclared_variables(false);
-        for (i, root) in ROOT_NAMES.iter().enumerate() {
-            if names.contains(*root) && *bound != Some(*root) {
-                read.insert(i);
-            }
-        }
-    }
-    read
 }
 
 fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {

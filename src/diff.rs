@@ -179,19 +179,21 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
     }
     let figures_only: Vec<String> = diffs
         .iter()
-        .filter(|d| !d.decision_changed() && !d.other_figures().is_empty())
-        .map(|d| {
+        .filter(|d| !d.decision_changed())
+        .filter_map(|d| {
             let names: Vec<String> = d
                 .other_figures()
                 .into_iter()
                 .map(|(n, _, _)| format!("`{n}`"))
                 .collect();
-            format!(
-                "- {} (`{}`): {}",
-                md_escape(&d.name),
-                md_escape(&d.file),
-                names.join(", ")
-            )
+            (!names.is_empty()).then(|| {
+                format!(
+                    "- {} (`{}`): {}",
+                    md_escape(&d.name),
+                    md_escape(&d.file),
+                    names.join(", ")
+                )
+            })
         })
         .collect();
     if !figures_only.is_empty() {

@@ -135,6 +135,8 @@ pub(crate) struct Node<'a> {
     pub text_deps: Vec<usize>,
     /// The `profile.` paths this node's expressions read, as written.
     pub profile_paths: Vec<String>,
+    /// Indices into [`ROOT_NAMES`] of the roots this node's expressions read.
+    pub root_deps: Vec<usize>,
 }
 
 impl<'a> Node<'a> {
@@ -193,6 +195,8 @@ pub(crate) struct Compiled<'a> {
     pub outputs: Outputs<'a>,
     /// Indices of the nodes the outputs read.
     pub output_deps: Vec<usize>,
+    /// Indices into [`ROOT_NAMES`] of the roots the outputs read.
+    pub output_roots: Vec<usize>,
     /// Per node: whether its value is the same for every profile (it reads no profile field,
     /// directly or through the nodes it reads).
     pub profile_free: Vec<bool>,
@@ -447,13 +451,17 @@ impl<'a> Scope<'a> {
                         .help(hint));
                 }
                 reads.profile.insert(path.clone());
+                reads
+                    .roots
+                    .extend(ROOT_NAMES.iter().position(|r| *r == "profile"));
                 continue;
             }
             if let Some(&i) = self.node_index.get(root) {
                 reads.nodes.insert(i);
                 continue;
             }
-            if ROOT_NAMES.contains(&root) {
+            if let Some(i) = ROOT_NAMES.iter().position(|r| *r == root) {
+                reads.roots.insert(i);
                 continue;
             }
             let candidates = self
@@ -535,6 +543,8 @@ struct Reads {
     profile: BTreeSet<String>,
     /// Nodes mentioned only by text templates (no edge: texts render last).
     texts: BTreeSet<usize>,
+    /// Indices into [`ROOT_NAMES`] of the roots the expressions read.
+    roots: BTreeSet<usize>,
 }
 
 /// One node compiled: its body and what it reads, or the error that stopped it.
@@ -581,6 +591,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             deps: reads.nodes.into_iter().collect(),
             text_deps: reads.texts.into_iter().collect(),
             profile_paths: reads.profile.into_iter().collect(),
+            root_deps: reads.roots.into_iter().collect(),
         });
     };
 
@@ -706,7 +717,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     if let Some(e) = Error::many(errors) {
         return Err(e);
     }
-    let (outputs, output_deps) = outputs.expect("outputs compiled when there is no error");
+    let (outputs, output_reads) = outputs.expect("outputs compiled when there is no error");
     let order = stable_order(&nodes);
     let mut profile_free = vec![false; nodes.len()];
     for &i in &order {
@@ -717,7 +728,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         nodes,
         order,
         outputs,
-        output_deps,
+        output_deps: output_reads.nodes.into_iter().collect(),
+        output_roots: output_reads.roots.into_iter().collect(),
         profile_free,
     })
 }
@@ -913,7 +925,7 @@ impl<'a> Scope<'a> {
         Ok((body, reads))
     }
 
-    fn outputs(&self) -> Result<(Outputs<'a>, Vec<usize>)> {
+    fn outputs(&self) -> Result<(Outputs<'a>, Reads)> {
         let policy = &self.owner.policy;
         let out = &policy.outputs;
         let o = &out.item;
@@ -950,7 +962,7 @@ impl<'a> Scope<'a> {
                     )));
             }
         }
-        Ok((outputs, reads.nodes.into_iter().collect()))
+        Ok((outputs, reads))
     }
 }
 

@@ -89,15 +89,3 @@ pub fn value(value: &serde_json::Value) -> String {
     canonical(value, &mut doc);
     format!("sha256:{}", hex(&Sha256::digest(doc.as_bytes()), 16))
 }
-
-/// The revision of one document (a profile): `sha256:` and 16 hex digits.
-///
-/// # Errors
-/// The text is not YAML.
-pub fn document(text: &str) -> Result<String, String> {
-    let doc = canonical_yaml(text)?;
-    Ok(format!(
-        "sha256:{}",
-        hex(&Sha256::digest(doc.as_bytes()), 16)
-    ))
-}

@@ -20,6 +20,28 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// profile in it is still held to [`MAX_FILE_BYTES`].
 pub const MAX_STREAM_BYTES: u64 = 1024 * 1024 * 1024;
 
+/// The extensions of YAML files.
+pub const YAML_EXTENSIONS: &[&str] = &["yaml", "yml"];
+
+/// The files directly in `dir` whose extension is one of `extensions` (any case), in name
+/// order. Every command that takes a folder (rules, cases, profiles) lists it this way.
+///
+/// # Errors
+/// The folder cannot be read; callers word the error for what the folder was meant to hold.
+pub fn files_in(dir: &Path, extensions: &[&str]) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// A text file in memory with the name errors use for it.
 #[derive(Debug, Clone)]
 pub struct Source {

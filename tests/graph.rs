@@ -4,28 +4,17 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn decide(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_decide"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
+    common::run(args)
 }
 
 /// Standard output of a `decide graph ...` run that must succeed.
 fn graph_output(args: &[&str]) -> String {
     let mut all = vec!["graph"];
     all.extend_from_slice(args);
-    let out = decide(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::run_ok(&all)
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //!
 //! Regenerate with `DECIDE_WRITE_SCHEMA=1 cargo test --test schema`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use decide::schema::{self, Draft};
 
@@ -34,18 +35,9 @@ fn check_committed(name: &str, fresh: &serde_json::Value) -> serde_json::Value {
 }
 
 fn decide_schema(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_decide"))
-        .arg("schema")
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let mut all = vec!["schema"];
+    all.extend_from_slice(args);
+    common::run_ok(&all)
 }
 
 /// The `*.yaml` files of a project folder, sorted.

@@ -53,16 +53,11 @@ fn diff(args: &Args) -> Result<Outcome> {
     let mut profiles = Vec::new();
     for path in &args.profiles {
         if path.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(|e| {
+            let files =
+                crate::source::files_in(path, crate::source::YAML_EXTENSIONS).map_err(|e| {
                     crate::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
                         .in_file(path.display().to_string())
-                })?
-                .filter_map(std::result::Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_file() && super::is_yaml(p))
-                .collect();
-            files.sort();
+                })?;
             for file in files {
                 profiles.push(Source::read(&file, ErrorKind::Profile)?);
             }

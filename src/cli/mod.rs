@@ -184,12 +184,6 @@ pub(crate) fn render(e: &Error) -> String {
     }
 }
 
-/// Whether `path` has a `.yaml` or `.yml` extension.
-pub(crate) fn is_yaml(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
-}
-
 /// The policy of a `--rules` folder, or the embedded one.
 pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
     match rules {

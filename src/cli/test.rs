@@ -68,19 +68,13 @@ fn case_sources(args: &Args) -> Result<Vec<Source>> {
 
 /// Every `*.yaml` / `*.yml` file directly in `dir`, in name order.
 fn yaml_files(dir: &Path) -> Result<Vec<Source>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
+    let paths = crate::source::files_in(dir, crate::source::YAML_EXTENSIONS).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read the case folder: {e}"))
             .in_file(dir.display().to_string())
             .help(
                 "policy tests live in the rules folder's `tests/`, or pass case files as arguments",
             )
     })?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && super::is_yaml(p))
-        .collect();
-    paths.sort();
     paths
         .iter()
         .map(|p| Source::read(p, ErrorKind::Profile))

@@ -96,7 +96,7 @@ impl Policy {
     /// The rule files of `dir` (every `*.yaml` / `*.yml` directly inside it), in name order.
     pub fn read_dir(dir: &Path) -> Result<Vec<Source>> {
         let name = dir.display().to_string();
-        let entries = std::fs::read_dir(dir).map_err(|e| {
+        let paths = crate::source::files_in(dir, crate::source::YAML_EXTENSIONS).map_err(|e| {
             let what = if e.kind() == std::io::ErrorKind::NotFound {
                 "rules folder not found".to_owned()
             } else if dir.is_file() {
@@ -106,17 +106,6 @@ impl Policy {
             };
             Error::new(ErrorKind::Rules, what).in_file(&name)
         })?;
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(std::result::Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_file()
-                    && p.extension().is_some_and(|x| {
-                        x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml")
-                    })
-            })
-            .collect();
-        paths.sort();
         if paths.is_empty() {
             return Err(
                 Error::new(ErrorKind::Rules, "rules folder has no .yaml files")

@@ -69,3 +69,15 @@ pub fn run(args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// Standard output of a `decide` run that must succeed (exit 0).
+pub fn run_ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
