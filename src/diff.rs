@@ -126,7 +126,7 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
         format!(
             "`{}` ({}, version {}, revision `{}`)",
             md_escape(&origin),
-            md_escape(&p.meta.name),
+            md_escape(p.meta.name.get(crate::Lang::En)),
             md_escape(&p.meta.version),
             p.revision
         )

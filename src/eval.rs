@@ -333,7 +333,7 @@ impl Run<'_> {
             profile: profile.name.clone(),
             as_of: as_of.to_string(),
             policy: PolicyStamp {
-                name: policy.meta.name.clone(),
+                name: policy.meta.name.get(self.graph.lang()).to_owned(),
                 version: policy.meta.version.clone(),
                 rules: match &policy.origin {
                     PolicyOrigin::Embedded => "embedded".to_owned(),

@@ -22,7 +22,8 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr;
-use crate::policy::rules::{Fact, FieldType, HitPolicy, NoMatch, Pick, Select, Table};
+use crate::lang::Lang;
+use crate::policy::rules::{Fact, FieldType, HitPolicy, NoMatch, Pick, Select, Table, Template};
 use crate::policy::{Policy, ROOT_NAMES};
 
 /// The kinds of node a policy is made of.
@@ -210,6 +211,8 @@ pub(crate) struct Owner {
     /// The catalog as a list and as a map by id, built once.
     pub offers: Value,
     pub catalog: Value,
+    /// The language the graph's texts are in.
+    pub lang: Lang,
 }
 
 self_cell::self_cell!(
@@ -250,11 +253,23 @@ pub const REQUIRED_COSTS: &[&str] = &[
 impl Graph {
     /// Compiles every expression and template of `policy` and orders the nodes.
     pub fn compile(policy: Policy) -> Result<Self> {
-        let owner = build_owner(policy)?;
+        Self::compile_in(policy, Lang::En)
+    }
+
+    /// Compiles `policy` with its texts (titles, reasons, messages) in `lang`; a text with no
+    /// version in `lang` is taken in English.
+    pub fn compile_in(policy: Policy, lang: Lang) -> Result<Self> {
+        let owner = build_owner(policy, lang)?;
         Cell::try_new(owner, compile_nodes).map(|cell| Graph {
             cell,
             profile_free: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The language the graph's texts are in.
+    #[must_use]
+    pub fn lang(&self) -> Lang {
+        self.owner().lang
     }
 
     pub(crate) fn owner(&self) -> &Owner {
@@ -289,22 +304,19 @@ impl Graph {
     }
 }
 
-fn build_owner(policy: Policy) -> Result<Owner> {
+fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let mut env = expr::environment();
     let mut index = HashMap::new();
     for name in ROOT_NAMES {
         index.insert((*name).to_owned(), index.len());
     }
-    let add_text = |env: &mut Environment<'static>,
-                    file: usize,
-                    id: &str,
-                    part: &str,
-                    text: &Spanned<String>| {
-        let name = format!("{id}.{part}");
-        env.add_template_owned(name.clone(), text.value.clone())
-            .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
-        Ok::<_, Error>(())
-    };
+    let add_text =
+        |env: &mut Environment<'static>, file: usize, id: &str, part: &str, text: &Template| {
+            let name = format!("{id}.{part}");
+            env.add_template_owned(name.clone(), text.value.get(lang).to_owned())
+                .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
+            Ok::<_, Error>(())
+        };
     for n in &policy.criteria {
         add_text(&mut env, n.file, &n.item.id.value, "met", &n.item.met)?;
         add_text(
@@ -348,6 +360,7 @@ fn build_owner(policy: Policy) -> Result<Owner> {
         offers: Value::from(offers),
         catalog,
         policy,
+        lang,
     })
 }
 
@@ -404,7 +417,7 @@ impl<'a> Scope<'a> {
             })?;
         self.resolve(
             file,
-            text,
+            text.referenced,
             node,
             field,
             bound,
@@ -424,7 +437,7 @@ impl<'a> Scope<'a> {
     fn resolve(
         &self,
         file: usize,
-        text: &Spanned<String>,
+        at: Location,
         node: &str,
         field: &str,
         bound: &[&str],
@@ -444,7 +457,7 @@ impl<'a> Scope<'a> {
                     return Err(policy
                         .error_at(
                             file,
-                            text.referenced,
+                            at,
                             format!("node `{node}`: `{path}` is not a profile field"),
                         )
                         .field(format!("{node}.{field}"))
@@ -473,7 +486,7 @@ impl<'a> Scope<'a> {
             let mut err = policy
                 .error_at(
                     file,
-                    text.referenced,
+                    at,
                     format!("node `{node}`: unknown name `{root}` in `{field}`"),
                 )
                 .field(format!("{node}.{field}"));
@@ -490,7 +503,7 @@ impl<'a> Scope<'a> {
     fn text(
         &self,
         file: usize,
-        text: &Spanned<String>,
+        text: &Template,
         node: &str,
         part: &str,
         reads: &mut Reads,
@@ -503,7 +516,7 @@ impl<'a> Scope<'a> {
         let mut mentioned = Reads::default();
         self.resolve(
             file,
-            text,
+            text.referenced,
             node,
             part,
             &[],
@@ -518,7 +531,7 @@ impl<'a> Scope<'a> {
 fn template_error(
     policy: &Policy,
     file: usize,
-    text: &Spanned<String>,
+    text: &Template,
     node: &str,
     part: &str,
     e: &minijinja::Error,
@@ -556,6 +569,7 @@ type NodeResult<'a> = Result<(Body<'a>, Reads)>;
 /// edges), so that the others' references and the cycle check still work.
 fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
     let policy = &owner.policy;
+    let lang = owner.lang;
     let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
     globals.extend(expr::FUNCTIONS.iter().map(|s| (*s).to_owned()));
     let node_index: HashMap<&str, usize> = node_ids(policy)
@@ -601,8 +615,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(
             &f.id,
             Kind::Fact,
-            &f.title,
-            f.because.as_deref(),
+            f.title.get(lang),
+            f.because.as_ref().map(|b| b.get(lang)),
             n.file,
             result,
         );
@@ -623,8 +637,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(
             &c.id,
             Kind::Criterion,
-            &c.title,
-            c.because.as_deref(),
+            c.title.get(lang),
+            c.because.as_ref().map(|b| b.get(lang)),
             n.file,
             result,
         );
@@ -635,8 +649,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(
             &t.id,
             Kind::Table,
-            &t.title,
-            t.because.as_deref(),
+            t.title.get(lang),
+            t.because.as_ref().map(|b| b.get(lang)),
             n.file,
             result,
         );
@@ -647,8 +661,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(
             &s.id,
             Kind::Select,
-            &s.title,
-            s.because.as_deref(),
+            s.title.get(lang),
+            s.because.as_ref().map(|b| b.get(lang)),
             n.file,
             result,
         );
@@ -668,8 +682,8 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         push(
             &w.id,
             Kind::Warning,
-            &w.title,
-            w.because.as_deref(),
+            w.title.get(lang),
+            w.because.as_ref().map(|b| b.get(lang)),
             n.file,
             result,
         );
@@ -686,7 +700,14 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
                 text: texts[0].clone(),
             },
         );
-        push(&c.id, Kind::Checklist, &c.title, None, n.file, result);
+        push(
+            &c.id,
+            Kind::Checklist,
+            c.title.get(lang),
+            None,
+            n.file,
+            result,
+        );
     }
 
     for q in &policy.questions {
@@ -787,7 +808,7 @@ impl<'a> Scope<'a> {
         file: usize,
         id: &str,
         when: Option<&'a Spanned<String>>,
-        texts: &[(&str, &Spanned<String>)],
+        texts: &[(&str, &Template)],
         body: impl FnOnce(Option<Expr<'a>>, &[String]) -> Body<'a>,
     ) -> NodeResult<'a> {
         let mut reads = Reads::default();
@@ -838,7 +859,7 @@ impl<'a> Scope<'a> {
             };
             let field = format!("rows.{}.when", row.id.value);
             match self.expr(file, when, &t.id.value, &field, &[], &mut reads) {
-                Ok(expr) => rows.push((expr, row_value(row))),
+                Ok(expr) => rows.push((expr, row_value(row, self.owner.lang))),
                 Err(e) => errors.push(e),
             }
         }
@@ -896,7 +917,7 @@ impl<'a> Scope<'a> {
         let body = Body::Table {
             hit: t.hit,
             rows,
-            default: t.default.as_ref().map(row_value),
+            default: t.default.as_ref().map(|r| row_value(r, self.owner.lang)),
             no_match,
         };
         Ok((body, reads))
@@ -966,12 +987,12 @@ impl<'a> Scope<'a> {
     }
 }
 
-fn row_value(row: &crate::policy::rules::Row) -> Value {
+fn row_value(row: &crate::policy::rules::Row, lang: Lang) -> Value {
     let mut map = serde_json::Map::new();
     map.insert("id".into(), row.id.value.clone().into());
-    map.insert("title".into(), row.title.clone().into());
+    map.insert("title".into(), row.title.get(lang).into());
     if let Some(b) = &row.because {
-        map.insert("because".into(), b.clone().into());
+        map.insert("because".into(), b.get(lang).into());
     }
     for (k, v) in &row.then {
         map.insert(k.clone(), v.clone());

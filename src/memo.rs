@@ -10,6 +10,7 @@ use minijinja::value::{Serde, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::Evaluation;
 use crate::graph::Graph;
+use crate::lang::Lang;
 use crate::profile::Profile;
 
 /// The output formats.
@@ -25,8 +26,14 @@ pub struct Memo {
     env: Environment<'static>,
 }
 
-/// The template the memo starts from.
-const MEMO_TEMPLATE: &str = "memo.md.j2";
+/// The template the memo starts from, per language (`templates/memo.md.j2`,
+/// `templates/memo.zh.md.j2`).
+fn memo_template(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "memo.md.j2",
+        Lang::Zh => "memo.zh.md.j2",
+    }
+}
 
 impl Memo {
     /// The templates embedded in the binary.
@@ -34,7 +41,7 @@ impl Memo {
         let mut env = crate::expr::environment();
         for (name, text) in crate::policy::embedded_templates() {
             env.add_template(name, text)
-                .map_err(|e| template_error(&e))?;
+                .map_err(|e| template_error(&e, Lang::En))?;
         }
         Ok(Memo { env })
     }
@@ -57,6 +64,14 @@ impl Memo {
             Format::Markdown => {
                 let owner = graph.owner();
                 let decision = &evaluation.decision;
+                let lang = owner.lang;
+                let meta = &graph.policy().meta;
+                let policy = minijinja::context! {
+                    name => meta.name.get(lang),
+                    version => meta.version.as_str(),
+                    description => meta.description.as_ref().map(|w| w.get(lang)),
+                    caution => meta.caution.as_ref().map(|w| w.get(lang)),
+                };
                 let offer = owner
                     .catalog
                     .get_item(&Value::from(decision.offer.as_str()))
@@ -67,14 +82,15 @@ impl Memo {
                     offer => offer,
                     offers => owner.offers.clone(),
                     catalog => owner.catalog.clone(),
-                    policy => Serde(&graph.policy().meta),
+                    policy => policy,
+                    lang => lang.code(),
                     profile => Serde(profile),
                 };
                 let mut out = self
                     .env
-                    .get_template(MEMO_TEMPLATE)
+                    .get_template(memo_template(lang))
                     .and_then(|t| t.render(ctx))
-                    .map_err(|e| template_error(&e))?;
+                    .map_err(|e| template_error(&e, lang))?;
                 if !out.ends_with('\n') {
                     out.push('\n');
                 }
@@ -84,8 +100,8 @@ impl Memo {
     }
 }
 
-fn template_error(e: &minijinja::Error) -> Error {
-    let name = e.name().unwrap_or(MEMO_TEMPLATE);
+fn template_error(e: &minijinja::Error, lang: Lang) -> Error {
+    let name = e.name().unwrap_or(memo_template(lang));
     let line = e.line().map_or(String::new(), |l| format!(":{l}"));
     Error::new(
         ErrorKind::Rules,

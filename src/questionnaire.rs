@@ -103,9 +103,9 @@ pub struct Prompt {
     pub kind: Kind,
 }
 
-/// The policy's questions in order, in `lang` (`en` or `zh`).
+/// The policy's questions in order, in `lang`.
 #[must_use]
-pub fn prompts(policy: &Policy, lang: &str) -> Vec<Prompt> {
+pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
     let schema = crate::profile::json_schema();
     let offers: Vec<(String, String)> = policy
         .offers

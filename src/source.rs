@@ -228,6 +228,18 @@ fn humanize(message: &str) -> String {
     {
         return format!("the required field `{field}` is missing");
     }
+    if let Some((found, expected)) = message
+        .strip_prefix("invalid type: ")
+        .and_then(|r| r.split_once(", expected "))
+    {
+        let found = match found {
+            "sequence" => "a list",
+            "map" => "a mapping",
+            "unit value" => "nothing (null)",
+            other => other,
+        };
+        return format!("expected {expected}; found {found}");
+    }
     let replacements = [
         ("invalid u32", "expected a whole number of 0 or more"),
         ("invalid u64", "expected a whole number of 0 or more"),

@@ -55,6 +55,9 @@ pub struct Args {
     /// Keep each record's trace in the JSON lines (most of its size; off by default).
     #[arg(long)]
     pub trace: bool,
+    /// The language of the memos and of the records' texts.
+    #[arg(long, value_enum, default_value_t = crate::Lang::En)]
+    pub lang: crate::Lang,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -68,7 +71,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             "`--format md` writes one memo per profile and needs `--out DIR`",
         ));
     }
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let graph = Graph::compile_in(super::load_policy(args.rules.as_deref())?, args.lang)?;
     let memo = Memo::embedded()?;
     let items = batch::inputs(&args.inputs)?;
     if let Some(dir) = &args.out {

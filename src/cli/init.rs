@@ -8,7 +8,7 @@ use serde_json::{Map, Value as J};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::questionnaire::{self, Kind, Prompt};
-use crate::{Graph, Memo, Source};
+use crate::{Graph, Lang, Memo, Source};
 
 use super::Outcome;
 
@@ -39,14 +39,6 @@ pub struct Args {
     pub rules: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lang {
-    /// English.
-    En,
-    /// 中文 (Chinese).
-    Zh,
-}
-
 fn cancelled(e: &inquire::InquireError) -> Error {
     match e {
         inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
@@ -73,10 +65,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .help("choose another file, or pass --force to overwrite it"));
     }
     let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
-    let lang = match args.lang {
-        Lang::En => "en",
-        Lang::Zh => "zh",
-    };
+    let lang = args.lang;
     let mut profile = J::Object(Map::new());
     for prompt in questionnaire::prompts(graph.policy(), lang) {
         let answer = ask(&prompt, lang)?;
@@ -92,7 +81,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
     }
     println!("\n{yaml}");
-    let (write, run_now) = if lang == "zh" {
+    let (write, run_now) = if lang == Lang::Zh {
         ("写入该文件？", "现在就用它做决策？")
     } else {
         ("Write this profile?", "Decide it now?")
@@ -124,9 +113,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
 }
 
 /// Asks one question; `None` means "left empty".
-fn ask(prompt: &Prompt, lang: &str) -> Result<Option<J>> {
+fn ask(prompt: &Prompt, lang: Lang) -> Result<Option<J>> {
     let help = prompt.help.as_deref();
-    let none = if lang == "zh" {
+    let none = if lang == Lang::Zh {
         "不适用 / 无"
     } else {
         "none"
@@ -208,7 +197,7 @@ fn ask(prompt: &Prompt, lang: &str) -> Result<Option<J>> {
 }
 
 /// A map of hours per offer: first whether there is a job at all, then one number per offer.
-fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: &str) -> Result<Option<J>> {
+fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Result<Option<J>> {
     let help = prompt.help.as_deref();
     let mut p = inquire::Confirm::new(&prompt.ask).with_default(false);
     if let Some(h) = help {
@@ -225,7 +214,7 @@ fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: &str) -> Result
     let mut hours = Map::new();
     for (id, title) in offers {
         let check = rule.clone();
-        let question = if lang == "zh" {
+        let question = if lang == Lang::Zh {
             format!("在 {title} 上耗时多少小时？（留空跳过）")
         } else {
             format!("Wall-clock hours on {title}? (empty to skip)")

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::{Format, Graph, Memo, Policy, Source};
+use crate::{Format, Graph, Lang, Memo, Policy, Source};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -71,6 +71,9 @@ pub struct Args {
     /// Write to this file (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The language of the memo and of the record's texts (reasons, messages, checklist).
+    #[arg(long, value_enum, default_value_t = Lang::En)]
+    pub lang: Lang,
 }
 
 /// The policy author's commands.
@@ -146,7 +149,7 @@ pub fn main() -> ExitCode {
 
 /// Decides one profile as `args` say and writes the result.
 pub fn run(args: &Args) -> Result<()> {
-    let graph = Graph::compile(load_policy(args.rules.as_deref())?)?;
+    let graph = Graph::compile_in(load_policy(args.rules.as_deref())?, args.lang)?;
     let memo = Memo::embedded()?;
     let Some(profile) = &args.profile else {
         return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));

@@ -9,8 +9,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
+pub use crate::lang::Words;
+
 /// An expression in minijinja's expression language, with where it was written.
 pub type Expr = Spanned<String>;
+
+/// A text template in one or two languages, with where it was written.
+pub type Template = Spanned<Words>;
 
 /// One rule file as written.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -56,13 +61,13 @@ pub struct RuleFile {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyMeta {
-    pub name: String,
+    pub name: Words,
     pub version: String,
     #[serde(default)]
-    pub description: Option<String>,
+    pub description: Option<Words>,
     /// A caution printed with the sources, e.g. "verify live prices before signing".
     #[serde(default)]
-    pub caution: Option<String>,
+    pub caution: Option<Words>,
 }
 
 /// Expressions that fill the stable fields of the decision record.
@@ -119,10 +124,10 @@ pub enum Unit {
 pub struct Fact {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     /// Why this number matters, quoted in the trace.
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
     /// Where a constant comes from.
     #[serde(default)]
     pub source: Option<String>,
@@ -153,18 +158,18 @@ pub struct Fact {
 pub struct Criterion {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
     /// Must evaluate to true or false.
     #[schemars(with = "String")]
     pub when: Expr,
     /// Template explaining why the criterion is met.
-    #[schemars(with = "String")]
-    pub met: Expr,
+    #[schemars(with = "Words")]
+    pub met: Template,
     /// Template explaining why it is not.
-    #[schemars(with = "String")]
-    pub not_met: Expr,
+    #[schemars(with = "Words")]
+    pub not_met: Template,
 }
 
 /// How a decision table picks among matching rows.
@@ -184,9 +189,9 @@ pub enum HitPolicy {
 pub struct Table {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
     pub hit: HitPolicy,
     pub rows: Vec<Row>,
     /// The row used when no row matches (it has no `when`).
@@ -214,7 +219,7 @@ pub enum NoMatch {
 pub struct Row {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<Expr>,
@@ -222,7 +227,7 @@ pub struct Row {
     #[serde(default)]
     pub then: IndexMap<String, serde_json::Value>,
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -240,9 +245,9 @@ pub enum Pick {
 pub struct Select {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
     /// The list to choose from, e.g. `offers`.
     #[schemars(with = "String")]
     pub from: Expr,
@@ -274,15 +279,15 @@ fn default_item() -> String {
 pub struct Warning {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     #[serde(default)]
-    pub because: Option<String>,
+    pub because: Option<Words>,
     /// Raises the warning when true.
     #[schemars(with = "String")]
     pub when: Expr,
     /// Template of the message shown.
-    #[schemars(with = "String")]
-    pub message: Expr,
+    #[schemars(with = "Words")]
+    pub message: Template,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -290,34 +295,14 @@ pub struct Warning {
 pub struct ChecklistItem {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    pub title: String,
+    pub title: Words,
     /// The item applies when true (default: always).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<Expr>,
     /// Template of the item's text, tailored to the offer and workload.
-    #[schemars(with = "String")]
-    pub text: Expr,
-}
-
-/// Words shown to people, in English and (optionally) Chinese.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Words {
-    pub en: String,
-    #[serde(default)]
-    pub zh: Option<String>,
-}
-
-impl Words {
-    /// The text in `lang` (`en` or `zh`), falling back to English.
-    #[must_use]
-    pub fn get(&self, lang: &str) -> &str {
-        match (lang, &self.zh) {
-            ("zh", Some(zh)) => zh,
-            _ => &self.en,
-        }
-    }
+    #[schemars(with = "Words")]
+    pub text: Template,
 }
 
 /// One question of `decide init`. How it is asked follows the profile field's type: a choice
