@@ -70,6 +70,8 @@ pub struct Options {
     pub as_of: jiff::civil::Date,
     /// Keep the trace in JSON lines (it is most of a record's size).
     pub trace: bool,
+    /// Add what would change the answer to JSON lines (a few hundred re-evaluations each).
+    pub sensitivity: bool,
 }
 
 /// Reads every input (`-` is standard input; a folder gives its `*.yaml`, `*.yml`, `*.json` and
@@ -203,9 +205,13 @@ fn safe_label(s: &str) -> String {
 /// Decides and renders one item; errors carry the item's file and line.
 pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> Result<Decided> {
     let run = || -> Result<Decided> {
-        let trace = options.trace || options.format == Format::Markdown;
+        let memo_wanted = options.format == Format::Markdown;
+        let detail = crate::Detail {
+            trace: options.trace || memo_wanted,
+            sensitivity: options.sensitivity || memo_wanted,
+        };
         let (profile, mut evaluation) =
-            crate::decide_with(graph, &item.source, options.as_of, trace)?;
+            crate::decide_with(graph, &item.source, options.as_of, detail)?;
         let decision = &evaluation.decision;
         let deployment = decision.deployment.clone();
         let offer = decision.offer.clone();

@@ -27,6 +27,13 @@ pub struct Decision {
     pub scenario: Option<String>,
     /// Monthly bills, break-even lines and job costs, as the policy's `outputs.costs` names them.
     pub costs: IndexMap<String, serde_json::Value>,
+    /// The policy's further sections (`outputs.sections`), as top-level entries, in policy order.
+    #[serde(flatten)]
+    pub sections: IndexMap<String, serde_json::Value>,
+    /// For each criterion and for the deployment and offer, the nearest single changes to the
+    /// profile that would change them (absent when not computed, e.g. in batches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<Vec<Flip>>,
     /// Warnings raised, in policy order.
     pub warnings: Vec<WarningOutcome>,
     /// Contract items to confirm, in policy order.
@@ -35,6 +42,55 @@ pub struct Decision {
     pub trace: Vec<TraceEntry>,
     /// What produced this record, for the people who sign it.
     pub audit: Audit,
+}
+
+/// The record's own top-level fields, which policy sections may not shadow.
+pub const RECORD_FIELDS: &[&str] = &[
+    "profile",
+    "as_of",
+    "policy",
+    "deployment",
+    "offer",
+    "criteria",
+    "scenario",
+    "costs",
+    "sensitivity",
+    "warnings",
+    "checklist",
+    "trace",
+    "audit",
+];
+
+/// One change to one profile field that changes a decision: the record's `sensitivity` list.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flip {
+    /// What changes: a criterion id, `deployment` or `offer`.
+    pub id: String,
+    /// The profile field changed (dotted path).
+    pub field: String,
+    /// The field's value in the profile.
+    pub from: serde_json::Value,
+    /// The nearest value at which the decision changes (with `given`: the line under that
+    /// other change).
+    pub flips_at: serde_json::Value,
+    /// What the decision becomes there.
+    pub becomes: serde_json::Value,
+    /// The relative size of the change (|Δ| / |from|; 1 for flags and choices): smaller is
+    /// nearer. Null with `given`.
+    pub distance: Option<f64>,
+    /// When no value of `field` alone changes the deployment or offer: the nearest change of
+    /// another number field under which it does, at `flips_at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given: Option<Given>,
+    /// The change in words, from the policy's `sensitivity.text`.
+    pub text: String,
+}
+
+/// Another field's change under which a line is reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct Given {
+    pub field: String,
+    pub value: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -129,6 +129,55 @@ impl Graph {
     }
 }
 
+/// What the sensitivity analysis watches: a node's value, or an output expression.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Watch<'a> {
+    Node(usize),
+    Output(&'a Expr<'a>),
+}
+
+impl Graph {
+    /// Re-evaluates `dirty` (node indices, in evaluation order) over `profile`, taking every
+    /// other node's value from `base` (by node index), and returns the `watch` values. Texts,
+    /// warnings and the trace are skipped: this is the inner loop of the sensitivity analysis.
+    pub(crate) fn probe(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        base: &[Value],
+        dirty: &[usize],
+        watch: &[Watch<'_>],
+    ) -> Result<Vec<Value>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        let index = &self.owner().names.index;
+        let mut is_dirty = vec![false; c.nodes.len()];
+        for &i in dirty {
+            is_dirty[i] = true;
+        }
+        for (i, node) in c.nodes.iter().enumerate() {
+            if !is_dirty[i] {
+                let _ = run.slots[index[node.id]].set(base[i].clone());
+            }
+        }
+        for &i in dirty {
+            let node = &c.nodes[i];
+            let value = run.node(node)?;
+            let _ = run.slots[index[node.id]].set(value);
+        }
+        watch
+            .iter()
+            .map(|w| match w {
+                Watch::Node(i) => Ok(run.slots[index[c.nodes[*i].id]]
+                    .get()
+                    .cloned()
+                    .unwrap_or_default()),
+                Watch::Output(e) => run.eval(e, "outputs", None),
+            })
+            .collect()
+    }
+}
+
 impl<'g> Run<'g> {
     fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
         let owner = graph.owner();
@@ -328,6 +377,18 @@ impl Run<'_> {
             }
             costs.insert((*name).to_owned(), to_json(&v));
         }
+        let mut sections = IndexMap::with_capacity(outputs.sections.len());
+        for (name, e) in &outputs.sections {
+            let v = self.eval(e, "outputs", None)?;
+            if v.is_undefined() {
+                return Err(self.fail_expr(
+                    e,
+                    "outputs",
+                    &format!("`outputs.sections.{name}` is undefined"),
+                ));
+            }
+            sections.insert((*name).to_owned(), to_json(&v));
+        }
         let policy = self.graph.policy();
         let decision = Decision {
             profile: profile.name.clone(),
@@ -346,6 +407,8 @@ impl Run<'_> {
             criteria,
             scenario,
             costs,
+            sections,
+            sensitivity: None,
             warnings,
             checklist,
             trace,

@@ -176,6 +176,7 @@ impl<'a> Outputs<'a> {
         let mut out = vec![&self.deployment, &self.offer];
         out.extend(self.scenario.iter());
         out.extend(self.costs.iter().map(|(_, e)| e));
+        out.extend(self.sections.iter().map(|(_, e)| e));
         out
     }
 }
@@ -186,6 +187,7 @@ pub(crate) struct Outputs<'a> {
     pub offer: Expr<'a>,
     pub scenario: Option<Expr<'a>>,
     pub costs: Vec<(&'a str, Expr<'a>)>,
+    pub sections: Vec<(&'a str, Expr<'a>)>,
 }
 
 #[derive(Debug)]
@@ -338,6 +340,21 @@ fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     }
     for n in &policy.checklist {
         add_text(&mut env, n.file, &n.item.id.value, "text", &n.item.text)?;
+    }
+    if let Some(n) = &policy.sensitivity {
+        add_text(&mut env, n.file, "sensitivity", "text", &n.item.text)?;
+        if let Some(unchanged) = &n.item.unchanged {
+            add_text(&mut env, n.file, "sensitivity", "unchanged", unchanged)?;
+        }
+        for (i, probe) in n.item.fields.iter().enumerate() {
+            add_text(
+                &mut env,
+                n.file,
+                "sensitivity",
+                &format!("says.{i}"),
+                &probe.says,
+            )?;
+        }
     }
     for id in node_ids(&policy) {
         index.insert(id.to_owned(), index.len());
@@ -710,6 +727,26 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         );
     }
 
+    if let Some(n) = &policy.sensitivity {
+        for probe in &n.item.fields {
+            let path = format!("profile.{}", probe.field.value);
+            if let Err(hint) = scope.profile_paths.check(&path) {
+                errors.push(
+                    policy
+                        .error_at(
+                            n.file,
+                            probe.field.referenced,
+                            format!(
+                                "sensitivity: `{}` is not a profile field",
+                                probe.field.value
+                            ),
+                        )
+                        .field("sensitivity.fields")
+                        .help(hint),
+                );
+            }
+        }
+    }
     for q in &policy.questions {
         let path = format!("profile.{}", q.item.field.value);
         if let Err(hint) = scope.profile_paths.check(&path) {
@@ -967,7 +1004,29 @@ impl<'a> Scope<'a> {
                 .iter()
                 .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("costs.{k}"))?)))
                 .collect::<Result<_>>()?,
+            sections: o
+                .sections
+                .iter()
+                .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("sections.{k}"))?)))
+                .collect::<Result<_>>()?,
         };
+        for (name, e) in &o.sections {
+            if crate::decision::RECORD_FIELDS.contains(&name.as_str()) {
+                return Err(policy
+                    .error_at(
+                        out.file,
+                        e.referenced,
+                        format!(
+                            "`outputs.sections.{name}` would replace the record's own `{name}`"
+                        ),
+                    )
+                    .field(format!("outputs.sections.{name}"))
+                    .help(format!(
+                        "the record already has: {}; choose another name",
+                        crate::decision::RECORD_FIELDS.join(", ")
+                    )));
+            }
+        }
         for required in REQUIRED_COSTS {
             if !o.costs.contains_key(*required) {
                 return Err(policy

@@ -32,6 +32,7 @@ pub mod profile;
 pub mod questionnaire;
 pub mod revision;
 pub mod schema;
+pub mod sensitivity;
 pub mod source;
 pub mod suite;
 
@@ -51,24 +52,49 @@ pub fn decide(
     source: &Source,
     as_of: jiff::civil::Date,
 ) -> Result<(Profile, Evaluation)> {
-    decide_with(graph, source, as_of, true)
+    decide_with(graph, source, as_of, Detail::FULL)
 }
 
-/// Like [`decide`]; `trace: false` skips building the record's trace (batches that do not
-/// print it).
+/// What a decision record carries besides the decision itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detail {
+    /// Every node's value and why (most of a record's size).
+    pub trace: bool,
+    /// What would change the answer (re-evaluates the rules a few hundred times).
+    pub sensitivity: bool,
+}
+
+impl Detail {
+    /// Everything: what `decide` prints.
+    pub const FULL: Detail = Detail {
+        trace: true,
+        sensitivity: true,
+    };
+    /// The decision only: what a batch of JSON lines carries by default.
+    pub const LEAN: Detail = Detail {
+        trace: false,
+        sensitivity: false,
+    };
+}
+
+/// Like [`decide`], with the record's optional parts chosen by `detail`.
 pub fn decide_with(
     graph: &Graph,
     source: &Source,
     as_of: jiff::civil::Date,
-    trace: bool,
+    detail: Detail,
 ) -> Result<(Profile, Evaluation)> {
     let profile = Profile::from_source(source)?;
     graph.check_profile(&profile, source)?;
-    let mut evaluation = if trace {
+    let mut evaluation = if detail.trace {
         graph.evaluate(&profile, as_of)?
     } else {
         graph.evaluate_without_trace(&profile, as_of)?
     };
+    if detail.sensitivity {
+        let flips = sensitivity::analyse(graph, &profile, as_of, &evaluation)?;
+        evaluation.decision.sensitivity = Some(flips);
+    }
     // The profile as read (defaults filled in), so two files that mean the same profile have
     // the same revision; no second parse of the YAML.
     evaluation.decision.audit.profile_revision = serde_json::to_value(&profile)

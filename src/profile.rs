@@ -47,6 +47,8 @@ pub struct Profile {
 #[serde(rename_all = "snake_case")]
 pub enum Task {
     LoraFinetune,
+    /// LoRA on 4-bit quantised weights.
+    QloraFinetune,
     FullFinetune,
     Pretrain,
     Inference,
@@ -70,7 +72,7 @@ pub enum Concurrency {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
-    /// `lora_finetune` | `full_finetune` | `pretrain` | `inference`
+    /// `lora_finetune` | `qlora_finetune` | `full_finetune` | `pretrain` | `inference`
     pub task: Task,
     /// Parameters in billions, > 0.
     #[serde(deserialize_with = "positive")]
@@ -91,6 +93,18 @@ pub struct Workload {
     /// Inference concurrency: low | high.
     #[serde(default)]
     pub concurrency: Option<Concurrency>,
+    /// Tokens of context per sequence (prompt plus output), >= 1: sizes the inference KV cache.
+    #[serde(default, deserialize_with = "at_least_one_opt")]
+    #[schemars(range(min = 1))]
+    pub context_tokens: Option<u32>,
+    /// Sequences served at once, >= 1: with `context_tokens`, sizes the inference KV cache.
+    #[serde(default, deserialize_with = "at_least_one_opt")]
+    #[schemars(range(min = 1))]
+    pub concurrent_sequences: Option<u32>,
+    /// The code relies on custom CUDA operators (kernels), which do not port to other
+    /// accelerators by a conversion tool.
+    #[serde(default)]
+    pub custom_cuda_operators: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -144,6 +158,22 @@ pub struct Job {
     #[serde(default, deserialize_with = "job_hours")]
     #[schemars(with = "std::collections::BTreeMap<String, f64>")]
     pub hours: IndexMap<Spanned<String>, f64>,
+    /// Days by which the job must be done, > 0.
+    #[serde(default, deserialize_with = "positive_opt")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub deadline_days: Option<f64>,
+    /// How often the job runs: `one_off` (delivered once) or `weekly` (iterated every week).
+    #[serde(default)]
+    pub cadence: Option<Cadence>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Cadence {
+    /// Trained and delivered once.
+    OneOff,
+    /// Run again every week.
+    Weekly,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -242,6 +272,19 @@ fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
             de::Unexpected::Signed(v),
             &Expect("a whole number of at least 1"),
         )),
+    }
+}
+
+fn at_least_one_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match Option::<i64>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) => match u32::try_from(v) {
+            Ok(v) if v >= 1 => Ok(Some(v)),
+            _ => Err(de::Error::invalid_value(
+                de::Unexpected::Signed(v),
+                &Expect("a whole number of at least 1"),
+            )),
+        },
     }
 }
 

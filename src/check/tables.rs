@@ -307,7 +307,7 @@ fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
 
 /// Every integer and decimal literal in `texts`, read with minijinja's own tokenizer (so that
 /// digits inside strings and names are not mistaken for numbers).
-fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
+pub(crate) fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
     let mut out = BTreeSet::new();
     for text in texts {
         for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()).flatten() {
@@ -328,7 +328,7 @@ fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
 
 /// A finite float with a total order, for sets of constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct OrderedF64(f64);
+pub(crate) struct OrderedF64(pub f64);
 impl Eq for OrderedF64 {}
 impl PartialOrd for OrderedF64 {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -343,7 +343,7 @@ impl Ord for OrderedF64 {
 
 /// Resolves `$ref`, and `allOf` / `anyOf` wrappers of one schema, into its parts; `nullable` is
 /// set when one part is `{type: null}`.
-fn parts<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
+pub(crate) fn parts<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
     let schema = crate::graph::resolve_ref(root, schema);
     let mut wrapped = false;
     for key in ["allOf", "anyOf", "oneOf"] {
@@ -410,7 +410,7 @@ fn leaves(
     out.push(Dimension { path, values });
 }
 
-fn types<'a>(ps: &[&'a J]) -> BTreeSet<&'a str> {
+pub(crate) fn types<'a>(ps: &[&'a J]) -> BTreeSet<&'a str> {
     let mut out = BTreeSet::new();
     for p in ps {
         match p.get("type") {

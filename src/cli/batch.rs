@@ -55,6 +55,10 @@ pub struct Args {
     /// Keep each record's trace in the JSON lines (most of its size; off by default).
     #[arg(long)]
     pub trace: bool,
+    /// Add to each JSON line what would change its answer (slower: a few hundred
+    /// re-evaluations per profile; memos always have it).
+    #[arg(long)]
+    pub sensitivity: bool,
     /// The language of the memos and of the records' texts.
     #[arg(long, value_enum, default_value_t = crate::Lang::En)]
     pub lang: crate::Lang,
@@ -89,6 +93,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .as_of
             .unwrap_or_else(|| jiff::ZonedDateTime::now().date()),
         trace: args.trace,
+        sensitivity: args.sensitivity,
     };
     let progress = progress_bar(items.len());
     let mut summary = Summary::default();

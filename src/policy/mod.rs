@@ -79,6 +79,8 @@ pub struct Policy {
     pub warnings: Vec<Located<Warning>>,
     pub checklist: Vec<Located<ChecklistItem>>,
     pub questions: Vec<Located<rules::Question>>,
+    /// The what-would-change-the-answer analysis, if the policy asks for one.
+    pub sensitivity: Option<Located<rules::Sensitivity>>,
 }
 
 impl Policy {
@@ -172,6 +174,7 @@ impl Policy {
             warnings: Vec::new(),
             checklist: Vec::new(),
             questions: Vec::new(),
+            sensitivity: None,
         };
         for (file, rf) in files.into_iter().enumerate() {
             builder.add(file, rf);
@@ -222,6 +225,7 @@ struct Builder<'a> {
     warnings: Vec<Located<Warning>>,
     checklist: Vec<Located<ChecklistItem>>,
     questions: Vec<Located<rules::Question>>,
+    sensitivity: Option<Located<rules::Sensitivity>>,
 }
 
 impl Builder<'_> {
@@ -248,6 +252,17 @@ impl Builder<'_> {
                     self.outputs = Some(Located {
                         file,
                         item: outputs,
+                    });
+                }
+            }
+        }
+        if let Some(sensitivity) = rf.sensitivity {
+            match &self.sensitivity {
+                Some(prev) => self.errors.push(twice("sensitivity", prev.file)),
+                None => {
+                    self.sensitivity = Some(Located {
+                        file,
+                        item: sensitivity,
                     });
                 }
             }
@@ -321,6 +336,7 @@ impl Builder<'_> {
             warnings: self.warnings,
             checklist: self.checklist,
             questions: self.questions,
+            sensitivity: self.sensitivity,
         };
         check_ids(&policy, &mut self.errors);
         (Some(policy), self.errors)

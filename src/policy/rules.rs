@@ -56,6 +56,10 @@ pub struct RuleFile {
     /// The questions `decide init` asks, in order, each filling one profile field.
     #[serde(default)]
     pub questions: Vec<Question>,
+    /// Which profile fields to vary to find what would change the decision, and how to say it
+    /// (at most one file has it).
+    #[serde(default)]
+    pub sensitivity: Option<Sensitivity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -88,6 +92,12 @@ pub struct Outputs {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
     pub costs: IndexMap<String, Expr>,
+    /// Further top-level entries of the decision record, each read off the graph by an
+    /// expression (e.g. `memory`, `estimates`, `alternatives`). Names may not be those of the
+    /// record's own fields.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub sections: IndexMap<String, Expr>,
 }
 
 /// The type a catalog field or fact value must have.
@@ -325,4 +335,50 @@ pub struct Question {
     /// The answer is one of the catalog's offer ids.
     #[serde(default)]
     pub offer: bool,
+}
+
+/// What-would-change-the-answer analysis: the profile fields to vary and the words for it. The
+/// engine varies each field alone, re-evaluates, and reports for every criterion and for the
+/// deployment and offer the nearest value at which they change.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sensitivity {
+    /// Words for the decision's `deployment` and `offer` (criteria use their titles).
+    #[serde(default)]
+    pub targets: IndexMap<String, Words>,
+    /// Words for values a decision takes, e.g. `bare_metal`, `container`, `true`, `false`.
+    #[serde(default)]
+    pub values: IndexMap<String, Words>,
+    /// The fields to vary, in the order they are tried.
+    pub fields: Vec<Probe>,
+    /// Template of one change, given `target`, `before`, `after` (words), `change` and `now`
+    /// (the field at the new and current values, from its `says`), `direction` (`up`, `down`
+    /// or `set`), `id` and `field`.
+    #[schemars(with = "Words")]
+    pub text: Template,
+    /// Template for a number field no value of which changes the deployment or the offer,
+    /// given `target`, `before`, `name` (the field's name), `now`, and when another field's
+    /// change would, `given` (that change) and `line` (where this field then changes it).
+    #[serde(default)]
+    #[schemars(with = "Option<Words>")]
+    pub unchanged: Option<Template>,
+}
+
+/// One profile field the sensitivity analysis varies.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// The profile field, as a dotted path (`usage.hours_per_gpu_month`); a number, a whole
+    /// number, a flag or a choice.
+    #[schemars(with = "String")]
+    pub field: Spanned<String>,
+    /// The resolution of the search for numbers (default 1; whole numbers always use 1).
+    #[serde(default)]
+    pub step: Option<f64>,
+    /// Template that says the field at `value`, e.g. `{{ value | num }} busy hours per GPU`.
+    #[schemars(with = "Words")]
+    pub says: Template,
+    /// The field's name in a sentence, e.g. `busy hours per GPU` (default: its path).
+    #[serde(default)]
+    pub name: Option<Words>,
 }
