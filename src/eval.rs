@@ -670,7 +670,7 @@ impl Run<'_> {
         let env = &self.graph.owner().env;
         env.get_template(template)
             .and_then(|t| t.render(self.root.clone()))
-            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|s| crate::expr::flow_text(&s))
             .map_err(|e| {
                 self.fail_at(
                     node.file,

@@ -162,6 +162,41 @@ fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
     })
 }
 
+/// A rendered text template as one paragraph: every run of whitespace becomes one space,
+/// except that whitespace between two East Asian wide characters (CJK ideographs, kana,
+/// Hangul, full-width punctuation) disappears: Chinese puts no spaces between them, and a
+/// folded YAML line break (`>-`) arrives here as a space. So a Chinese text may be wrapped
+/// anywhere in its YAML (CSS Text 3 treats segment breaks the same way).
+#[must_use]
+pub fn flow_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_whitespace() {
+            out.push(c);
+            continue;
+        }
+        while chars.peek().is_some_and(|next| next.is_whitespace()) {
+            chars.next();
+        }
+        let before = out.chars().next_back();
+        let after = chars.peek().copied();
+        if before.is_some_and(is_wide) && after.is_some_and(is_wide) {
+            continue;
+        }
+        out.push(' ');
+    }
+    out
+}
+
+/// East Asian wide or full-width characters (the blocks Chinese text is written in).
+fn is_wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)
+}
+
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
 #[must_use]
 pub fn table_cell(text: &str) -> String {
@@ -237,6 +272,20 @@ mod tests {
         assert_eq!(render("{{ 16 | plural('GPU') }}"), "16 GPUs");
         assert_eq!(render("{{ 16.8 | num }}"), "16.8");
         assert_eq!(render("{{ 1344.0 | num }}"), "1,344");
+    }
+
+    #[test]
+    fn flows_text_into_one_paragraph() {
+        assert_eq!(flow_text("  a\n   b  c \n"), "a b c");
+        // A line break between Chinese characters is not a space; one next to Latin text is.
+        assert_eq!(
+            flow_text("需要约\n  显存（模型状态\n 1,120 GB）"),
+            "需要约显存（模型状态 1,120 GB）"
+        );
+        assert_eq!(flow_text("显存，\n分摊"), "显存，分摊");
+        assert_eq!(flow_text("显存 （模型"), "显存（模型");
+        // Spaces typed on one line stay.
+        assert_eq!(flow_text("8 张 GPU"), "8 张 GPU");
     }
 
     #[test]

@@ -385,7 +385,7 @@ impl Study<'_, '_> {
             .env
             .get_template(name)
             .and_then(|t| t.render(ctx))
-            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|s| crate::expr::flow_text(&s))
             .map_err(|e| text_error(name, &e))
     }
 }
