@@ -70,6 +70,15 @@ fn evaluate_markdown(b: divan::Bencher) {
     });
 }
 
+/// What would change the answer: the sensitivity analysis of one evaluated profile (a few
+/// hundred partial re-evaluations), as `decide` adds to every record.
+#[divan::bench(sample_count = 20)]
+fn sensitivity(b: divan::Bencher) {
+    let (graph, profile, as_of) = (&*GRAPH, profile(), as_of());
+    let e = graph.evaluate(&profile, as_of).unwrap();
+    b.bench(|| decide::sensitivity::analyse(graph, divan::black_box(&profile), as_of, &e).unwrap());
+}
+
 /// Batch throughput: 10,000 JSON-lines profiles parsed, decided in parallel and written as JSON
 /// lines (no trace), as `decide batch` does.
 #[divan::bench(sample_count = 10)]
@@ -90,6 +99,7 @@ fn batch_10k(b: divan::Bencher) {
         format: Format::Json,
         as_of: as_of(),
         trace: false,
+        sensitivity: false,
     };
     b.counter(divan::counter::ItemsCount::new(items.len()))
         .bench(|| batch::decide_all(&GRAPH, &MEMO, &items, options));

@@ -32,6 +32,7 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("num", num);
     env.add_filter("hours", hours);
     env.add_filter("pct", pct);
+    env.add_filter("sci", sci);
     env.add_filter("md", md_escape);
     env.add_filter("cell", table_cell);
     env.add_filter("plural", plural);
@@ -129,6 +130,11 @@ fn pct(value: &Value) -> Result<String, MjError> {
     let v = number(value, "pct")? * 100.0;
     let digits = usize::from((v - v.round()).abs() >= 0.05);
     Ok(format!("{}%", group_thousands(v, digits)))
+}
+
+/// Scientific notation with three significant digits: `1.932e21` → `1.93e21`.
+fn sci(value: &Value) -> Result<String, MjError> {
+    Ok(format!("{:.2e}", number(value, "sci")?))
 }
 
 /// Escapes text so that Markdown renders it literally and no HTML or link gets through.
@@ -266,6 +272,8 @@ mod tests {
         assert_eq!(render("{{ 505.1 | hours }}"), "505.1 h");
         assert_eq!(render("{{ 630.0 | hours }}"), "630 h");
         assert_eq!(render("{{ 0.3 | pct }}"), "30%");
+        assert_eq!(render("{{ 1932000000000000000000.0 | sci }}"), "1.93e21");
+        assert_eq!(render("{{ 58800000000000000000.0 | sci }}"), "5.88e19");
         assert_eq!(render("{{ 0.7014 | pct }}"), "70.1%");
         assert_eq!(render("{{ 7.0 | num }}"), "7");
         assert_eq!(render("{{ 1 | plural('GPU') }}"), "1 GPU");

@@ -47,7 +47,7 @@ pub struct Profile {
 #[serde(rename_all = "snake_case")]
 pub enum Task {
     LoraFinetune,
-    /// LoRA on 4-bit quantised weights.
+    /// Low-rank adapters trained on 4-bit quantised weights (`QLoRA`).
     QloraFinetune,
     FullFinetune,
     Pretrain,

@@ -80,6 +80,7 @@ struct FieldResult {
 /// For every criterion and for the deployment and offer, the nearest change of each probed
 /// field that changes it, nearest first within each target. Empty when the policy has no
 /// `sensitivity:` section.
+#[allow(clippy::too_many_lines)] // two passes read top to bottom: single changes, then lines
 pub fn analyse(
     graph: &Graph,
     profile: &Profile,
@@ -158,8 +159,7 @@ pub fn analyse(
     // The deployment and the offer: say which number fields no value of changes, and where
     // their line lies under the nearest change of another number field that does.
     if config.unchanged.is_some() {
-        for order in 0..2.min(study.targets.len()) {
-            let t = &study.targets[order];
+        for (order, t) in study.targets.iter().enumerate().take(2) {
             // Other number fields' changes of this target, nearest first.
             let mut changes: Vec<(&FieldResult, &Found)> = results
                 .iter()
@@ -633,7 +633,8 @@ impl Prober<'_, '_> {
                 let mut becomes = values[t].clone();
                 loop {
                     let mid = space.snap(f64::midpoint(lo, hi));
-                    if mid == lo || mid == hi {
+                    // Snapped values are exact copies: equal bits mean no value lies between.
+                    if mid.to_bits() == lo.to_bits() || mid.to_bits() == hi.to_bits() {
                         break;
                     }
                     match self.at(&space.to_json(mid)) {

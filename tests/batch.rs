@@ -63,7 +63,7 @@ fn json_lines_keep_input_order_and_a_bad_profile_does_not_stop_the_rest() {
 }
 
 #[test]
-fn a_record_equals_the_single_run_record_with_or_without_trace() {
+fn a_record_equals_the_single_run_record_with_or_without_trace_and_sensitivity() {
     let single = decide(&[
         "examples/pretrain-70b-job.yaml",
         "--format",
@@ -76,6 +76,7 @@ fn a_record_equals_the_single_run_record_with_or_without_trace() {
         "batch",
         "examples/pretrain-70b-job.yaml",
         "--trace",
+        "--sensitivity",
         "--as-of",
         common::AS_OF,
     ]);
@@ -90,7 +91,12 @@ fn a_record_equals_the_single_run_record_with_or_without_trace() {
     ]);
     let mut line: serde_json::Value = serde_json::from_slice(&lean.stdout).unwrap();
     assert_eq!(line["trace"], serde_json::json!([]));
+    // Without `--sensitivity` the record has no `sensitivity` at all (not an empty list, which
+    // would say that nothing changes the answer).
+    assert!(line.get("sensitivity").is_none());
+    assert!(!full["sensitivity"].as_array().unwrap().is_empty());
     line["trace"] = full["trace"].clone();
+    line["sensitivity"] = full["sensitivity"].clone();
     assert_eq!(line, full);
 }
 
@@ -104,7 +110,7 @@ fn folders_and_yaml_streams_and_stdin() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(names(&out.stdout).len(), 12);
+    assert_eq!(names(&out.stdout).len(), 15);
     assert_eq!(names(&out.stdout)[0], "Startup 13B LoRA on a budget"); // budget-training-4090.yaml
 
     // A YAML stream on standard input, with a bad document in the middle.
@@ -177,7 +183,7 @@ fn output_file_is_written_whole() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 12);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 15);
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn identical_policies_change_nothing_and_exit_0() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
-        text.contains("- 12 profiles decided at 2026-09-04: **0 changed**, 12 unchanged."),
+        text.contains("- 15 profiles decided at 2026-09-04: **0 changed**, 15 unchanged."),
         "{text}"
     );
     assert!(text.contains("No decision changed"), "{text}");
