@@ -729,6 +729,23 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
 
     if let Some(n) = &policy.sensitivity {
         for probe in &n.item.fields {
+            if let Some(pair) = &probe.line_under
+                && !n.item.fields.iter().any(|f| &f.field.value == pair)
+            {
+                errors.push(
+                    policy
+                        .error_at(
+                            n.file,
+                            probe.field.referenced,
+                            format!(
+                                "sensitivity: `{}` has `line_under: {pair}`, which is not a field the analysis varies",
+                                probe.field.value
+                            ),
+                        )
+                        .field("sensitivity.fields")
+                        .help("name one of the `field:` entries of `sensitivity.fields`"),
+                );
+            }
             let path = format!("profile.{}", probe.field.value);
             if let Err(hint) = scope.profile_paths.check(&path) {
                 errors.push(

@@ -160,34 +160,28 @@ pub fn analyse(
     // their line lies under the nearest change of another number field that does.
     if config.unchanged.is_some() {
         for (order, t) in study.targets.iter().enumerate().take(2) {
-            // Other number fields' changes of this target, nearest first.
-            let mut changes: Vec<(&FieldResult, &Found)> = results
-                .iter()
-                .filter(|r| r.numeric)
-                .filter_map(|r| r.found[order].as_ref().map(|f| (r, f)))
-                .collect();
-            changes.sort_by(|(_, a), (_, b)| a.distance.total_cmp(&b.distance));
-            for r in results
-                .iter()
-                .filter(|r| r.numeric && r.found[order].is_none())
-            {
-                // The nearest change of another field under which this one has a line.
-                let Some((given, line)) = changes
+            for r in results.iter().filter(|r| r.numeric && r.found[order].is_none()) {
+                // Where this field's line lies under the change of the field it is paired with.
+                let Some(pair) = &config.fields[r.probe].line_under else {
+                    continue;
+                };
+                let Some((g, gf)) = results
                     .iter()
-                    .filter(|(g, _)| g.path != r.path)
-                    .find_map(|&(g, gf)| {
-                        let mut json = base_json.clone();
-                        let g_path: Vec<String> = g.path.split('.').map(str::to_owned).collect();
-                        crate::profile::set_field(&mut json, &g_path, gf.at.clone());
-                        let extra = dirty_nodes(graph, &g.path, &study.needed);
-                        let under = study.field(r.probe, &json, &[], Some(&extra))?;
-                        let line = under.found.into_iter().nth(order).flatten()?;
-                        Some(((g, gf), line))
-                    })
+                    .find(|g| &g.path == pair)
+                    .and_then(|g| g.found[order].as_ref().map(|gf| (g, gf)))
                 else {
                     continue;
                 };
-                let (g, gf) = given;
+                let mut json = base_json.clone();
+                let g_path: Vec<String> = g.path.split('.').map(str::to_owned).collect();
+                crate::profile::set_field(&mut json, &g_path, gf.at.clone());
+                let extra = dirty_nodes(graph, &g.path, &study.needed);
+                let Some(line) = study
+                    .field(r.probe, &json, &[], Some(&extra))
+                    .and_then(|under| under.found.into_iter().nth(order).flatten())
+                else {
+                    continue;
+                };
                 let ctx = minijinja::context! {
                     id => t.id.as_str(),
                     field => r.path.as_str(),

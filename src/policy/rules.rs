@@ -381,4 +381,9 @@ pub struct Probe {
     /// The field's name in a sentence, e.g. `busy hours per GPU` (default: its path).
     #[serde(default)]
     pub name: Option<Words>,
+    /// When no value of this field alone changes the deployment or the offer, say where its
+    /// line lies under the nearest change of this other probed field (e.g. busy hours under a
+    /// change of busy GPUs); uses `unchanged`.
+    #[serde(default)]
+    pub line_under: Option<String>,
 }
