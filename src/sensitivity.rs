@@ -160,7 +160,10 @@ pub fn analyse(
     // their line lies under the nearest change of another number field that does.
     if config.unchanged.is_some() {
         for (order, t) in study.targets.iter().enumerate().take(2) {
-            for r in results.iter().filter(|r| r.numeric && r.found[order].is_none()) {
+            for r in results
+                .iter()
+                .filter(|r| r.numeric && r.found[order].is_none())
+            {
                 // Where this field's line lies under the change of the field it is paired with.
                 let Some(pair) = &config.fields[r.probe].line_under else {
                     continue;

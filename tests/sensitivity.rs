@@ -1,0 +1,115 @@
+//! What would change the answer: the flip points are found from the rules (they move when a
+//! price does), lines under another field's change are reported, and the words follow the
+//! language.
+
+mod common;
+
+use decide::decision::Flip;
+use decide::{Graph, Lang, Policy, Source};
+
+fn flips(graph: &Graph, path: &str) -> Vec<Flip> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (_, e) = decide::decide(graph, &Source::new(path, text), common::as_of()).unwrap();
+    e.decision
+        .sensitivity
+        .expect("decide computes the sensitivity")
+}
+
+fn find<'a>(flips: &'a [Flip], id: &str, field: &str) -> &'a Flip {
+    flips
+        .iter()
+        .find(|f| f.id == id && f.field == field)
+        .unwrap_or_else(|| panic!("no flip of {id} by {field} in {flips:#?}"))
+}
+
+#[test]
+fn the_break_even_line_is_found_from_the_rules() {
+    let graph = common::graph();
+    let flips = flips(&graph, "examples/lora-7b-4090.yaml");
+    // ¥7,920 / 8 GPUs / ¥1.96 = 505.1 h: at 505 h and below containers are cheaper.
+    let hours = find(&flips, "deployment", "usage.hours_per_gpu_month");
+    assert_eq!(hours.from, serde_json::json!(600.0));
+    assert_eq!(hours.flips_at, serde_json::json!(505.0));
+    assert_eq!(hours.becomes, serde_json::json!("container"));
+    assert!(hours.given.is_none());
+    assert!(
+        hours.text.contains("505 h") && hours.text.contains("containers"),
+        "{}",
+        hours.text
+    );
+    // A ninth GPU needs a second box: containers win.
+    let gpus = find(&flips, "deployment", "usage.gpus");
+    assert_eq!(gpus.flips_at, serde_json::json!(9));
+    // The same line is the `usage` criterion's.
+    assert_eq!(
+        find(&flips, "usage", "usage.hours_per_gpu_month").flips_at,
+        serde_json::json!(505.0)
+    );
+    // Nearest first within each target, deployment first.
+    assert_eq!(flips[0].id, "deployment");
+    let distances: Vec<f64> = flips
+        .iter()
+        .filter(|f| f.id == "deployment")
+        .filter_map(|f| f.distance)
+        .collect();
+    assert!(distances.windows(2).all(|w| w[0] <= w[1]), "{distances:?}");
+}
+
+#[test]
+fn a_price_edit_moves_the_flip_point() {
+    let dir = common::edited_rules(&[(
+        "catalog.yaml",
+        "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
+        "price: {unit: month, list_cny: 11875, discounted_cny: 9500}",
+    )]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    let flips = flips(&graph, "examples/lora-7b-4090.yaml");
+    // ¥9,500 / 8 / ¥1.96 = 605.9 h: now 600 h is already below the line, so the deployment is
+    // containers and turns to bare metal at 606 h.
+    let hours = find(&flips, "deployment", "usage.hours_per_gpu_month");
+    assert_eq!(hours.flips_at, serde_json::json!(606.0));
+    assert_eq!(hours.becomes, serde_json::json!("bare_metal"));
+}
+
+#[test]
+fn a_field_that_changes_nothing_alone_gets_its_line_under_the_paired_change() {
+    let graph = common::graph();
+    let flips = flips(&graph, "examples/partial-node-2gpus.yaml");
+    // Two GPUs busy: no number of hours makes the box cheaper; six GPUs would, and at six
+    // the line is ¥7,920 / (6 × ¥1.96) = 673.5 h.
+    let gpus = find(&flips, "deployment", "usage.gpus");
+    assert_eq!(gpus.flips_at, serde_json::json!(6));
+    let hours = find(&flips, "deployment", "usage.hours_per_gpu_month");
+    let given = hours.given.as_ref().expect("a line under another change");
+    assert_eq!(given.field, "usage.gpus");
+    assert_eq!(given.value, serde_json::json!(6));
+    assert_eq!(hours.flips_at, serde_json::json!(673.0));
+    assert_eq!(hours.distance, None);
+    assert!(
+        hours
+            .text
+            .starts_with("No number of busy hours per GPU alone"),
+        "{}",
+        hours.text
+    );
+}
+
+#[test]
+fn flags_and_choices_are_tried_and_the_words_follow_the_language() {
+    let policy = Policy::embedded().unwrap();
+    let graph = Graph::compile_in(policy, Lang::Zh).unwrap();
+    let flips = flips(&graph, "examples/container-light-inference.yaml");
+    let isolation = find(&flips, "deployment", "requirements.physical_isolation");
+    assert_eq!(isolation.flips_at, serde_json::json!(true));
+    assert_eq!(isolation.becomes, serde_json::json!("bare_metal"));
+    assert!(isolation.text.contains("物理隔离"), "{}", isolation.text);
+    assert!(isolation.text.contains("裸金属"), "{}", isolation.text);
+}
+
+#[test]
+fn a_policy_without_a_sensitivity_section_reports_none() {
+    let dir = common::edited_rules(&[]);
+    std::fs::remove_file(dir.path().join("sensitivity.yaml")).unwrap();
+    let graph = common::compile_dir(dir.path()).unwrap();
+    assert!(flips(&graph, "examples/lora-7b-4090.yaml").is_empty());
+}
