@@ -48,6 +48,14 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     p.exp_string("For inference: how much concurrency?")
         .unwrap();
     keys(&mut p, ENTER); // none
+    for optional in [
+        "how many tokens, in billions?",
+        "tokens of context per sequence?",
+        "sequences served at once?",
+    ] {
+        p.exp_string(optional).unwrap();
+        keys(&mut p, ENTER); // skipped
+    }
     p.exp_string("How many GPUs are kept busy at once?")
         .unwrap();
     keys(&mut p, &format!("8{ENTER}"));
@@ -63,6 +71,7 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
         "your own kernel",
         "your own network set-up",
         "domestic (Xinchuang) accelerator required?",
+        "custom CUDA operators",
     ] {
         p.exp_string(question).unwrap();
         keys(&mut p, &format!("n{ENTER}"));
@@ -71,6 +80,11 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     keys(&mut p, ENTER);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("n{ENTER}"));
+    p.exp_string("within a number of days?").unwrap();
+    keys(&mut p, ENTER); // no deadline
+    p.exp_string("delivered once, or run again every week?")
+        .unwrap();
+    keys(&mut p, ENTER); // none
     p.exp_string("already considering an offer?").unwrap();
     keys(&mut p, ENTER); // none
     p.exp_string("name: Pilot 7B LoRA").unwrap();

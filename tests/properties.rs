@@ -27,6 +27,7 @@ fn profile() -> impl Strategy<Value = Value> {
     let workload = (
         prop::sample::select(vec![
             "lora_finetune",
+            "qlora_finetune",
             "full_finetune",
             "pretrain",
             "inference",
@@ -36,11 +37,17 @@ fn profile() -> impl Strategy<Value = Value> {
         1u32..=4,
         prop::option::of(0.1f64..20_000.0),
         prop::option::of(prop::sample::select(vec!["low", "high"])),
+        prop::option::of((1u32..=1_000_000, 1u32..=10_000)),
+        any::<bool>(),
     )
-        .prop_map(|(task, params, parallelism, nodes, tokens, concurrency)| {
-            json!({"task": task, "model_params_b": params, "parallelism": parallelism,
-                   "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency})
-        });
+        .prop_map(
+            |(task, params, parallelism, nodes, tokens, concurrency, kv, cuda)| {
+                json!({"task": task, "model_params_b": params, "parallelism": parallelism,
+                   "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency,
+                   "context_tokens": kv.map(|(c, _)| c), "concurrent_sequences": kv.map(|(_, s)| s),
+                   "custom_cuda_operators": cuda})
+            },
+        );
     let usage = (1u32..=200, 0.0f64..=744.0, 1u32..=36).prop_map(|(gpus, hours, months)| {
         json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
     });
@@ -49,7 +56,14 @@ fn profile() -> impl Strategy<Value = Value> {
                "custom_kernel": f[2], "custom_network": f[3]})
     });
     let budget = prop::option::of(100.0f64..500_000.0);
-    let job = prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4);
+    let job = (
+        prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4),
+        prop::option::of(0.5f64..400.0),
+        prop::option::of(prop::sample::select(vec!["one_off", "weekly"])),
+    )
+        .prop_map(|(hours, deadline, cadence)| {
+            json!({"hours": hours, "deadline_days": deadline, "cadence": cadence})
+        });
     let proposal = prop::option::of(prop::sample::select(ids));
     (workload, usage, requirements, budget, job, proposal).prop_map(
         |(workload, usage, requirements, budget, job, proposal)| {
@@ -59,7 +73,7 @@ fn profile() -> impl Strategy<Value = Value> {
                 "usage": usage,
                 "requirements": requirements,
                 "budget": {"monthly_cny": budget},
-                "job": {"hours": job},
+                "job": job,
                 "proposal": {"offer": proposal},
             })
         },
@@ -75,9 +89,12 @@ fn decide(value: &Value) -> decide::Result<(String, String, String)> {
     Ok((evaluation.decision.deployment, md, json))
 }
 
+/// The deployment alone (no trace, no sensitivity analysis, nothing rendered): what the
+/// monotonicity properties compare.
 fn deployment(value: &Value) -> String {
-    match decide(value) {
-        Ok((deployment, _, _)) => deployment,
+    let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
+    match decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::LEAN) {
+        Ok((_, evaluation)) => evaluation.decision.deployment,
         Err(e) => panic!("{}\n{value}", e.render()),
     }
 }
