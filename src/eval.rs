@@ -586,6 +586,10 @@ impl Run<'_> {
     }
 
     fn eval(&self, expr: &Expr<'_>, node: &str, bound: Option<(&str, Value)>) -> Result<Value> {
+        let fast = expr.fast.as_ref();
+        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, bound.as_ref().map(|(_, v)| v))) {
+            return Ok(v);
+        }
         let ctx = match bound {
             None => self.root.clone(),
             Some((name, value)) => Value::from_object(Context {

@@ -40,7 +40,7 @@ pub fn environment() -> Environment<'static> {
 }
 
 /// Whole days from date `from` to date `to` (both `YYYY-MM-DD`); negative when `to` is earlier.
-fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
+pub(crate) fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
     let parse = |s: &str| {
         s.parse::<jiff::civil::Date>().map_err(|e| {
             MjError::new(

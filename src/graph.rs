@@ -76,6 +76,8 @@ pub(crate) struct Names {
 #[derive(Debug)]
 pub(crate) struct Expr<'a> {
     pub compiled: Expression<'a, 'static>,
+    /// The same expression for the fast path, when it models every part of it.
+    pub fast: Option<crate::interp::Fast>,
     pub text: &'a str,
     pub file: usize,
     pub location: Location,
@@ -413,6 +415,7 @@ impl<'a> Scope<'a> {
         )?;
         Ok(Expr {
             compiled,
+            fast: crate::interp::Fast::compile(&text.value, &self.owner.names, bound),
             text: &text.value,
             file,
             location: text.referenced,
