@@ -166,7 +166,6 @@ impl Run<'_> {
         keep_trace: bool,
     ) -> Result<Evaluation> {
         let c = self.compiled;
-        let mut trace = Vec::with_capacity(c.nodes.len());
         let mut values = IndexMap::with_capacity(c.nodes.len());
         let mut criteria = Vec::new();
         let mut warnings = Vec::new();
@@ -185,13 +184,16 @@ impl Run<'_> {
                 cached_at[*i] = Some(v);
             }
         }
+        // Node values by node index, beside `values` (by id) for the reads below.
+        let mut by_node = vec![Value::UNDEFINED; c.nodes.len()];
         for &i in &c.order {
             let node = &c.nodes[i];
             let value = match cached_at[i] {
                 Some(v) => v.clone(),
                 None => self.node(node)?,
             };
-            let _ = self.slots[self.graph.owner().names.index[node.id]].set(value.clone());
+            let _ = self.slots[c.slot[i]].set(value.clone());
+            by_node[i] = value.clone();
             values.insert(node.id.to_owned(), value);
         }
         if cached.is_none() {
@@ -199,7 +201,7 @@ impl Run<'_> {
                 .order
                 .iter()
                 .filter(|&&i| c.profile_free[i])
-                .map(|&i| (i, values[c.nodes[i].id].clone()))
+                .map(|&i| (i, by_node[i].clone()))
                 .collect();
             if let Ok(mut slot) = self.graph.profile_free.lock() {
                 *slot = Some(crate::graph::ProfileFree {
@@ -209,9 +211,9 @@ impl Run<'_> {
             }
         }
         // Texts render once every value is known; outcomes are listed in policy order.
-        for node in &c.nodes {
-            let value = &values[node.id];
-            let why = match &node.body {
+        let mut why = Vec::with_capacity(c.nodes.len());
+        for (node, value) in c.nodes.iter().zip(&by_node) {
+            let reason = match &node.body {
                 Body::Criterion { met, not_met, .. } => {
                     let is_met = value.is_true();
                     let reason = self.text(node, if is_met { met } else { not_met })?;
@@ -254,9 +256,8 @@ impl Run<'_> {
                 },
                 _ => node.because.unwrap_or(node.title).to_owned(),
             };
-            trace.push((node.id, why));
+            why.push(reason);
         }
-        let mut why_by_id: std::collections::HashMap<&str, String> = trace.into_iter().collect();
         let trace = c
             .order
             .iter()
@@ -266,13 +267,13 @@ impl Run<'_> {
                 TraceEntry {
                     id: node.id.to_owned(),
                     kind: node.kind,
-                    value: trace_value(&values[node.id]),
+                    value: trace_value(&by_node[i]),
                     inputs: node
                         .deps
                         .iter()
                         .map(|&d| c.nodes[d].id.to_owned())
                         .collect(),
-                    why: why_by_id.remove(node.id).unwrap_or_default(),
+                    why: std::mem::take(&mut why[i]),
                 }
             })
             .collect();
@@ -611,7 +612,7 @@ impl Run<'_> {
         let env = &self.graph.owner().env;
         env.get_template(template)
             .and_then(|t| t.render(self.root.clone()))
-            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|s| one_line(&s))
             .map_err(|e| {
                 self.fail_at(
                     node.file,
@@ -644,6 +645,18 @@ impl Run<'_> {
                 self.profile_name
             ))
     }
+}
+
+/// `text` with every run of white space made one space, and none at either end.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 fn mj_message(e: &minijinja::Error) -> String {

@@ -194,6 +194,8 @@ pub(crate) struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Node indices in evaluation order.
     pub order: Vec<usize>,
+    /// Per node: its slot in an evaluation ([`Names`]).
+    pub slot: Vec<usize>,
     pub outputs: Outputs<'a>,
     /// Indices of the nodes the outputs read.
     pub output_deps: Vec<usize>,
@@ -728,6 +730,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
     }
     Ok(Compiled {
+        slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
         nodes,
         order,
         outputs,

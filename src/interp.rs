@@ -20,6 +20,7 @@
 //! arithmetic in `i128`, `/` always a float, floored `//` and `%`, `and`/`or` giving an operand);
 //! `tests/interp.rs` checks that on every shipped rule expression over generated profiles.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use minijinja::machinery::ast;
@@ -100,7 +101,7 @@ impl Fast {
     /// The value of the expression, or `None` where minijinja must answer (an error or an
     /// undefined value on the way, or a case not modelled).
     pub(crate) fn eval(&self, slots: &[OnceLock<Value>], bound: Option<&Value>) -> Option<Value> {
-        Eval { slots, bound }.eval(&self.0)
+        Eval { slots, bound }.eval(&self.0).map(Cow::into_owned)
     }
 }
 
@@ -264,70 +265,74 @@ fn is_precision(arg: &ast::CallArg<'_>) -> bool {
     }
 }
 
-struct Eval<'s> {
-    slots: &'s [OnceLock<Value>],
-    bound: Option<&'s Value>,
+/// Evaluation borrows what it can (slots, the bound item, constants) and owns what it makes.
+struct Eval<'a> {
+    slots: &'a [OnceLock<Value>],
+    bound: Option<&'a Value>,
 }
+
+type Val<'a> = Cow<'a, Value>;
 
 /// `Some(v)` unless `v` is undefined or invalid, which the fast path leaves to minijinja.
-fn defined(v: Value) -> Option<Value> {
-    (!matches!(v.kind(), ValueKind::Undefined | ValueKind::Invalid)).then_some(v)
+fn defined<V: std::borrow::Borrow<Value>>(v: V) -> Option<V> {
+    (!matches!(v.borrow().kind(), ValueKind::Undefined | ValueKind::Invalid)).then_some(v)
 }
 
-impl Eval<'_> {
-    fn eval(&self, node: &Node) -> Option<Value> {
-        match node {
-            Node::Const(v) => defined(v.clone()),
-            Node::Slot(i) => defined(self.slots[*i].get()?.clone()),
-            Node::Bound => defined(self.bound?.clone()),
-            Node::Attr(e, name) => defined(self.eval(e)?.get_attr(name).ok()?),
+impl<'a> Eval<'a> {
+    fn eval(&self, node: &'a Node) -> Option<Val<'a>> {
+        Some(match node {
+            Node::Const(v) => Cow::Borrowed(defined(v)?),
+            Node::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
+            Node::Bound => Cow::Borrowed(defined(self.bound?)?),
+            Node::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
             Node::Item(e, key) => {
                 let v = self.eval(e)?;
-                defined(v.get_item(&self.eval(key)?).ok()?)
+                Cow::Owned(defined(v.get_item(&*self.eval(key)?).ok()?)?)
             }
-            Node::Not(e) => Some(Value::from(!self.eval(e)?.is_true())),
-            Node::Neg(e) => match num(&self.eval(e)?)? {
-                Num::Int(i) => Some(int_value(i.checked_neg()?)),
-                Num::Float(f) => Some(Value::from(-f)),
-            },
+            Node::Not(e) => Cow::Owned(Value::from(!self.eval(e)?.is_true())),
+            Node::Neg(e) => Cow::Owned(match num(&*self.eval(e)?)? {
+                Num::Int(i) => int_value(i.checked_neg()?),
+                Num::Float(f) => Value::from(-f),
+            }),
             Node::And(l, r) => {
                 let l = self.eval(l)?;
-                if l.is_true() { self.eval(r) } else { Some(l) }
+                if l.is_true() { self.eval(r)? } else { l }
             }
             Node::Or(l, r) => {
                 let l = self.eval(l)?;
-                if l.is_true() { Some(l) } else { self.eval(r) }
+                if l.is_true() { l } else { self.eval(r)? }
             }
-            Node::Bin(op, l, r) => binary(*op, &self.eval(l)?, &self.eval(r)?),
+            Node::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
             Node::If(test, yes, no) => {
                 if self.eval(test)?.is_true() {
-                    self.eval(yes)
+                    self.eval(yes)?
                 } else {
                     // Without `else`, minijinja gives a silent undefined: its answer.
-                    self.eval(no.as_deref()?)
+                    self.eval(no.as_deref()?)?
                 }
             }
-            Node::List(items) => Some(Value::from(
+            Node::List(items) => Cow::Owned(Value::from(
                 items
                     .iter()
-                    .map(|e| self.eval(e))
+                    .map(|e| self.eval(e).map(Cow::into_owned))
                     .collect::<Option<Vec<_>>>()?,
             )),
             Node::Map(pairs) => {
                 let pairs = pairs
                     .iter()
-                    .map(|(k, v)| Some((self.eval(k)?, self.eval(v)?)))
+                    .map(|(k, v)| Some((self.eval(k)?.into_owned(), self.eval(v)?.into_owned())))
                     .collect::<Option<Vec<_>>>()?;
-                Some(Value::from_pairs(pairs))
+                Cow::Owned(Value::from_pairs(pairs))
             }
             Node::Call(func, args) => {
-                let args = args
-                    .iter()
-                    .map(|e| self.eval(e))
-                    .collect::<Option<Vec<_>>>()?;
-                call(*func, &args)
+                let subject = self.eval(&args[0])?;
+                let second = match args.get(1) {
+                    Some(e) => Some(self.eval(e)?),
+                    None => None,
+                };
+                Cow::Owned(call(*func, &subject, second.as_deref())?)
             }
-        }
+        })
     }
 }
 
@@ -491,8 +496,8 @@ fn contains(container: &Value, value: &Value) -> Option<bool> {
     }
 }
 
-fn call(func: Func, args: &[Value]) -> Option<Value> {
-    let subject = &args[0];
+/// `func` applied to `subject` and its second argument, if any.
+fn call(func: Func, subject: &Value, second: Option<&Value>) -> Option<Value> {
     match func {
         Func::IsNone => Some(Value::from(subject.is_none())),
         // The fast path never holds an undefined value.
@@ -500,7 +505,7 @@ fn call(func: Func, args: &[Value]) -> Option<Value> {
         Func::IsUndefined => Some(Value::from(false)),
         Func::Default => Some(subject.clone()),
         Func::Length => subject.len().map(Value::from),
-        Func::Round => round(subject, args.get(1)),
+        Func::Round => round(subject, second),
         Func::Max => min_max(subject, std::cmp::Ordering::Greater),
         Func::Min => min_max(subject, std::cmp::Ordering::Less),
         Func::Abs => match num(subject)? {
@@ -517,7 +522,7 @@ fn call(func: Func, args: &[Value]) -> Option<Value> {
             };
             Some(Value::from(x as i64))
         }
-        Func::DaysBetween => crate::expr::days_between(subject.as_str()?, args[1].as_str()?)
+        Func::DaysBetween => crate::expr::days_between(subject.as_str()?, second?.as_str()?)
             .ok()
             .map(Value::from),
     }
