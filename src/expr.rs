@@ -81,6 +81,13 @@ pub fn group_thousands(value: f64, digits: usize) -> String {
 }
 
 fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
+    // Numbers convert directly (the same `f64` as through `i64`, but for the sign of a zero,
+    // which no format here shows); only other kinds take the path that builds an error.
+    if value.kind() == minijinja::value::ValueKind::Number
+        && let Ok(v) = f64::try_from(value.clone())
+    {
+        return Ok(v);
+    }
     match value.as_i64() {
         Some(i) => Ok(i as f64),
         None => f64::try_from(value.clone()).map_err(|_| {
