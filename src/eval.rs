@@ -214,6 +214,15 @@ impl Run<'_> {
         let mut why = Vec::with_capacity(c.nodes.len());
         for (node, value) in c.nodes.iter().zip(&by_node) {
             let reason = match &node.body {
+                // Only the trace shows these reasons.
+                Body::Constant(_)
+                | Body::Fact { .. }
+                | Body::Table { .. }
+                | Body::Select { .. }
+                    if !keep_trace =>
+                {
+                    String::new()
+                }
                 Body::Criterion { met, not_met, .. } => {
                     let is_met = value.is_true();
                     let reason = self.text(node, if is_met { met } else { not_met })?;

@@ -141,19 +141,24 @@ fn pct(value: &Value) -> Result<String, MjError> {
 /// Escapes text so that Markdown renders it literally and no HTML or link gets through.
 #[must_use]
 pub fn md_escape(text: &str) -> String {
+    escaped(text, |ch, out| match ch {
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '&' => out.push_str("&amp;"),
+        '\n' | '\r' => out.push(' '),
+        '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
+            out.push('\\');
+            out.push(ch);
+        }
+        _ => out.push(ch),
+    })
+}
+
+/// `text` with each character written by `each`: itself or what stands for it.
+fn escaped(text: &str, each: impl Fn(char, &mut String)) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for ch in text.chars() {
-        match ch {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            _ => out.push(ch),
-        }
+        each(ch, &mut out);
     }
     out
 }
@@ -172,51 +177,71 @@ fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
 #[must_use]
 pub fn table_cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace(['\n', '\r'], " ")
+    escaped(text, |ch, out| match ch {
+        '|' => out.push_str("\\|"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '\n' | '\r' => out.push(' '),
+        _ => out.push(ch),
+    })
 }
 
 /// A short, readable rendering of any value: numbers to two decimals, maps as `key: value`.
 fn brief(value: &Value) -> String {
+    let mut out = String::new();
+    write_brief(value, &mut out);
+    out
+}
+
+/// [`brief`] of `value`, appended to `out`.
+fn write_brief(value: &Value, out: &mut String) {
     use minijinja::value::ValueKind;
+    use std::fmt::Write as _;
     match value.kind() {
-        ValueKind::Undefined | ValueKind::None => "none".to_owned(),
-        ValueKind::Bool => if value.is_true() { "true" } else { "false" }.to_owned(),
-        ValueKind::Number if value.is_integer() => value.to_string(),
+        ValueKind::Undefined | ValueKind::None => out.push_str("none"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::Number if value.is_integer() => {
+            let _ = write!(out, "{value}");
+        }
         ValueKind::Number => {
             let v = f64::try_from(value.clone()).unwrap_or(f64::NAN);
-            let text = format!("{v:.2}");
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+            let start = out.len();
+            let _ = write!(out, "{v:.2}");
+            let kept = out[start..]
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .len();
+            out.truncate(start + kept);
         }
-        ValueKind::String => value.as_str().unwrap_or_default().to_owned(),
-        ValueKind::Seq | ValueKind::Iterable => {
-            let items: Vec<String> = value
-                .try_iter()
-                .into_iter()
-                .flatten()
-                .map(|v| brief(&v))
-                .collect();
-            format!("[{}]", items.join(", "))
+        ValueKind::String => out.push_str(value.as_str().unwrap_or_default()),
+        ValueKind::Seq | ValueKind::Iterable => write_items(value, '[', ']', out, write_brief),
+        ValueKind::Map => write_items(value, '{', '}', out, |key, out| {
+            write_brief(key, out);
+            out.push_str(": ");
+            write_brief(&value.get_item(key).unwrap_or_default(), out);
+        }),
+        _ => {
+            let _ = write!(out, "{value}");
         }
-        ValueKind::Map => {
-            let items: Vec<String> = value
-                .try_iter()
-                .into_iter()
-                .flatten()
-                .map(|k| {
-                    format!(
-                        "{}: {}",
-                        brief(&k),
-                        brief(&value.get_item(&k).unwrap_or_default())
-                    )
-                })
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        _ => value.to_string(),
     }
+}
+
+/// The items of `value` (a map's keys), each written by `each`, comma-separated in brackets.
+fn write_items(
+    value: &Value,
+    open: char,
+    close: char,
+    out: &mut String,
+    mut each: impl FnMut(&Value, &mut String),
+) {
+    out.push(open);
+    for (i, item) in value.try_iter().into_iter().flatten().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        each(&item, out);
+    }
+    out.push(close);
 }
 
 #[cfg(test)]
@@ -253,6 +278,21 @@ mod tests {
             "&lt;script&gt;\\[x\\](http://e)\\|\\*a\\*"
         );
         assert_eq!(md_escape("客服 7B"), "客服 7B");
+        assert_eq!(table_cell("a|b<c>\r\nd 客服"), "a\\|b&lt;c&gt;  d 客服");
+    }
+
+    #[test]
+    fn briefs_values_for_the_trace() {
+        let env = environment();
+        let render = |src: &str| env.render_str(src, ()).unwrap();
+        assert_eq!(
+            render("{{ {'a': 1.5, 'b': [100.0, 2.25, 0.004, none, true], 'c': 'x'} | brief }}"),
+            "{a: 1.5, b: [100, 2.25, 0, none, true], c: x}"
+        );
+        assert_eq!(
+            render("{{ -7 | brief }} {{ [] | brief }} {{ {} | brief }}"),
+            "-7 [] {}"
+        );
     }
 
     #[test]
