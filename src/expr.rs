@@ -141,25 +141,39 @@ fn pct(value: &Value) -> Result<String, MjError> {
 /// Escapes text so that Markdown renders it literally and no HTML or link gets through.
 #[must_use]
 pub fn md_escape(text: &str) -> String {
-    escaped(text, |ch, out| match ch {
-        '<' => out.push_str("&lt;"),
-        '>' => out.push_str("&gt;"),
-        '&' => out.push_str("&amp;"),
-        '\n' | '\r' => out.push(' '),
-        '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
-            out.push('\\');
-            out.push(ch);
-        }
-        _ => out.push(ch),
+    escaped(text, |b| {
+        Some(match b {
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'&' => "&amp;",
+            b'\n' | b'\r' => " ",
+            b'\\' => "\\\\",
+            b'`' => "\\`",
+            b'*' => "\\*",
+            b'_' => "\\_",
+            b'[' => "\\[",
+            b']' => "\\]",
+            b'#' => "\\#",
+            b'|' => "\\|",
+            b'~' => "\\~",
+            _ => return None,
+        })
     })
 }
 
-/// `text` with each character written by `each`: itself or what stands for it.
-fn escaped(text: &str, each: impl Fn(char, &mut String)) -> String {
+/// `text` with each ASCII byte for which `special` gives a replacement replaced by it; the
+/// runs between are copied whole (an ASCII byte is never part of a longer UTF-8 character).
+fn escaped(text: &str, special: impl Fn(u8) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for ch in text.chars() {
-        each(ch, &mut out);
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if let Some(replacement) = special(b) {
+            out.push_str(&text[start..i]);
+            out.push_str(replacement);
+            start = i + 1;
+        }
     }
+    out.push_str(&text[start..]);
     out
 }
 
@@ -177,12 +191,12 @@ fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
 #[must_use]
 pub fn table_cell(text: &str) -> String {
-    escaped(text, |ch, out| match ch {
-        '|' => out.push_str("\\|"),
-        '<' => out.push_str("&lt;"),
-        '>' => out.push_str("&gt;"),
-        '\n' | '\r' => out.push(' '),
-        _ => out.push(ch),
+    escaped(text, |b| match b {
+        b'|' => Some("\\|"),
+        b'<' => Some("&lt;"),
+        b'>' => Some("&gt;"),
+        b'\n' | b'\r' => Some(" "),
+        _ => None,
     })
 }
 
@@ -278,6 +292,10 @@ mod tests {
             "&lt;script&gt;\\[x\\](http://e)\\|\\*a\\*"
         );
         assert_eq!(md_escape("客服 7B"), "客服 7B");
+        assert_eq!(
+            md_escape("a\\b`c_d#e~f&g\r\n客"),
+            "a\\\\b\\`c\\_d\\#e\\~f&amp;g  客"
+        );
         assert_eq!(table_cell("a|b<c>\r\nd 客服"), "a\\|b&lt;c&gt;  d 客服");
     }
 
