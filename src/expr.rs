@@ -103,7 +103,7 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
 }
 
 /// Yuan: `¥12,345`; amounts under ¥100 keep two decimals (`¥2.50`, `¥29.44`).
-fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+pub(crate) fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "cny")?;
     let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 {
         2
@@ -115,7 +115,7 @@ fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
 
 /// A number with thousands separators and `digits` decimals (default: none for whole numbers,
 /// else up to two, trailing zeros dropped).
-fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+pub(crate) fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "num")?;
     if let Some(digits) = digits {
         return Ok(group_thousands(v, digits));
@@ -125,14 +125,14 @@ fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
 }
 
 /// Hours: `505 h`, one decimal when not whole.
-fn hours(value: &Value) -> Result<String, MjError> {
+pub(crate) fn hours(value: &Value) -> Result<String, MjError> {
     let v = number(value, "hours")?;
     let digits = usize::from((v - v.round()).abs() >= 0.05);
     Ok(format!("{} h", group_thousands(v, digits)))
 }
 
 /// A fraction as a percentage: `0.7014` → `70.1%`, `0.3` → `30%`.
-fn pct(value: &Value) -> Result<String, MjError> {
+pub(crate) fn pct(value: &Value) -> Result<String, MjError> {
     let v = number(value, "pct")? * 100.0;
     let digits = usize::from((v - v.round()).abs() >= 0.05);
     Ok(format!("{}%", group_thousands(v, digits)))
@@ -178,7 +178,7 @@ fn escaped(text: &str, special: impl Fn(u8) -> Option<&'static str>) -> String {
 }
 
 /// `2 | plural("GPU")` → `2 GPUs`, `1 | plural("GPU")` → `1 GPU`.
-fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
+pub(crate) fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
     let n = number(value, "plural")?;
     let count = group_thousands(n, 0);
     Ok(if (n - 1.0).abs() < f64::EPSILON {
@@ -201,7 +201,7 @@ pub fn table_cell(text: &str) -> String {
 }
 
 /// A short, readable rendering of any value: numbers to two decimals, maps as `key: value`.
-fn brief(value: &Value) -> String {
+pub(crate) fn brief(value: &Value) -> String {
     let mut out = String::new();
     write_brief(value, &mut out);
     out

@@ -87,6 +87,15 @@ enum Func {
     Ceil,
     Floor,
     DaysBetween,
+    // This crate's own filters (`crate::expr`), called directly.
+    Cny,
+    Num,
+    Hours,
+    Pct,
+    Plural,
+    Md,
+    Cell,
+    Brief,
 }
 
 impl Fast {
@@ -170,15 +179,7 @@ impl Compiler<'_> {
                     .collect::<Option<_>>()?,
             ),
             ast::Expr::Filter(f) => {
-                let func = match (f.name, f.args.len()) {
-                    ("round", 0 | 1) => Func::Round,
-                    ("max", 0) => Func::Max,
-                    ("min", 0) => Func::Min,
-                    ("length" | "count", 0) => Func::Length,
-                    ("abs", 0) => Func::Abs,
-                    ("default" | "d", 0 | 1) => Func::Default,
-                    _ => return None,
-                };
+                let func = filter(f.name, f.args.len())?;
                 if matches!(func, Func::Round) && !f.args.iter().all(is_precision) {
                     return None;
                 }
@@ -231,6 +232,27 @@ impl Compiler<'_> {
             })
             .collect()
     }
+}
+
+/// The fast path's function for filter `name` with `args` arguments besides its subject.
+fn filter(name: &str, args: usize) -> Option<Func> {
+    Some(match (name, args) {
+        ("round", 0 | 1) => Func::Round,
+        ("max", 0) => Func::Max,
+        ("min", 0) => Func::Min,
+        ("length" | "count", 0) => Func::Length,
+        ("abs", 0) => Func::Abs,
+        ("default" | "d", 0 | 1) => Func::Default,
+        ("cny", 0 | 1) => Func::Cny,
+        ("num", 0 | 1) => Func::Num,
+        ("hours", 0) => Func::Hours,
+        ("pct", 0) => Func::Pct,
+        ("plural", 1) => Func::Plural,
+        ("md", 0) => Func::Md,
+        ("cell", 0) => Func::Cell,
+        ("brief", 0) => Func::Brief,
+        _ => return None,
+    })
 }
 
 /// The fast path's operator for a binary operator of minijinja's (`**` has none).
@@ -522,6 +544,29 @@ fn call(func: Func, subject: &Value, second: Option<&Value>) -> Option<Value> {
             };
             Some(Value::from(x as i64))
         }
+        Func::Cny | Func::Num => {
+            // The optional digits, as minijinja converts them to `Option<usize>`.
+            let digits = match second {
+                None => None,
+                Some(d) if d.is_none() => None,
+                Some(d) if d.is_integer() => Some(usize::try_from(d.as_i64()?).ok()?),
+                Some(_) => return None,
+            };
+            let text = if matches!(func, Func::Cny) {
+                crate::expr::cny(subject, digits)
+            } else {
+                crate::expr::num(subject, digits)
+            };
+            text.ok().map(Value::from)
+        }
+        Func::Hours => crate::expr::hours(subject).ok().map(Value::from),
+        Func::Pct => crate::expr::pct(subject).ok().map(Value::from),
+        Func::Plural => crate::expr::plural(subject, second?.as_str()?)
+            .ok()
+            .map(Value::from),
+        Func::Md => Some(Value::from(crate::expr::md_escape(subject.as_str()?))),
+        Func::Cell => Some(Value::from(crate::expr::table_cell(subject.as_str()?))),
+        Func::Brief => Some(Value::from(crate::expr::brief(subject))),
         Func::DaysBetween => crate::expr::days_between(subject.as_str()?, second?.as_str()?)
             .ok()
             .map(Value::from),
@@ -797,6 +842,19 @@ mod tests {
             ("{'k': a, 'k': item}", "{'k': 3} (map)"),
             ("[item, s] | length", "2 (number)"),
             ("days_between('2026-09-04', '2026-10-04')", "30 (number)"),
+            (
+                "b | cny ~ ' ' ~ big | num ~ ' ' ~ a | num(1)",
+                "¥2.50 9,223,372,036,854,775,808 7.0 (string)",
+            ),
+            (
+                "0.3 | pct ~ ' ' ~ b | hours ~ ' ' ~ a | plural('GPU')",
+                "30% 2.5 h 7 GPUs (string)",
+            ),
+            (
+                "'<x|y>' | md ~ ' ' ~ 'a|b' | cell ~ ' ' ~ {'k': b} | brief",
+                "&lt;x\\|y&gt; a\\|b {k: 2.5} (string)",
+            ),
+            ("b | cny(none)", "¥2.50 (string)"),
         ] {
             assert_eq!(agrees(text), want, "{text}");
         }
@@ -811,6 +869,9 @@ mod tests {
         assert!(err("n + 1").contains("unsupported types none and number"));
         assert!(err("big * big * big").contains("unable to calculate"));
         assert!(err("'x' in a").contains("containment check"));
+        assert!(err("s | cny").contains("`cny` expects a number"));
+        assert!(err("b | num(-1)").contains("cannot convert"));
+        assert!(err("a | plural(1)").contains("not a string"));
         assert!(err("days_between('2026-13-04', '2026-10-04')").contains("not a date"));
         assert!(falls_back("m.missing").unwrap().is_undefined());
         assert!(falls_back("a if n").unwrap().is_undefined());
