@@ -215,7 +215,6 @@ impl Run<'_> {
         keep_trace: bool,
     ) -> Result<Evaluation> {
         let c = self.compiled;
-        let mut trace = Vec::with_capacity(c.nodes.len());
         let mut values = IndexMap::with_capacity(c.nodes.len());
         let mut criteria = Vec::new();
         let mut warnings = Vec::new();
@@ -234,13 +233,16 @@ impl Run<'_> {
                 cached_at[*i] = Some(v);
             }
         }
+        // Node values by node index, beside `values` (by id) for the reads below.
+        let mut by_node = vec![Value::UNDEFINED; c.nodes.len()];
         for &i in &c.order {
             let node = &c.nodes[i];
             let value = match cached_at[i] {
                 Some(v) => v.clone(),
                 None => self.node(node)?,
             };
-            let _ = self.slots[self.graph.owner().names.index[node.id]].set(value.clone());
+            let _ = self.slots[c.slot[i]].set(value.clone());
+            by_node[i] = value.clone();
             values.insert(node.id.to_owned(), value);
         }
         if cached.is_none() {
@@ -248,7 +250,7 @@ impl Run<'_> {
                 .order
                 .iter()
                 .filter(|&&i| c.profile_free[i])
-                .map(|&i| (i, values[c.nodes[i].id].clone()))
+                .map(|&i| (i, by_node[i].clone()))
                 .collect();
             if let Ok(mut slot) = self.graph.profile_free.lock() {
                 *slot = Some(crate::graph::ProfileFree {
@@ -258,9 +260,18 @@ impl Run<'_> {
             }
         }
         // Texts render once every value is known; outcomes are listed in policy order.
-        for node in &c.nodes {
-            let value = &values[node.id];
-            let why = match &node.body {
+        let mut why = Vec::with_capacity(c.nodes.len());
+        for (node, value) in c.nodes.iter().zip(&by_node) {
+            let reason = match &node.body {
+                // Only the trace shows these reasons.
+                Body::Constant(_)
+                | Body::Fact { .. }
+                | Body::Table { .. }
+                | Body::Select { .. }
+                    if !keep_trace =>
+                {
+                    String::new()
+                }
                 Body::Criterion { met, not_met, .. } => {
                     let is_met = value.is_true();
                     let reason = self.text(node, if is_met { met } else { not_met })?;
@@ -303,9 +314,8 @@ impl Run<'_> {
                 },
                 _ => node.because.unwrap_or(node.title).to_owned(),
             };
-            trace.push((node.id, why));
+            why.push(reason);
         }
-        let mut why_by_id: std::collections::HashMap<&str, String> = trace.into_iter().collect();
         let trace = c
             .order
             .iter()
@@ -315,13 +325,13 @@ impl Run<'_> {
                 TraceEntry {
                     id: node.id.to_owned(),
                     kind: node.kind,
-                    value: trace_value(&values[node.id]),
+                    value: trace_value(&by_node[i]),
                     inputs: node
                         .deps
                         .iter()
                         .map(|&d| c.nodes[d].id.to_owned())
                         .collect(),
-                    why: why_by_id.remove(node.id).unwrap_or_default(),
+                    why: std::mem::take(&mut why[i]),
                 }
             })
             .collect();
@@ -649,6 +659,10 @@ impl Run<'_> {
     }
 
     fn eval(&self, expr: &Expr<'_>, node: &str, bound: Option<(&str, Value)>) -> Result<Value> {
+        let fast = expr.fast.as_ref();
+        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, bound.as_ref().map(|(_, v)| v))) {
+            return Ok(v);
+        }
         let ctx = match bound {
             None => self.root.clone(),
             Some((name, value)) => Value::from_object(Context {

@@ -41,7 +41,7 @@ pub fn environment() -> Environment<'static> {
 }
 
 /// Whole days from date `from` to date `to` (both `YYYY-MM-DD`); negative when `to` is earlier.
-fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
+pub(crate) fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
     let parse = |s: &str| {
         s.parse::<jiff::civil::Date>().map_err(|e| {
             MjError::new(
@@ -82,6 +82,13 @@ pub fn group_thousands(value: f64, digits: usize) -> String {
 }
 
 fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
+    // Numbers convert directly (the same `f64` as through `i64`, but for the sign of a zero,
+    // which no format here shows); only other kinds take the path that builds an error.
+    if value.kind() == minijinja::value::ValueKind::Number
+        && let Ok(v) = f64::try_from(value.clone())
+    {
+        return Ok(v);
+    }
     match value.as_i64() {
         Some(i) => Ok(i as f64),
         None => f64::try_from(value.clone()).map_err(|_| {
@@ -97,7 +104,7 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
 }
 
 /// Yuan: `¥12,345`; amounts under ¥100 keep two decimals (`¥2.50`, `¥29.44`).
-fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+pub(crate) fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "cny")?;
     let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 {
         2
@@ -109,7 +116,7 @@ fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
 
 /// A number with thousands separators and `digits` decimals (default: none for whole numbers,
 /// else up to two, trailing zeros dropped).
-fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+pub(crate) fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
     let v = number(value, "num")?;
     if let Some(digits) = digits {
         return Ok(group_thousands(v, digits));
@@ -119,14 +126,14 @@ fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
 }
 
 /// Hours: `505 h`, one decimal when not whole.
-fn hours(value: &Value) -> Result<String, MjError> {
+pub(crate) fn hours(value: &Value) -> Result<String, MjError> {
     let v = number(value, "hours")?;
     let digits = usize::from((v - v.round()).abs() >= 0.05);
     Ok(format!("{} h", group_thousands(v, digits)))
 }
 
 /// A fraction as a percentage: `0.7014` → `70.1%`, `0.3` → `30%`.
-fn pct(value: &Value) -> Result<String, MjError> {
+pub(crate) fn pct(value: &Value) -> Result<String, MjError> {
     let v = number(value, "pct")? * 100.0;
     let digits = usize::from((v - v.round()).abs() >= 0.05);
     Ok(format!("{}%", group_thousands(v, digits)))
@@ -140,25 +147,44 @@ fn sci(value: &Value) -> Result<String, MjError> {
 /// Escapes text so that Markdown renders it literally and no HTML or link gets through.
 #[must_use]
 pub fn md_escape(text: &str) -> String {
+    escaped(text, |b| {
+        Some(match b {
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'&' => "&amp;",
+            b'\n' | b'\r' => " ",
+            b'\\' => "\\\\",
+            b'`' => "\\`",
+            b'*' => "\\*",
+            b'_' => "\\_",
+            b'[' => "\\[",
+            b']' => "\\]",
+            b'#' => "\\#",
+            b'|' => "\\|",
+            b'~' => "\\~",
+            _ => return None,
+        })
+    })
+}
+
+/// `text` with each ASCII byte for which `special` gives a replacement replaced by it; the
+/// runs between are copied whole (an ASCII byte is never part of a longer UTF-8 character).
+fn escaped(text: &str, special: impl Fn(u8) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for ch in text.chars() {
-        match ch {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\n' | '\r' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            _ => out.push(ch),
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if let Some(replacement) = special(b) {
+            out.push_str(&text[start..i]);
+            out.push_str(replacement);
+            start = i + 1;
         }
     }
+    out.push_str(&text[start..]);
     out
 }
 
 /// `2 | plural("GPU")` → `2 GPUs`, `1 | plural("GPU")` → `1 GPU`.
-fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
+pub(crate) fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
     let n = number(value, "plural")?;
     let count = group_thousands(n, 0);
     Ok(if (n - 1.0).abs() < f64::EPSILON {
@@ -206,51 +232,71 @@ fn is_wide(c: char) -> bool {
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
 #[must_use]
 pub fn table_cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace(['\n', '\r'], " ")
+    escaped(text, |b| match b {
+        b'|' => Some("\\|"),
+        b'<' => Some("&lt;"),
+        b'>' => Some("&gt;"),
+        b'\n' | b'\r' => Some(" "),
+        _ => None,
+    })
 }
 
 /// A short, readable rendering of any value: numbers to two decimals, maps as `key: value`.
-fn brief(value: &Value) -> String {
+pub(crate) fn brief(value: &Value) -> String {
+    let mut out = String::new();
+    write_brief(value, &mut out);
+    out
+}
+
+/// [`brief`] of `value`, appended to `out`.
+fn write_brief(value: &Value, out: &mut String) {
     use minijinja::value::ValueKind;
+    use std::fmt::Write as _;
     match value.kind() {
-        ValueKind::Undefined | ValueKind::None => "none".to_owned(),
-        ValueKind::Bool => if value.is_true() { "true" } else { "false" }.to_owned(),
-        ValueKind::Number if value.is_integer() => value.to_string(),
+        ValueKind::Undefined | ValueKind::None => out.push_str("none"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        ValueKind::Number if value.is_integer() => {
+            let _ = write!(out, "{value}");
+        }
         ValueKind::Number => {
             let v = f64::try_from(value.clone()).unwrap_or(f64::NAN);
-            let text = format!("{v:.2}");
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+            let start = out.len();
+            let _ = write!(out, "{v:.2}");
+            let kept = out[start..]
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .len();
+            out.truncate(start + kept);
         }
-        ValueKind::String => value.as_str().unwrap_or_default().to_owned(),
-        ValueKind::Seq | ValueKind::Iterable => {
-            let items: Vec<String> = value
-                .try_iter()
-                .into_iter()
-                .flatten()
-                .map(|v| brief(&v))
-                .collect();
-            format!("[{}]", items.join(", "))
+        ValueKind::String => out.push_str(value.as_str().unwrap_or_default()),
+        ValueKind::Seq | ValueKind::Iterable => write_items(value, '[', ']', out, write_brief),
+        ValueKind::Map => write_items(value, '{', '}', out, |key, out| {
+            write_brief(key, out);
+            out.push_str(": ");
+            write_brief(&value.get_item(key).unwrap_or_default(), out);
+        }),
+        _ => {
+            let _ = write!(out, "{value}");
         }
-        ValueKind::Map => {
-            let items: Vec<String> = value
-                .try_iter()
-                .into_iter()
-                .flatten()
-                .map(|k| {
-                    format!(
-                        "{}: {}",
-                        brief(&k),
-                        brief(&value.get_item(&k).unwrap_or_default())
-                    )
-                })
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        _ => value.to_string(),
     }
+}
+
+/// The items of `value` (a map's keys), each written by `each`, comma-separated in brackets.
+fn write_items(
+    value: &Value,
+    open: char,
+    close: char,
+    out: &mut String,
+    mut each: impl FnMut(&Value, &mut String),
+) {
+    out.push(open);
+    for (i, item) in value.try_iter().into_iter().flatten().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        each(&item, out);
+    }
+    out.push(close);
 }
 
 #[cfg(test)]
@@ -303,6 +349,25 @@ mod tests {
             "&lt;script&gt;\\[x\\](http://e)\\|\\*a\\*"
         );
         assert_eq!(md_escape("客服 7B"), "客服 7B");
+        assert_eq!(
+            md_escape("a\\b`c_d#e~f&g\r\n客"),
+            "a\\\\b\\`c\\_d\\#e\\~f&amp;g  客"
+        );
+        assert_eq!(table_cell("a|b<c>\r\nd 客服"), "a\\|b&lt;c&gt;  d 客服");
+    }
+
+    #[test]
+    fn briefs_values_for_the_trace() {
+        let env = environment();
+        let render = |src: &str| env.render_str(src, ()).unwrap();
+        assert_eq!(
+            render("{{ {'a': 1.5, 'b': [100.0, 2.25, 0.004, none, true], 'c': 'x'} | brief }}"),
+            "{a: 1.5, b: [100, 2.25, 0, none, true], c: x}"
+        );
+        assert_eq!(
+            render("{{ -7 | brief }} {{ [] | brief }} {{ {} | brief }}"),
+            "-7 [] {}"
+        );
     }
 
     #[test]

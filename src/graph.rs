@@ -77,6 +77,8 @@ pub(crate) struct Names {
 #[derive(Debug)]
 pub(crate) struct Expr<'a> {
     pub compiled: Expression<'a, 'static>,
+    /// The same expression for the fast path, when it models every part of it.
+    pub fast: Option<crate::interp::Fast>,
     pub text: &'a str,
     pub file: usize,
     pub location: Location,
@@ -195,6 +197,8 @@ pub(crate) struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Node indices in evaluation order.
     pub order: Vec<usize>,
+    /// Per node: its slot in an evaluation ([`Names`]).
+    pub slot: Vec<usize>,
     pub outputs: Outputs<'a>,
     /// Indices of the nodes the outputs read.
     pub output_deps: Vec<usize>,
@@ -443,6 +447,7 @@ impl<'a> Scope<'a> {
         )?;
         Ok(Expr {
             compiled,
+            fast: crate::interp::Fast::compile(&text.value, &self.owner.names, bound),
             text: &text.value,
             file,
             location: text.referenced,
@@ -800,6 +805,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
     }
     Ok(Compiled {
+        slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
         nodes,
         order,
         outputs,

@@ -25,6 +25,7 @@ pub mod error;
 pub mod eval;
 pub mod expr;
 pub mod graph;
+mod interp;
 pub mod lang;
 pub mod memo;
 pub mod policy;
@@ -40,6 +41,8 @@ pub use decision::Decision;
 pub use error::{Error, ErrorKind, Result};
 pub use eval::Evaluation;
 pub use graph::Graph;
+#[doc(hidden)]
+pub use interp::FastCheck;
 pub use lang::Lang;
 pub use memo::{Format, Memo};
 pub use policy::Policy;

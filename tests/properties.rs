@@ -17,67 +17,9 @@ use serde_json::{Value, json};
 static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
 static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().unwrap());
 
-fn offer_ids() -> Vec<String> {
-    GRAPH.policy().offer_ids().map(str::to_owned).collect()
-}
-
 /// A valid profile, as the JSON value of its YAML.
 fn profile() -> impl Strategy<Value = Value> {
-    let ids = offer_ids();
-    let workload = (
-        prop::sample::select(vec![
-            "lora_finetune",
-            "qlora_finetune",
-            "full_finetune",
-            "pretrain",
-            "inference",
-        ]),
-        prop_oneof![0.1f64..20.0, 20.0f64..1000.0],
-        prop::sample::subsequence(vec!["data", "tensor", "pipeline"], 0..=3),
-        1u32..=4,
-        prop::option::of(0.1f64..20_000.0),
-        prop::option::of(prop::sample::select(vec!["low", "high"])),
-        prop::option::of((1u32..=1_000_000, 1u32..=10_000)),
-        any::<bool>(),
-    )
-        .prop_map(
-            |(task, params, parallelism, nodes, tokens, concurrency, kv, cuda)| {
-                json!({"task": task, "model_params_b": params, "parallelism": parallelism,
-                   "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency,
-                   "context_tokens": kv.map(|(c, _)| c), "concurrent_sequences": kv.map(|(_, s)| s),
-                   "custom_cuda_operators": cuda})
-            },
-        );
-    let usage = (1u32..=200, 0.0f64..=744.0, 1u32..=36).prop_map(|(gpus, hours, months)| {
-        json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
-    });
-    let requirements = any::<[bool; 4]>().prop_map(|f| {
-        json!({"physical_isolation": f[0], "domestic_accelerator": f[1],
-               "custom_kernel": f[2], "custom_network": f[3]})
-    });
-    let budget = prop::option::of(100.0f64..500_000.0);
-    let job = (
-        prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4),
-        prop::option::of(0.5f64..400.0),
-        prop::option::of(prop::sample::select(vec!["one_off", "weekly"])),
-    )
-        .prop_map(|(hours, deadline, cadence)| {
-            json!({"hours": hours, "deadline_days": deadline, "cadence": cadence})
-        });
-    let proposal = prop::option::of(prop::sample::select(ids));
-    (workload, usage, requirements, budget, job, proposal).prop_map(
-        |(workload, usage, requirements, budget, job, proposal)| {
-            json!({
-                "name": "generated",
-                "workload": workload,
-                "usage": usage,
-                "requirements": requirements,
-                "budget": {"monthly_cny": budget},
-                "job": job,
-                "proposal": {"offer": proposal},
-            })
-        },
-    )
+    common::profile_strategy(&GRAPH)
 }
 
 /// Decides a profile value and renders both formats.

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use decide::{Evaluation, Graph, Policy, Source};
+use proptest::prelude::*;
+use serde_json::json;
 
 /// The date every snapshot is taken at: the day the catalog's prices were listed.
 pub const AS_OF: &str = "2026-09-04";
@@ -80,4 +82,65 @@ pub fn run_ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// A valid profile over the whole format, as the JSON value of its YAML: every task, sizes
+/// from 0.1B to 1,000B, 1 to 200 GPUs, 0 to 744 hours, each requirement flag, budgets, job hours
+/// on any of `graph`'s offers and any proposal.
+pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Value> + use<> {
+    let ids: Vec<String> = graph.policy().offer_ids().map(str::to_owned).collect();
+    let workload = (
+        prop::sample::select(vec![
+            "lora_finetune",
+            "qlora_finetune",
+            "full_finetune",
+            "pretrain",
+            "inference",
+        ]),
+        prop_oneof![0.1f64..20.0, 20.0f64..1000.0],
+        prop::sample::subsequence(vec!["data", "tensor", "pipeline"], 0..=3),
+        1u32..=4,
+        prop::option::of(0.1f64..20_000.0),
+        prop::option::of(prop::sample::select(vec!["low", "high"])),
+        prop::option::of((1u32..=1_000_000, 1u32..=10_000)),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(task, params, parallelism, nodes, tokens, concurrency, kv, cuda)| {
+                json!({"task": task, "model_params_b": params, "parallelism": parallelism,
+                   "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency,
+                   "context_tokens": kv.map(|(c, _)| c), "concurrent_sequences": kv.map(|(_, s)| s),
+                   "custom_cuda_operators": cuda})
+            },
+        );
+    let usage = (1u32..=200, 0.0f64..=744.0, 1u32..=36).prop_map(|(gpus, hours, months)| {
+        json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
+    });
+    let requirements = any::<[bool; 4]>().prop_map(|f| {
+        json!({"physical_isolation": f[0], "domestic_accelerator": f[1],
+               "custom_kernel": f[2], "custom_network": f[3]})
+    });
+    let budget = prop::option::of(100.0f64..500_000.0);
+    let job = (
+        prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4),
+        prop::option::of(0.5f64..400.0),
+        prop::option::of(prop::sample::select(vec!["one_off", "weekly"])),
+    )
+        .prop_map(|(hours, deadline, cadence)| {
+            json!({"hours": hours, "deadline_days": deadline, "cadence": cadence})
+        });
+    let proposal = prop::option::of(prop::sample::select(ids));
+    (workload, usage, requirements, budget, job, proposal).prop_map(
+        |(workload, usage, requirements, budget, job, proposal)| {
+            json!({
+                "name": "generated",
+                "workload": workload,
+                "usage": usage,
+                "requirements": requirements,
+                "budget": {"monthly_cny": budget},
+                "job": job,
+                "proposal": {"offer": proposal},
+            })
+        },
+    )
 }

@@ -1,0 +1,928 @@
+//! A small direct interpreter for rule expressions: the fast path in front of minijinja.
+//!
+//! Every `expr:`, `when:`, `where:`, `order_by:` and `map:` is a minijinja expression, and
+//! minijinja evaluates each one by building a fresh `State` and running its VM. For one profile
+//! the default policy evaluates a few hundred such expressions, each costing far more than the
+//! arithmetic in it. This module parses each expression once, at compile time, with minijinja's
+//! own parser (`machinery::parse_expr`, so the grammar cannot drift) into a tree whose names are
+//! already resolved to evaluation slots (or to the node's bound item, `offer`, `job`, ...), and
+//! evaluates that tree directly against the slots.
+//!
+//! It is only a fast path, never a second language. An expression that uses anything this
+//! module does not model (an unknown filter, test or function, a chained comparison, `**`,
+//! keyword arguments, ...) gets no fast form and always goes through minijinja. At run time,
+//! whenever the fast path meets anything that minijinja would turn into an error or an undefined
+//! value (a missing attribute, a division by zero, `none` in arithmetic, an integer overflow, a
+//! function failing, ...) it gives up on that expression and the caller evaluates it with
+//! minijinja, so values and error messages stay exactly minijinja's. Where it answers, it
+//! computes what minijinja 3.1.0 computes, operation by operation (`value::ops` and the
+//! built-in filters are private to minijinja, so their number rules are restated here: integer
+//! arithmetic in `i128`, `/` always a float, floored `//` and `%`, `and`/`or` giving an operand);
+//! `tests/interp.rs` checks that on every shipped rule expression over generated profiles.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use minijinja::machinery::ast;
+use minijinja::value::{Value, ValueKind};
+
+use crate::graph::Names;
+
+/// An expression compiled for the fast path.
+#[derive(Debug)]
+pub(crate) struct Fast(Node);
+
+#[derive(Debug)]
+enum Node {
+    Const(Value),
+    /// A root or node value, by slot.
+    Slot(usize),
+    /// The item the node binds (`offer` in a per-offer fact, a select's item).
+    Bound,
+    Attr(Box<Node>, Box<str>),
+    Item(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Bin(Op, Box<Node>, Box<Node>),
+    If(Box<Node>, Box<Node>, Option<Box<Node>>),
+    List(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+    Call(Func, Vec<Node>),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    NotIn,
+    Concat,
+}
+
+/// The filters, tests and functions the fast path knows. The subject of a filter or test is
+/// its first argument.
+#[derive(Debug, Clone, Copy)]
+enum Func {
+    Round,
+    Max,
+    Min,
+    Length,
+    Abs,
+    Default,
+    IsNone,
+    IsDefined,
+    IsUndefined,
+    Ceil,
+    Floor,
+    DaysBetween,
+    // This crate's own filters (`crate::expr`), called directly.
+    Cny,
+    Num,
+    Hours,
+    Pct,
+    Plural,
+    Md,
+    Cell,
+    Brief,
+}
+
+impl Fast {
+    /// The fast form of `text`, or `None` if it uses anything the fast path does not model.
+    /// `bound` is the name the node binds (at most one), `names` the slots.
+    pub(crate) fn compile(text: &str, names: &Names, bound: &[&str]) -> Option<Fast> {
+        let expr = minijinja::machinery::parse_expr(text).ok()?;
+        let c = Compiler { names, bound };
+        c.node(&expr).map(Fast)
+    }
+
+    /// The value of the expression, or `None` where minijinja must answer (an error or an
+    /// undefined value on the way, or a case not modelled).
+    pub(crate) fn eval(&self, slots: &[OnceLock<Value>], bound: Option<&Value>) -> Option<Value> {
+        Eval { slots, bound }.eval(&self.0).map(Cow::into_owned)
+    }
+}
+
+struct Compiler<'a> {
+    names: &'a Names,
+    bound: &'a [&'a str],
+}
+
+impl Compiler<'_> {
+    fn node(&self, expr: &ast::Expr<'_>) -> Option<Node> {
+        // minijinja folds constant sub-expressions the same way before generating code.
+        if let Some(v) = expr.as_const() {
+            return Some(Node::Const(v));
+        }
+        let boxed = |e: &ast::Expr<'_>| self.node(e).map(Box::new);
+        Some(match expr {
+            ast::Expr::Var(v) => self.var(v.id)?,
+            ast::Expr::Const(c) => Node::Const(c.value.clone()),
+            ast::Expr::UnaryOp(u) => match u.op {
+                ast::UnaryOpKind::Not => Node::Not(boxed(&u.expr)?),
+                ast::UnaryOpKind::Neg => Node::Neg(boxed(&u.expr)?),
+            },
+            ast::Expr::BinOp(b) => {
+                let (l, r) = (boxed(&b.left)?, boxed(&b.right)?);
+                match b.op {
+                    ast::BinOpKind::ScAnd => Node::And(l, r),
+                    ast::BinOpKind::ScOr => Node::Or(l, r),
+                    op => Node::Bin(bin_op(op)?, l, r),
+                }
+            }
+            // Chained comparisons (`a < b < c`) are left to minijinja.
+            ast::Expr::Compare(c) if c.ops.len() == 1 => {
+                let op = match c.ops[0].op {
+                    ast::CompareOpKind::Eq => Op::Eq,
+                    ast::CompareOpKind::Ne => Op::Ne,
+                    ast::CompareOpKind::Lt => Op::Lt,
+                    ast::CompareOpKind::Lte => Op::Lte,
+                    ast::CompareOpKind::Gt => Op::Gt,
+                    ast::CompareOpKind::Gte => Op::Gte,
+                    ast::CompareOpKind::In => Op::In,
+                    ast::CompareOpKind::NotIn => Op::NotIn,
+                };
+                Node::Bin(op, boxed(&c.expr)?, boxed(&c.ops[0].expr)?)
+            }
+            ast::Expr::IfExpr(i) => Node::If(
+                boxed(&i.test_expr)?,
+                boxed(&i.true_expr)?,
+                match &i.false_expr {
+                    Some(e) => Some(boxed(e)?),
+                    None => None,
+                },
+            ),
+            ast::Expr::GetAttr(g) => Node::Attr(boxed(&g.expr)?, g.name.into()),
+            ast::Expr::GetItem(g) => Node::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?),
+            ast::Expr::List(l) => Node::List(
+                l.items
+                    .iter()
+                    .map(|e| self.node(e))
+                    .collect::<Option<_>>()?,
+            ),
+            ast::Expr::Map(m) => Node::Map(
+                m.keys
+                    .iter()
+                    .zip(&m.values)
+                    .map(|(k, v)| Some((self.node(k)?, self.node(v)?)))
+                    .collect::<Option<_>>()?,
+            ),
+            ast::Expr::Filter(f) => {
+                let func = filter(f.name, f.args.len())?;
+                if matches!(func, Func::Round) && !f.args.iter().all(is_precision) {
+                    return None;
+                }
+                let mut args = vec![self.node(f.expr.as_ref()?)?];
+                args.extend(self.args(&f.args)?);
+                Node::Call(func, args)
+            }
+            ast::Expr::Test(t) => {
+                let func = match (t.name, t.args.len()) {
+                    ("none", 0) => Func::IsNone,
+                    ("defined", 0) => Func::IsDefined,
+                    ("undefined", 0) => Func::IsUndefined,
+                    _ => return None,
+                };
+                Node::Call(func, vec![self.node(&t.expr)?])
+            }
+            ast::Expr::Call(c) => {
+                // A plain function call: a global name that no node, root or item shadows.
+                let ast::Expr::Var(v) = &c.expr else {
+                    return None;
+                };
+                if self.names.index.contains_key(v.id) || self.bound.contains(&v.id) {
+                    return None;
+                }
+                let func = match (v.id, c.args.len()) {
+                    ("ceil", 1) => Func::Ceil,
+                    ("floor", 1) => Func::Floor,
+                    ("days_between", 2) => Func::DaysBetween,
+                    _ => return None,
+                };
+                Node::Call(func, self.args(&c.args)?)
+            }
+            _ => return None,
+        })
+    }
+
+    fn var(&self, name: &str) -> Option<Node> {
+        if self.bound.first() == Some(&name) {
+            return Some(Node::Bound);
+        }
+        self.names.index.get(name).map(|&i| Node::Slot(i))
+    }
+
+    /// Positional arguments only.
+    fn args(&self, args: &[ast::CallArg<'_>]) -> Option<Vec<Node>> {
+        args.iter()
+            .map(|a| match a {
+                ast::CallArg::Pos(e) => self.node(e),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The fast path's function for filter `name` with `args` arguments besides its subject.
+fn filter(name: &str, args: usize) -> Option<Func> {
+    Some(match (name, args) {
+        ("round", 0 | 1) => Func::Round,
+        ("max", 0) => Func::Max,
+        ("min", 0) => Func::Min,
+        ("length" | "count", 0) => Func::Length,
+        ("abs", 0) => Func::Abs,
+        ("default" | "d", 0 | 1) => Func::Default,
+        ("cny", 0 | 1) => Func::Cny,
+        ("num", 0 | 1) => Func::Num,
+        ("hours", 0) => Func::Hours,
+        ("pct", 0) => Func::Pct,
+        ("plural", 1) => Func::Plural,
+        ("md", 0) => Func::Md,
+        ("cell", 0) => Func::Cell,
+        ("brief", 0) => Func::Brief,
+        _ => return None,
+    })
+}
+
+/// The fast path's operator for a binary operator of minijinja's (`**` has none).
+fn bin_op(op: ast::BinOpKind) -> Option<Op> {
+    Some(match op {
+        ast::BinOpKind::Eq => Op::Eq,
+        ast::BinOpKind::Ne => Op::Ne,
+        ast::BinOpKind::Lt => Op::Lt,
+        ast::BinOpKind::Lte => Op::Lte,
+        ast::BinOpKind::Gt => Op::Gt,
+        ast::BinOpKind::Gte => Op::Gte,
+        ast::BinOpKind::Add => Op::Add,
+        ast::BinOpKind::Sub => Op::Sub,
+        ast::BinOpKind::Mul => Op::Mul,
+        ast::BinOpKind::Div => Op::Div,
+        ast::BinOpKind::FloorDiv => Op::FloorDiv,
+        ast::BinOpKind::Rem => Op::Rem,
+        ast::BinOpKind::Concat => Op::Concat,
+        ast::BinOpKind::In => Op::In,
+        ast::BinOpKind::ScAnd | ast::BinOpKind::ScOr | ast::BinOpKind::Pow => return None,
+    })
+}
+
+/// `round`'s precision: a literal whole number the fast path rounds exactly like minijinja.
+fn is_precision(arg: &ast::CallArg<'_>) -> bool {
+    match arg {
+        ast::CallArg::Pos(e) => e
+            .as_const()
+            .and_then(|v| if v.is_integer() { v.as_i64() } else { None })
+            .is_some_and(|p| (0..=1074).contains(&p)),
+        _ => false,
+    }
+}
+
+/// Evaluation borrows what it can (slots, the bound item, constants) and owns what it makes.
+struct Eval<'a> {
+    slots: &'a [OnceLock<Value>],
+    bound: Option<&'a Value>,
+}
+
+type Val<'a> = Cow<'a, Value>;
+
+/// `Some(v)` unless `v` is undefined or invalid, which the fast path leaves to minijinja.
+fn defined<V: std::borrow::Borrow<Value>>(v: V) -> Option<V> {
+    (!matches!(v.borrow().kind(), ValueKind::Undefined | ValueKind::Invalid)).then_some(v)
+}
+
+impl<'a> Eval<'a> {
+    fn eval(&self, node: &'a Node) -> Option<Val<'a>> {
+        Some(match node {
+            Node::Const(v) => Cow::Borrowed(defined(v)?),
+            Node::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
+            Node::Bound => Cow::Borrowed(defined(self.bound?)?),
+            Node::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
+            Node::Item(e, key) => {
+                let v = self.eval(e)?;
+                Cow::Owned(defined(v.get_item(&*self.eval(key)?).ok()?)?)
+            }
+            Node::Not(e) => Cow::Owned(Value::from(!self.eval(e)?.is_true())),
+            Node::Neg(e) => Cow::Owned(match num(&*self.eval(e)?)? {
+                Num::Int(i) => int_value(i.checked_neg()?),
+                Num::Float(f) => Value::from(-f),
+            }),
+            Node::And(l, r) => {
+                let l = self.eval(l)?;
+                if l.is_true() { self.eval(r)? } else { l }
+            }
+            Node::Or(l, r) => {
+                let l = self.eval(l)?;
+                if l.is_true() { l } else { self.eval(r)? }
+            }
+            Node::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
+            Node::If(test, yes, no) => {
+                if self.eval(test)?.is_true() {
+                    self.eval(yes)?
+                } else {
+                    // Without `else`, minijinja gives a silent undefined: its answer.
+                    self.eval(no.as_deref()?)?
+                }
+            }
+            Node::List(items) => Cow::Owned(Value::from(
+                items
+                    .iter()
+                    .map(|e| self.eval(e).map(Cow::into_owned))
+                    .collect::<Option<Vec<_>>>()?,
+            )),
+            Node::Map(pairs) => {
+                let pairs = pairs
+                    .iter()
+                    .map(|(k, v)| Some((self.eval(k)?.into_owned(), self.eval(v)?.into_owned())))
+                    .collect::<Option<Vec<_>>>()?;
+                Cow::Owned(Value::from_pairs(pairs))
+            }
+            Node::Call(func, args) => {
+                let subject = self.eval(&args[0])?;
+                let second = match args.get(1) {
+                    Some(e) => Some(self.eval(e)?),
+                    None => None,
+                };
+                Cow::Owned(call(*func, &subject, second.as_deref())?)
+            }
+        })
+    }
+}
+
+/// A number as minijinja's arithmetic sees it: integers widened to `i128`, or a float.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+fn num(v: &Value) -> Option<Num> {
+    if v.kind() != ValueKind::Number {
+        return None;
+    }
+    if v.is_integer() {
+        // Integers beyond `i64` (minijinja's wide integers) are left to minijinja.
+        v.as_i64().map(|i| Num::Int(i128::from(i)))
+    } else {
+        f64::try_from(v.clone()).ok().map(Num::Float)
+    }
+}
+
+/// Both numbers as floats if either is one (minijinja's lossy coercion), else both integers.
+fn coerce(a: Num, b: Num) -> Result<(i128, i128), (f64, f64)> {
+    match (a, b) {
+        (Num::Int(a), Num::Int(b)) => Ok((a, b)),
+        (Num::Float(a), Num::Float(b)) => Err((a, b)),
+        (Num::Float(a), Num::Int(b)) => Err((a, b as f64)),
+        (Num::Int(a), Num::Float(b)) => Err((a as f64, b)),
+    }
+}
+
+/// An integer result as minijinja stores it: `i64` when it fits.
+fn int_value(i: i128) -> Value {
+    match i64::try_from(i) {
+        Ok(small) => Value::from(small),
+        Err(_) => Value::from(i),
+    }
+}
+
+fn as_float(n: Num) -> f64 {
+    match n {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+    }
+}
+
+fn binary(op: Op, l: &Value, r: &Value) -> Option<Value> {
+    let arith =
+        |int: fn(i128, i128) -> Option<i128>, float: fn(f64, f64) -> Option<f64>| match coerce(
+            num(l)?,
+            num(r)?,
+        ) {
+            Ok((a, b)) => int(a, b).map(int_value),
+            Err((a, b)) => float(a, b).map(Value::from),
+        };
+    match op {
+        Op::Eq => Some(Value::from(l == r)),
+        Op::Ne => Some(Value::from(l != r)),
+        Op::Lt => Some(Value::from(l < r)),
+        Op::Lte => Some(Value::from(l <= r)),
+        Op::Gt => Some(Value::from(l > r)),
+        Op::Gte => Some(Value::from(l >= r)),
+        Op::In => contains(r, l).map(Value::from),
+        Op::NotIn => contains(r, l).map(|c| Value::from(!c)),
+        Op::Add => arith(i128::checked_add, |a, b| Some(a + b)),
+        Op::Sub => arith(i128::checked_sub, |a, b| Some(a - b)),
+        Op::Mul => arith(i128::checked_mul, |a, b| Some(a * b)),
+        Op::Div => {
+            let (a, b) = (as_float(num(l)?), as_float(num(r)?));
+            (b != 0.0).then(|| Value::from(a / b))
+        }
+        Op::FloorDiv => arith(
+            |a, b| int_div_rem_floor(a, b).map(|(q, _)| q),
+            |a, b| (b != 0.0).then(|| float_div_rem_floor(a, b).0),
+        ),
+        Op::Rem => arith(
+            |a, b| int_div_rem_floor(a, b).map(|(_, r)| r),
+            |a, b| (b != 0.0).then(|| float_div_rem_floor(a, b).1),
+        ),
+        Op::Concat => {
+            // Safe (markup) strings have their own rules; leave them to minijinja.
+            if l.is_safe()
+                || r.is_safe()
+                || l.kind() == ValueKind::Bytes
+                || r.kind() == ValueKind::Bytes
+            {
+                return None;
+            }
+            Some(Value::from(match (l.as_str(), r.as_str()) {
+                (Some(a), Some(b)) => [a, b].concat(),
+                _ => format!("{l}{r}"),
+            }))
+        }
+    }
+}
+
+/// minijinja's floored integer division and remainder (`None` on division by zero or overflow).
+fn int_div_rem_floor(a: i128, b: i128) -> Option<(i128, i128)> {
+    let mut quotient = a.checked_div(b)?;
+    let mut remainder = a.checked_rem(b)?;
+    if remainder != 0 && (remainder < 0) != (b < 0) {
+        quotient = quotient.checked_sub(1)?;
+        remainder = remainder.checked_add(b)?;
+    }
+    Some((quotient, remainder))
+}
+
+/// minijinja's (and Python's) floored float division and remainder; `b` is not zero.
+#[allow(clippy::if_not_else)] // kept as minijinja writes it
+fn float_div_rem_floor(a: f64, b: f64) -> (f64, f64) {
+    let mut remainder = a % b;
+    let mut quotient = (a - remainder) / b;
+    if remainder != 0.0 {
+        if (remainder < 0.0) != (b < 0.0) {
+            remainder += b;
+            quotient -= 1.0;
+        }
+    } else {
+        remainder = 0.0f64.copysign(b);
+    }
+    if quotient != 0.0 {
+        let mut floored = quotient.floor();
+        if quotient - floored > 0.5 {
+            floored += 1.0;
+        }
+        quotient = floored;
+    } else {
+        quotient = 0.0f64.copysign(a / b);
+    }
+    (quotient, remainder)
+}
+
+/// `value in container`, as minijinja's `ops::contains` (`None` where it fails).
+fn contains(container: &Value, value: &Value) -> Option<bool> {
+    if let Some(s) = container.as_str() {
+        return Some(match value.as_str() {
+            Some(v) => s.contains(v),
+            None => s.contains(&value.to_string()),
+        });
+    }
+    match container.kind() {
+        ValueKind::Map => match container.get_item(value).ok()? {
+            v if !v.is_undefined() => Some(true),
+            // A key whose value is undefined is still a key: let minijinja decide.
+            _ if container.try_iter().ok()?.any(|k| &k == value) => None,
+            _ => Some(false),
+        },
+        ValueKind::Seq => {
+            for item in container.try_iter().ok()? {
+                if item.kind() == ValueKind::Invalid {
+                    return None;
+                }
+                if &item == value {
+                    return Some(true);
+                }
+            }
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
+/// `func` applied to `subject` and its second argument, if any.
+fn call(func: Func, subject: &Value, second: Option<&Value>) -> Option<Value> {
+    match func {
+        Func::IsNone => Some(Value::from(subject.is_none())),
+        // The fast path never holds an undefined value.
+        Func::IsDefined => Some(Value::from(true)),
+        Func::IsUndefined => Some(Value::from(false)),
+        Func::Default => Some(subject.clone()),
+        Func::Length => subject.len().map(Value::from),
+        Func::Round => round(subject, second),
+        Func::Max => min_max(subject, std::cmp::Ordering::Greater),
+        Func::Min => min_max(subject, std::cmp::Ordering::Less),
+        Func::Abs => match num(subject)? {
+            Num::Int(i) if i >= 0 => Some(subject.clone()),
+            Num::Int(i) => Some(Value::from(i64::try_from(i.checked_abs()?).ok()?)),
+            Num::Float(f) => Some(Value::from(f.abs())),
+        },
+        Func::Ceil | Func::Floor => {
+            let x = f64::try_from(subject.clone()).ok()?;
+            let x = if matches!(func, Func::Ceil) {
+                x.ceil()
+            } else {
+                x.floor()
+            };
+            Some(Value::from(x as i64))
+        }
+        Func::Cny | Func::Num => {
+            // The optional digits, as minijinja converts them to `Option<usize>`.
+            let digits = match second {
+                None => None,
+                Some(d) if d.is_none() => None,
+                Some(d) if d.is_integer() => Some(usize::try_from(d.as_i64()?).ok()?),
+                Some(_) => return None,
+            };
+            let text = if matches!(func, Func::Cny) {
+                crate::expr::cny(subject, digits)
+            } else {
+                crate::expr::num(subject, digits)
+            };
+            text.ok().map(Value::from)
+        }
+        Func::Hours => crate::expr::hours(subject).ok().map(Value::from),
+        Func::Pct => crate::expr::pct(subject).ok().map(Value::from),
+        Func::Plural => crate::expr::plural(subject, second?.as_str()?)
+            .ok()
+            .map(Value::from),
+        Func::Md => Some(Value::from(crate::expr::md_escape(subject.as_str()?))),
+        Func::Cell => Some(Value::from(crate::expr::table_cell(subject.as_str()?))),
+        Func::Brief => Some(Value::from(crate::expr::brief(subject))),
+        Func::DaysBetween => crate::expr::days_between(subject.as_str()?, second?.as_str()?)
+            .ok()
+            .map(Value::from),
+    }
+}
+
+/// minijinja's `round` filter for a precision in `0..=1074`: integers unchanged, floats through
+/// their decimal rendering (round-half-even, as Python).
+fn round(v: &Value, precision: Option<&Value>) -> Option<Value> {
+    let precision = match precision {
+        Some(p) => usize::try_from(p.as_i64()?).ok()?,
+        None => 0,
+    };
+    match num(v)? {
+        Num::Int(_) => Some(v.clone()),
+        Num::Float(f) => Some(Value::from(format!("{f:.precision$}").parse::<f64>().ok()?)),
+    }
+}
+
+/// minijinja's `min`/`max` filters over a list without keyword arguments: the first item whose
+/// key compares strictly as `wanted`. Text compares case-insensitively there; left to it.
+fn min_max(list: &Value, wanted: std::cmp::Ordering) -> Option<Value> {
+    if list.kind() != ValueKind::Seq {
+        return None;
+    }
+    let mut best: Option<Value> = None;
+    for item in list.try_iter().ok()? {
+        if matches!(item.kind(), ValueKind::Invalid | ValueKind::String) {
+            return None;
+        }
+        if best.as_ref().is_none_or(|b| item.cmp(b) == wanted) {
+            best = Some(item);
+        }
+    }
+    defined(best?)
+}
+
+/// One rule expression evaluated both ways, for the differential tests (`tests/interp.rs`).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct FastCheck {
+    /// `node.field: text`.
+    pub expr: String,
+    /// The bound item (`offer`, a select's item) it was evaluated with, if any.
+    pub bound: Option<Value>,
+    /// Whether the expression has a fast form at all.
+    pub has_fast_form: bool,
+    /// The fast path's answer (`None`: it left this one to minijinja).
+    pub fast: Option<Value>,
+    /// minijinja's answer.
+    pub minijinja: Result<Value, String>,
+}
+
+impl crate::Graph {
+    /// Evaluates `profile`, then every rule expression again both with the fast path and with
+    /// minijinja over the values of that evaluation (per offer, per select item), for tests that
+    /// check that the two agree. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn fast_path_checks(
+        &self,
+        profile: &crate::Profile,
+        as_of: jiff::civil::Date,
+    ) -> crate::Result<Vec<FastCheck>> {
+        use crate::graph::Body;
+        let evaluation = self.evaluate(profile, as_of)?;
+        let owner = self.owner();
+        let mut named: Vec<(String, Value)> = vec![
+            (
+                "profile".into(),
+                Value::from(minijinja::value::Serde(profile)),
+            ),
+            ("offers".into(), owner.offers.clone()),
+            ("catalog".into(), owner.catalog.clone()),
+            ("as_of".into(), Value::from(as_of.to_string())),
+        ];
+        named.extend(
+            evaluation
+                .values
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        let slots: Vec<OnceLock<Value>> = (0..owner.names.index.len())
+            .map(|_| OnceLock::new())
+            .collect();
+        for (name, value) in &named {
+            let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
+        }
+        let mut checks = Vec::new();
+        let mut check = |id: &str, e: &crate::graph::Expr<'_>, bound: Option<(&str, Value)>| {
+            let mut root = named.clone();
+            root.extend(bound.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+            let minijinja = e
+                .compiled
+                .eval(Value::from_pairs(root))
+                .map_err(|err| err.to_string());
+            let item = bound.map(|(_, v)| v);
+            checks.push(FastCheck {
+                expr: format!("{id}: {}", e.text.trim()),
+                has_fast_form: e.fast.is_some(),
+                fast: e.fast.as_ref().and_then(|f| f.eval(&slots, item.as_ref())),
+                bound: item,
+                minijinja,
+            });
+        };
+        let c = self.compiled();
+        let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
+        for node in &c.nodes {
+            match &node.body {
+                Body::Fact {
+                    expr,
+                    per_offer: true,
+                    ..
+                } => {
+                    for offer in &offers {
+                        check(node.id, expr, Some(("offer", offer.clone())));
+                    }
+                }
+                Body::Select { item, .. } => {
+                    // `from` first, then `where`, `order_by` and `map`, each per item.
+                    let exprs = node.exprs();
+                    let (from, per_item) = exprs.split_first().expect("a select has `from`");
+                    check(node.id, from, None);
+                    let list = from.compiled.eval(Value::from_pairs(named.clone()));
+                    let items: Vec<Value> = list
+                        .ok()
+                        .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+                        .unwrap_or_default();
+                    for e in per_item {
+                        for candidate in &items {
+                            check(node.id, e, Some((item, candidate.clone())));
+                        }
+                    }
+                }
+                _ => {
+                    for e in node.exprs() {
+                        check(node.id, e, None);
+                    }
+                }
+            }
+        }
+        for e in c.outputs.exprs() {
+            check("outputs", e, None);
+        }
+        Ok(checks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The fast path's and minijinja's answers for `text` over a few named values (and `item`
+    /// bound to 3).
+    fn both(text: &str, x: Value, y: Value) -> (Option<Value>, Result<Value, String>) {
+        let vars: Vec<(&str, Value)> = vec![
+            ("a", Value::from(7)),
+            ("b", Value::from(2.5)),
+            ("n", Value::from(())),
+            ("s", Value::from("cat")),
+            ("m", Value::from_pairs([("x", 1)])),
+            ("l", Value::from(vec![Value::from(1), Value::from(2.0)])),
+            ("big", Value::from(i64::MAX)),
+            ("x", x),
+            ("y", y),
+        ];
+        let names = Names {
+            index: vars
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| ((*k).to_owned(), i))
+                .collect(),
+        };
+        let slots: Vec<OnceLock<Value>> = vars.iter().map(|(_, v)| v.clone().into()).collect();
+        let item = Value::from(3);
+        let fast = Fast::compile(text, &names, &["item"])
+            .unwrap_or_else(|| panic!("`{text}` has no fast form"))
+            .eval(&slots, Some(&item));
+        let mut root = vars;
+        root.push(("item", item));
+        let slow = crate::expr::environment()
+            .compile_expression(text)
+            .unwrap()
+            .eval(Value::from_pairs(root))
+            .map_err(|e| e.to_string());
+        (fast, slow)
+    }
+
+    /// Equal values of the same kind, both integers or both floats, rendered alike (NaN is
+    /// the same as NaN here).
+    fn same(a: &Value, b: &Value) -> bool {
+        let nan = |v: &Value| {
+            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_nan)
+        };
+        (a == b || nan(a) && nan(b))
+            && a.kind() == b.kind()
+            && a.is_integer() == b.is_integer()
+            && a.to_string() == b.to_string()
+    }
+
+    /// The fast path answers `text`, with minijinja's value; returns it rendered.
+    fn agrees(text: &str) -> String {
+        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        let fast = fast.unwrap_or_else(|| panic!("`{text}` fell back: {slow:?}"));
+        let slow = slow.unwrap();
+        assert!(
+            same(&fast, &slow),
+            "`{text}`: fast {fast:?}, minijinja {slow:?}"
+        );
+        format!("{fast} ({})", fast.kind())
+    }
+
+    /// The fast path leaves `text` to minijinja; returns minijinja's answer.
+    fn falls_back(text: &str) -> Result<Value, String> {
+        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        assert!(
+            fast.is_none(),
+            "`{text}` answered {fast:?}, minijinja {slow:?}"
+        );
+        slow
+    }
+
+    #[test]
+    fn arithmetic_keeps_integers_and_floats_apart() {
+        for (text, want) in [
+            ("a / 7", "1.0 (number)"),
+            ("7 / 2", "3.5 (number)"),
+            ("a // 2", "3 (number)"),
+            ("-a // 2", "-4 (number)"),
+            ("a % -3", "-2 (number)"),
+            ("b // 1", "2.0 (number)"),
+            ("-b % 1", "0.5 (number)"),
+            ("a * b", "17.5 (number)"),
+            ("a + 1 - item", "5 (number)"),
+            ("big + 1", "9223372036854775808 (number)"),
+            (
+                "big * big",
+                "85070591730234615847396907784232501249 (number)",
+            ),
+            ("-big - 1", "-9223372036854775808 (number)"),
+            ("ceil(a / 2)", "4 (number)"),
+            ("floor(b)", "2 (number)"),
+            ("2.675 | round(2)", "2.67 (number)"),
+            ("b | round", "2.0 (number)"),
+            ("a | round(1)", "7 (number)"),
+            ("(0 - b) | abs", "2.5 (number)"),
+            ("[a, b, 7.0] | max", "7 (number)"),
+            ("[a, b] | min", "2.5 (number)"),
+        ] {
+            assert_eq!(agrees(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn logic_comparisons_and_lookups_follow_jinja() {
+        for (text, want) in [
+            ("n or a", "7 (number)"),
+            ("a and s", "cat (string)"),
+            ("0 and a", "0 (number)"),
+            ("not n", "True (bool)"),
+            ("a == 7.0", "True (bool)"),
+            ("b < a", "True (bool)"),
+            ("'a' in s", "True (bool)"),
+            ("1 in l and 2 in l and 3 not in l", "True (bool)"),
+            ("'x' in m and 'y' not in m", "True (bool)"),
+            ("a if n else b", "2.5 (number)"),
+            (
+                "n is none and a is not none and a is defined",
+                "True (bool)",
+            ),
+            ("s ~ a ~ b", "cat72.5 (string)"),
+            ("m.x + m['x'] + l[0] + l[-1]", "5.0 (number)"),
+            ("{'k': a, 'k': item}", "{'k': 3} (map)"),
+            ("[item, s] | length", "2 (number)"),
+            ("days_between('2026-09-04', '2026-10-04')", "30 (number)"),
+            (
+                "b | cny ~ ' ' ~ big | num ~ ' ' ~ a | num(1)",
+                "¥2.50 9,223,372,036,854,775,808 7.0 (string)",
+            ),
+            (
+                "0.3 | pct ~ ' ' ~ b | hours ~ ' ' ~ a | plural('GPU')",
+                "30% 2.5 h 7 GPUs (string)",
+            ),
+            (
+                "'<x|y>' | md ~ ' ' ~ 'a|b' | cell ~ ' ' ~ {'k': b} | brief",
+                "&lt;x\\|y&gt; a\\|b {k: 2.5} (string)",
+            ),
+            ("b | cny(none)", "¥2.50 (string)"),
+        ] {
+            assert_eq!(agrees(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_and_undefined_values_are_left_to_minijinja() {
+        let err = |text: &str| falls_back(text).unwrap_err();
+        assert!(err("a / 0").contains("unable to calculate 7 / 0"));
+        assert!(err("b % 0").contains("unable to calculate 2.5 % 0"));
+        assert!(err("a // 0").contains("unable to calculate 7 // 0"));
+        assert!(err("n + 1").contains("unsupported types none and number"));
+        assert!(err("big * big * big").contains("unable to calculate"));
+        assert!(err("'x' in a").contains("containment check"));
+        assert!(err("s | cny").contains("`cny` expects a number"));
+        assert!(err("b | num(-1)").contains("cannot convert"));
+        assert!(err("a | plural(1)").contains("not a string"));
+        assert!(err("days_between('2026-13-04', '2026-10-04')").contains("not a date"));
+        assert!(falls_back("m.missing").unwrap().is_undefined());
+        assert!(falls_back("a if n").unwrap().is_undefined());
+        assert!(falls_back("['b', 'A'] | max").is_ok());
+        for unsupported in [
+            "s | upper",
+            "a ** 2",
+            "1 < a < 9",
+            "range(3)",
+            "m | default(1, true)",
+        ] {
+            let names = Names {
+                index: [("a", 0), ("s", 1), ("m", 2)]
+                    .map(|(k, i)| (k.to_owned(), i))
+                    .into(),
+            };
+            assert!(
+                Fast::compile(unsupported, &names, &[]).is_none(),
+                "{unsupported}"
+            );
+        }
+    }
+
+    fn number() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-1000i64..1000).prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![0.0, -0.0, 0.5, -2.5, 1e300, f64::INFINITY])
+                .prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            Just(Value::from(())),
+            Just(Value::from(true)),
+            Just(Value::from("7")),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn binary_operators_agree_with_minijinja(
+            x in number(),
+            y in number(),
+            op in prop::sample::select(vec![
+                "+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or", "~",
+            ]),
+        ) {
+            let text = format!("x {op} y");
+            let (fast, slow) = both(&text, x.clone(), y.clone());
+            if let Some(fast) = fast {
+                let slow = slow.unwrap_or_else(|e| panic!("{x:?} {op} {y:?}: minijinja failed: {e}"));
+                prop_assert!(same(&fast, &slow), "{:?} {} {:?}: fast {:?}, minijinja {:?}", x, op, y, fast, slow);
+            }
+        }
+    }
+}

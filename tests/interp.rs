@@ -1,0 +1,130 @@
+//! The fast expression path (`src/interp.rs`) against minijinja, on the shipped rules.
+//!
+//! For generated profiles, every rule expression (per offer and per select item where the node
+//! binds one) is evaluated both ways over the same node values: wherever the fast path answers,
+//! its value equals minijinja's in value, kind, integer-or-float and rendering. Most of the
+//! rules' expressions must have a fast form, and faults in the rules still give minijinja's
+//! messages.
+
+mod common;
+
+use std::sync::LazyLock;
+
+use decide::{Graph, Profile, Source};
+use minijinja::value::Value;
+use proptest::prelude::*;
+
+static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
+
+fn profile(value: &serde_json::Value) -> Profile {
+    Profile::from_source(&Source::new("generated.yaml", value.to_string())).unwrap()
+}
+
+/// Every disagreement between the two paths for one profile, and how many answers the fast path
+/// gave.
+fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
+    let checks = graph.fast_path_checks(profile, common::as_of()).unwrap();
+    let mut answered = 0;
+    let mut wrong = Vec::new();
+    for c in &checks {
+        let Some(fast) = &c.fast else { continue };
+        answered += 1;
+        let same = |slow: &Value| {
+            slow == fast
+                && slow.kind() == fast.kind()
+                && slow.is_integer() == fast.is_integer()
+                && slow.to_string() == fast.to_string()
+        };
+        match &c.minijinja {
+            Ok(slow) if same(slow) => {}
+            other => wrong.push(format!(
+                "{} (item {:?}): fast {fast:?}, minijinja {other:?}",
+                c.expr, c.bound
+            )),
+        }
+    }
+    (wrong, answered)
+}
+
+#[test]
+fn most_rule_expressions_have_a_fast_form_and_it_answers() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml"),
+    )
+    .unwrap();
+    let p = Profile::from_source(&Source::new("pretrain-70b-job.yaml", text)).unwrap();
+    let checks = GRAPH.fast_path_checks(&p, common::as_of()).unwrap();
+    let with_form: Vec<&str> = checks
+        .iter()
+        .filter(|c| c.has_fast_form)
+        .map(|c| c.expr.as_str())
+        .collect();
+    let without: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.has_fast_form)
+        .map(|c| c.expr.as_str())
+        .collect();
+    // Not an error in the rules (minijinja evaluates these), but each costs the VM again: teach
+    // src/interp.rs the construct, or drop this guard if a policy needs something it cannot model.
+    assert!(
+        without.is_empty(),
+        "rule expressions with no fast form: {without:#?}"
+    );
+    assert!(with_form.len() > 200, "{} evaluations", with_form.len());
+    let (wrong, answered) = disagreements(&GRAPH, &p);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // Left to minijinja here: only `map:` on select items that its `where:` drops (this check
+    // evaluates every expression on every item), where minijinja fails too.
+    assert!(
+        answered * 10 >= checks.len() * 9,
+        "{answered} of {}",
+        checks.len()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_fast_path_agrees_with_minijinja_on_every_rule_expression(
+        p in common::profile_strategy(&GRAPH),
+    ) {
+        let (wrong, answered) = disagreements(&GRAPH, &profile(&p));
+        prop_assert!(wrong.is_empty(), "{:#?}\n{}", wrong, p);
+        prop_assert!(answered > 100);
+    }
+}
+
+/// A rules fault found at run time reads exactly as minijinja words it.
+#[test]
+fn faults_in_the_rules_keep_minijinja_messages() {
+    let cases = [
+        (
+            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "profile.usage.gpus / 0",
+            "node `busy_gpu_hours` failed: unable to calculate 8 / 0 (invalid operation)",
+        ),
+        (
+            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "profile.budget.monthly_cny + 1",
+            "node `busy_gpu_hours` failed: tried to use + operator on unsupported types none and number (invalid operation)",
+        ),
+        (
+            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "9223372036854775807 * 9223372036854775807 * 9223372036854775807",
+            "node `busy_gpu_hours` failed: unable to calculate",
+        ),
+        (
+            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "profile.usage.gpus * container_offer.price.no_such_price",
+            "node `busy_gpu_hours` failed: tried to use * operator on unsupported types number and undefined (invalid operation)",
+        ),
+    ];
+    for (from, to, message) in cases {
+        let dir = common::edited_rules(&[("facts.yaml", from, to)]);
+        let graph = common::compile_dir(dir.path()).unwrap();
+        let yaml = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n";
+        let err = common::decide_text(&graph, yaml).unwrap_err().render();
+        assert!(err.contains(message), "{to}:\n{err}");
+    }
+}
