@@ -1196,12 +1196,12 @@ struct ProfilePaths {
 
 impl ProfilePaths {
     fn from_schema() -> Self {
-        let schema = crate::profile::json_schema();
+        let schema = crate::profile::schema();
         let mut paths = ProfilePaths {
             known: HashSet::from(["profile".to_owned()]),
             open: HashSet::new(),
         };
-        paths.walk(&schema, &schema, "profile");
+        paths.walk(schema, schema, "profile");
         paths
     }
 

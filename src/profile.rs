@@ -202,7 +202,14 @@ impl Profile {
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]
 pub fn json_schema() -> serde_json::Value {
-    crate::schema::profile(crate::schema::Draft::Draft7)
+    schema().clone()
+}
+
+/// The profile's JSON Schema, generated once per process: compiling a graph and every
+/// sensitivity analysis read it.
+pub(crate) fn schema() -> &'static serde_json::Value {
+    static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| crate::schema::profile(crate::schema::Draft::Draft7))
 }
 
 /// Sets the field at `path` (segments) of a profile held as JSON, creating mappings on the way.

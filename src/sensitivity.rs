@@ -64,7 +64,7 @@ struct Study<'a, 'g> {
     watch: Vec<Watch<'g>>,
     needed: HashSet<usize>,
     base_values: Vec<Value>,
-    schema: J,
+    schema: &'static J,
     config: &'a crate::policy::rules::Sensitivity,
 }
 
@@ -107,7 +107,7 @@ pub fn analyse(
             .map(|n| evaluation.values.get(n.id).cloned().unwrap_or_default())
             .collect(),
         targets,
-        schema: crate::profile::json_schema(),
+        schema: crate::profile::schema(),
         config,
     };
     let before: Vec<Value> = study
@@ -240,7 +240,7 @@ impl Study<'_, '_> {
         let c = self.graph.compiled();
         let probe = &self.config.fields[probe_index];
         let path: Vec<&str> = probe.field.value.split('.').collect();
-        let kind = field_kind(&self.schema, &path)?;
+        let kind = field_kind(self.schema, &path)?;
         let current = get_path(json, &path).cloned()?;
         let mut dirty = dirty_nodes(self.graph, &probe.field.value, &self.needed);
         if dirty.is_empty() {
@@ -302,7 +302,12 @@ impl Study<'_, '_> {
                     .flat_map(|&i| c.nodes[i].expr_texts())
                     .collect();
                 let mut constants = numeric_constants(&texts);
-                for &i in &self.needed {
+                // The constants those nodes read (thresholds such as 30B or ¥10,000).
+                let read: HashSet<usize> = dirty
+                    .iter()
+                    .flat_map(|&i| c.nodes[i].deps.iter().copied())
+                    .collect();
+                for i in read {
                     if let Body::Constant(v) = &c.nodes[i].body {
                         collect_numbers(v, &mut constants);
                     }
