@@ -297,21 +297,7 @@ impl Study<'_, '_> {
                 } else {
                     probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
                 };
-                let texts: Vec<&str> = dirty
-                    .iter()
-                    .flat_map(|&i| c.nodes[i].expr_texts())
-                    .collect();
-                let mut constants = numeric_constants(&texts);
-                // The constants those nodes read (thresholds such as 30B or ¥10,000).
-                let read: HashSet<usize> = dirty
-                    .iter()
-                    .flat_map(|&i| c.nodes[i].deps.iter().copied())
-                    .collect();
-                for i in read {
-                    if let Body::Constant(v) = &c.nodes[i].body {
-                        collect_numbers(v, &mut constants);
-                    }
-                }
+                let constants = constants_read(self.graph, &dirty);
                 let space = Space {
                     now,
                     step,
@@ -663,6 +649,27 @@ impl Prober<'_, '_> {
         }
         found
     }
+}
+
+/// Every number the nodes in `dirty` write in their expressions or read from constant facts
+/// (thresholds such as 30B or ¥10,000): the boundaries a number field's search must try.
+fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
+    let c = graph.compiled();
+    let texts: Vec<&str> = dirty
+        .iter()
+        .flat_map(|&i| c.nodes[i].expr_texts())
+        .collect();
+    let mut constants = numeric_constants(&texts);
+    let read: HashSet<usize> = dirty
+        .iter()
+        .flat_map(|&i| c.nodes[i].deps.iter().copied())
+        .collect();
+    for i in read {
+        if let Body::Constant(v) = &c.nodes[i].body {
+            collect_numbers(v, &mut constants);
+        }
+    }
+    constants
 }
 
 /// The kind and bounds of the profile field at `path`, from the schema.
