@@ -213,12 +213,21 @@ pub fn flow_text(text: &str) -> String {
         }
         let before = out.chars().next_back();
         let after = chars.peek().copied();
-        if before.is_some_and(is_wide) && after.is_some_and(is_wide) {
+        // No space between two wide characters, nor next to full-width punctuation.
+        if (before.is_some_and(is_wide) && after.is_some_and(is_wide))
+            || before.is_some_and(is_wide_punctuation)
+            || after.is_some_and(is_wide_punctuation)
+        {
             continue;
         }
         out.push(' ');
     }
     out
+}
+
+/// CJK and full-width punctuation (`，。：；（）、` and the like).
+fn is_wide_punctuation(c: char) -> bool {
+    matches!(c as u32, 0x3000..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
 }
 
 /// East Asian wide or full-width characters (the blocks Chinese text is written in).
@@ -338,6 +347,11 @@ mod tests {
         );
         assert_eq!(flow_text("显存，\n分摊"), "显存，分摊");
         assert_eq!(flow_text("显存 （模型"), "显存（模型");
+        assert_eq!(flow_text("库存。 H100 需要排期。"), "库存。H100 需要排期。");
+        assert_eq!(
+            flow_text("模型状态 1,120 GB， 分摊"),
+            "模型状态 1,120 GB，分摊"
+        );
         // Spaces typed on one line stay.
         assert_eq!(flow_text("8 张 GPU"), "8 张 GPU");
     }

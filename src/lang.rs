@@ -3,8 +3,7 @@
 //! Every text a policy shows (titles, reasons, warning messages, checklist items, questions)
 //! is written either as plain text, which is English, or as `{en: ..., zh: ...}`. The graph is
 //! compiled for one language, so evaluation and rendering never branch on it: a Chinese memo is
-//! the same decision with the Chinese words. A text without `zh` falls back to English, and
-//! `decide validate` lists the texts that do.
+//! the same decision with the Chinese words. A text without `zh` falls back to English.
 
 use std::borrow::Cow;
 use std::fmt;
