@@ -25,7 +25,8 @@ const CHUNK: usize = 4096;
 Examples:
   decide batch profiles/ > decisions.jsonl
   decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (inputs up to 1 GiB)
-  decide batch team-a.yaml team-b.yaml --format md --out memos/
+  decide batch team-a.yaml team-b.yaml --format md --out memos/ --lang zh
+  decide batch profiles/ --sensitivity   (each line says what would change its answer)
   cat fleet.yaml | decide batch -
 
 Inputs are told apart by content: a file whose every line is a JSON object is JSON lines; a

@@ -28,6 +28,7 @@ Examples:
   decide init                          (answer questions, get a profile and a memo)
   decide examples/lora-7b-4090.yaml
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
+  decide examples/pretrain-70b-job.yaml --lang zh       (the memo in Chinese)
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
   decide batch fleet/ --as-of 2026-09-04 > decisions.jsonl
