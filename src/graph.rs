@@ -734,38 +734,28 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
 
     if let Some(n) = &policy.sensitivity {
         for probe in &n.item.fields {
+            let field = &probe.field.value;
+            let fault = |message: String, help: String| {
+                policy
+                    .error_at(n.file, probe.field.referenced, message)
+                    .field("sensitivity.fields")
+                    .help(help)
+            };
             if let Some(pair) = &probe.line_under
                 && !n.item.fields.iter().any(|f| &f.field.value == pair)
             {
-                errors.push(
-                    policy
-                        .error_at(
-                            n.file,
-                            probe.field.referenced,
-                            format!(
-                                "sensitivity: `{}` has `line_under: {pair}`, which is not a field the analysis varies",
-                                probe.field.value
-                            ),
-                        )
-                        .field("sensitivity.fields")
-                        .help("name one of the `field:` entries of `sensitivity.fields`"),
-                );
+                errors.push(fault(
+                    format!(
+                        "sensitivity: `{field}` has `line_under: {pair}`, which is not a field the analysis varies"
+                    ),
+                    "name one of the `field:` entries of `sensitivity.fields`".to_owned(),
+                ));
             }
-            let path = format!("profile.{}", probe.field.value);
-            if let Err(hint) = scope.profile_paths.check(&path) {
-                errors.push(
-                    policy
-                        .error_at(
-                            n.file,
-                            probe.field.referenced,
-                            format!(
-                                "sensitivity: `{}` is not a profile field",
-                                probe.field.value
-                            ),
-                        )
-                        .field("sensitivity.fields")
-                        .help(hint),
-                );
+            if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+                errors.push(fault(
+                    format!("sensitivity: `{field}` is not a profile field"),
+                    hint,
+                ));
             }
         }
     }

@@ -213,9 +213,9 @@ pub(crate) fn schema() -> &'static serde_json::Value {
 }
 
 /// Sets the field at `path` (segments) of a profile held as JSON, creating mappings on the way.
-pub(crate) fn set_field(
+pub(crate) fn set_field<S: AsRef<str>>(
     profile: &mut serde_json::Value,
-    path: &[String],
+    path: &[S],
     value: serde_json::Value,
 ) {
     let Some((last, parents)) = path.split_last() else {
@@ -223,12 +223,13 @@ pub(crate) fn set_field(
     };
     let mut node = profile;
     for key in parents {
+        let key = key.as_ref();
         if !node.get(key).is_some_and(serde_json::Value::is_object) {
-            node[key.as_str()] = serde_json::Value::Object(serde_json::Map::new());
+            node[key] = serde_json::Value::Object(serde_json::Map::new());
         }
-        node = &mut node[key.as_str()];
+        node = &mut node[key];
     }
-    node[last.as_str()] = value;
+    node[last.as_ref()] = value;
 }
 
 fn one() -> u32 {

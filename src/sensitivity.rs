@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use minijinja::value::Value;
 use serde_json::Value as J;
 
-use crate::check::tables::{OrderedF64, numeric_constants, parts, types};
+use crate::check::tables::{OrderedF64, ancestors, numeric_constants, parts, types};
 use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};
@@ -176,7 +176,7 @@ pub fn analyse(
                     continue;
                 };
                 let mut json = base_json.clone();
-                let g_path: Vec<String> = g.path.split('.').map(str::to_owned).collect();
+                let g_path: Vec<&str> = g.path.split('.').collect();
                 crate::profile::set_field(&mut json, &g_path, gf.at.clone());
                 let extra = dirty_nodes(graph, &g.path, &study.needed);
                 let Some(line) = study
@@ -388,14 +388,13 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
             .get(id)
             .map_or_else(|| id.to_owned(), |w| w.get(lang).to_owned())
     };
+    // An output needs the nodes its expression names, and everything they read.
     let output_needs = |e: &crate::graph::Expr<'_>| {
-        let mut set = HashSet::new();
-        for i in 0..c.nodes.len() {
-            if e.text.contains(c.nodes[i].id) && mentions(e.text, c.nodes[i].id) {
-                set.insert(i);
-            }
-        }
-        ancestors_of(graph, set)
+        let names = e.compiled.undeclared_variables(false);
+        needs(
+            graph,
+            (0..c.nodes.len()).filter(|&i| names.contains(c.nodes[i].id)),
+        )
     };
     let mut out = vec![
         Target {
@@ -417,34 +416,21 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
                 id: node.id.to_owned(),
                 title: node.title.to_owned(),
                 watch: Watch::Node(i),
-                needs: ancestors_of(graph, HashSet::from([i])),
+                needs: needs(graph, [i]),
             });
         }
     }
     out
 }
 
-/// Whether `text` mentions the name `id` as a whole word.
-fn mentions(text: &str, id: &str) -> bool {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    text.match_indices(id).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + id.len()..].chars().next();
-        !before.is_some_and(word) && !after.is_some_and(word)
-    })
-}
-
 /// `start` and every node they read, directly or through others.
-fn ancestors_of(graph: &Graph, start: HashSet<usize>) -> HashSet<usize> {
-    let c = graph.compiled();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<usize> = start.into_iter().collect();
-    while let Some(i) = stack.pop() {
-        if seen.insert(i) {
-            stack.extend(&c.nodes[i].deps);
-        }
+fn needs(graph: &Graph, start: impl IntoIterator<Item = usize>) -> HashSet<usize> {
+    let mut set = HashSet::new();
+    for i in start {
+        set.insert(i);
+        set.extend(ancestors(graph, i));
     }
-    seen
+    set
 }
 
 /// The nodes (in evaluation order, among `needed`) whose value can change with `field`.
@@ -525,15 +511,7 @@ impl Prober<'_, '_> {
             return hit.clone();
         }
         let mut json = self.base_json.clone();
-        crate::profile::set_field(
-            &mut json,
-            &self
-                .path
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect::<Vec<_>>(),
-            value.clone(),
-        );
+        crate::profile::set_field(&mut json, self.path, value.clone());
         let result = serde_json::from_value::<Profile>(json).ok().and_then(|p| {
             self.graph
                 .probe(&p, self.as_of, self.base_values, self.dirty, self.watch)

@@ -293,7 +293,7 @@ fn sample_index(k: usize, combinations: u128, samples: usize) -> u128 {
 }
 
 /// Every node `target` reads, directly or through others.
-fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
+pub(crate) fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
     let c = graph.compiled();
     let mut seen = HashSet::new();
     let mut stack = c.nodes[target].deps.clone();
