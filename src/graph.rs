@@ -366,7 +366,10 @@ fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let offers: Vec<Value> = policy
         .offers
         .iter()
-        .map(|o| Value::from(minijinja::value::Serde(&o.item.fields)))
+        .map(|o| {
+            let fields = serde_json::Value::Object(o.item.fields.clone());
+            Value::from(minijinja::value::Serde(crate::lang::localize(&fields, lang)))
+        })
         .collect();
     let catalog = Value::from_pairs(
         policy

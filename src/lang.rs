@@ -67,6 +67,33 @@ impl Words {
     }
 }
 
+/// Whether `value` is text in two languages as a catalog may write it: a mapping with `en` (text)
+/// and optionally `zh` (text), nothing else.
+#[must_use]
+pub fn is_words(value: &serde_json::Value) -> bool {
+    value.as_object().is_some_and(|m| {
+        m.get("en").is_some_and(serde_json::Value::is_string)
+            && m.iter()
+                .all(|(k, v)| (k == "en" || k == "zh") && v.is_string())
+    })
+}
+
+/// `value` with every two-language text ([`is_words`]) replaced by its text in `lang` (English
+/// where there is no `zh`): what expressions and templates see of a catalog offer.
+#[must_use]
+pub fn localize(value: &serde_json::Value, lang: Lang) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        J::Object(m) if is_words(value) => {
+            let zh = m.get("zh").filter(|_| lang == Lang::Zh);
+            zh.or_else(|| m.get("en")).cloned().unwrap_or(J::Null)
+        }
+        J::Object(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), localize(v, lang))).collect()),
+        J::Array(items) => J::Array(items.iter().map(|v| localize(v, lang)).collect()),
+        other => other.clone(),
+    }
+}
+
 impl From<&str> for Words {
     fn from(en: &str) -> Self {
         Words {

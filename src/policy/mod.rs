@@ -451,7 +451,8 @@ pub fn type_matches(ty: FieldType, value: &serde_json::Value) -> bool {
         FieldType::Number => value.is_number(),
         FieldType::Integer => value.is_i64() || value.is_u64(),
         FieldType::Bool => value.is_boolean(),
-        FieldType::String => value.is_string(),
+        // Text a person reads may be written in two languages (`{en, zh}`).
+        FieldType::String => value.is_string() || crate::lang::is_words(value),
         FieldType::Date => value
             .as_str()
             .is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
