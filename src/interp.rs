@@ -96,6 +96,8 @@ enum Func {
     Md,
     Cell,
     Brief,
+    Join,
+    List,
 }
 
 impl Fast {
@@ -251,6 +253,8 @@ fn filter(name: &str, args: usize) -> Option<Func> {
         ("md", 0) => Func::Md,
         ("cell", 0) => Func::Cell,
         ("brief", 0) => Func::Brief,
+        ("join", 0 | 1) => Func::Join,
+        ("list", 0) => Func::List,
         _ => return None,
     })
 }
@@ -420,6 +424,10 @@ fn binary(op: Op, l: &Value, r: &Value) -> Option<Value> {
         Op::Gte => Some(Value::from(l >= r)),
         Op::In => contains(r, l).map(Value::from),
         Op::NotIn => contains(r, l).map(|c| Value::from(!c)),
+        // Two lists concatenate (minijinja gives an iterator; `| list` makes it a list again).
+        Op::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => Some(Value::from(
+            l.try_iter().ok()?.chain(r.try_iter().ok()?).collect::<Vec<_>>(),
+        )),
         Op::Add => arith(i128::checked_add, |a, b| Some(a + b)),
         Op::Sub => arith(i128::checked_sub, |a, b| Some(a - b)),
         Op::Mul => arith(i128::checked_mul, |a, b| Some(a * b)),
@@ -567,6 +575,25 @@ fn call(func: Func, subject: &Value, second: Option<&Value>) -> Option<Value> {
         Func::Md => Some(Value::from(crate::expr::md_escape(subject.as_str()?))),
         Func::Cell => Some(Value::from(crate::expr::table_cell(subject.as_str()?))),
         Func::Brief => Some(Value::from(crate::expr::brief(subject))),
+        // Sequences only: minijinja also joins the characters of a string.
+        Func::Join if subject.kind() == ValueKind::Seq => {
+            let sep = match second {
+                Some(s) => s.as_str()?,
+                None => "",
+            };
+            let mut out = String::new();
+            for (i, item) in subject.try_iter().ok()?.enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(&item.to_string());
+            }
+            Some(Value::from(out))
+        }
+        Func::List if matches!(subject.kind(), ValueKind::Seq | ValueKind::Iterable) => {
+            Some(Value::from(subject.try_iter().ok()?.collect::<Vec<_>>()))
+        }
+        Func::Join | Func::List => None,
         Func::DaysBetween => crate::expr::days_between(subject.as_str()?, second?.as_str()?)
             .ok()
             .map(Value::from),

@@ -100,24 +100,24 @@ proptest! {
 fn faults_in_the_rules_keep_minijinja_messages() {
     let cases = [
         (
-            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "container_gpus * profile.usage.hours_per_gpu_month",
             "profile.usage.gpus / 0",
-            "node `busy_gpu_hours` failed: unable to calculate 8 / 0 (invalid operation)",
+            "node `container_hours` failed: unable to calculate 8 / 0 (invalid operation)",
         ),
         (
-            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "container_gpus * profile.usage.hours_per_gpu_month",
             "profile.budget.monthly_cny + 1",
-            "node `busy_gpu_hours` failed: tried to use + operator on unsupported types none and number (invalid operation)",
+            "node `container_hours` failed: tried to use + operator on unsupported types none and number (invalid operation)",
         ),
         (
-            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "container_gpus * profile.usage.hours_per_gpu_month",
             "9223372036854775807 * 9223372036854775807 * 9223372036854775807",
-            "node `busy_gpu_hours` failed: unable to calculate",
+            "node `container_hours` failed: unable to calculate",
         ),
         (
-            "profile.usage.gpus * profile.usage.hours_per_gpu_month",
+            "container_gpus * profile.usage.hours_per_gpu_month",
             "profile.usage.gpus * container_offer.price.no_such_price",
-            "node `busy_gpu_hours` failed: tried to use * operator on unsupported types number and undefined (invalid operation)",
+            "node `container_hours` failed: tried to use * operator on unsupported types number and undefined (invalid operation)",
         ),
     ];
     for (from, to, message) in cases {

@@ -27,7 +27,7 @@ fn a_cycle_is_reported_with_every_node_on_it() {
         "expr: container_offer.price.list_cny if usage else 1.96",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("the rules have a cycle: container_monthly_cny → usage → container_rate_cny → container_monthly_cny"), "{err}");
+    assert!(err.contains("the rules have a cycle: cheapest_fit → usage_bare_metal_monthly_cny → usage → container_rate_cny → container_monthly_cny → container_best_monthly_cny → offer_monthly_cny → cheapest_fit"), "{err}");
     assert!(err.contains("`usage` (criterion) is at"), "{err}");
 }
 
@@ -35,13 +35,13 @@ fn a_cycle_is_reported_with_every_node_on_it() {
 fn an_unknown_reference_suggests_the_nearest_name() {
     let rules = common::edited_rules(&[(
         "criteria.yaml",
-        "when: usage_bare_metal_monthly_cny < container_monthly_cny",
-        "when: usage_bare_metal_monthly_cny < container_montly_cny",
+        "and usage_bare_metal_monthly_cny < container_best_monthly_cny",
+        "and usage_bare_metal_monthly_cny < container_best_montly_cny",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("unknown name `container_montly_cny`"), "{err}");
+    assert!(err.contains("unknown name `container_best_montly_cny`"), "{err}");
     assert!(
-        err.contains("did you mean `container_monthly_cny`?"),
+        err.contains("did you mean `container_best_monthly_cny`?"),
         "{err}"
     );
     assert!(err.contains("criteria.yaml:"), "{err}");
@@ -69,12 +69,12 @@ fn a_profile_path_that_does_not_exist_is_caught_at_load() {
 fn expressions_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(
         "facts.yaml",
-        "expr: profile.usage.gpus * profile.usage.hours_per_gpu_month",
-        "expr: profile.usage.gpus * (profile.usage.hours_per_gpu_month",
+        "expr: container_gpus * profile.usage.hours_per_gpu_month",
+        "expr: container_gpus * (profile.usage.hours_per_gpu_month",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(
-        err.contains("node `busy_gpu_hours`: `expr` does not compile"),
+        err.contains("node `container_hours`: `expr` does not compile"),
         "{err}"
     );
     assert!(err.contains("facts.yaml:"), "{err}");
@@ -144,7 +144,15 @@ fn no_criterion_means_containers() {
     let graph = common::graph();
     let d = common::decide_text(&graph, BASE).unwrap().decision;
     assert_eq!(d.deployment, "container");
-    assert!(d.checklist.is_empty());
+    // A container buyer gets the container items and the contract's open terms, none of the
+    // bare-metal acceptance checks.
+    let ids: Vec<&str> = d.checklist.iter().map(|c| c.id.as_str()).collect();
+    for id in ["container_image", "container_storage", "container_availability", "container_billing"] {
+        assert!(ids.contains(&id), "{ids:?}");
+    }
+    for id in ["passthrough", "topology", "network", "storage_io", "sla", "delivery"] {
+        assert!(!ids.contains(&id), "{ids:?}");
+    }
 }
 
 #[test]
@@ -188,22 +196,41 @@ fn compliance_and_custom_stack_criteria() {
 #[test]
 fn the_article_numbers_come_out() {
     let graph = common::graph();
-    let yaml = std::fs::read_to_string(concat!(
+    let example = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/examples/pretrain-70b-job.yaml"
     ))
     .unwrap();
+    // The article's job as the article states it: claimed hours, no token count, so the claims
+    // are the only estimate of time.
+    let yaml = example.replace("  tokens_b: 4.6\n", "");
+    assert_ne!(yaml, example);
     let d = common::decide_text(&graph, &yaml).unwrap().decision;
     assert_eq!(d.costs["breakeven_hours_per_gpu"], 505.1);
     assert_eq!(d.costs["breakeven_hours_per_gpu_discounted"], 630.6);
-    let jobs = d.costs["jobs"].as_array().unwrap();
-    let cost = |id: &str| {
-        jobs.iter().find(|j| j["offer"] == id).unwrap()["cost_cny"]
+    assert_eq!(d.costs["usage_box_gpu_month_cny"], 990.0);
+    let job = |jobs: &serde_json::Value, id: &str, field: &str| {
+        jobs.as_array().unwrap().iter().find(|j| j["offer"] == id).unwrap()[field]
             .as_f64()
             .unwrap()
     };
-    assert!((cost("h100-x8-ningxia1") - 20_272.0).abs() < 0.5);
-    assert!((cost("ascend910b-x8-huawei") - 12_367.0).abs() < 0.5);
+    let jobs = &d.costs["jobs"];
+    // Amortised, the article's arithmetic: monthly price / 720 h × job hours.
+    assert!((job(jobs, "h100-x8-ningxia1", "cost_cny") - 20_272.0).abs() < 0.5);
+    assert!((job(jobs, "ascend910b-x8-huawei", "cost_cny") - 12_367.0).abs() < 0.5);
+    // Billed: a box sold by the month bills a whole month for a 168 h or 420 h job.
+    assert_eq!(job(jobs, "h100-x8-ningxia1", "billed_cny"), 86_880.0);
+    assert_eq!(job(jobs, "ascend910b-x8-huawei", "billed_cny"), 21_200.0);
+
+    // With the token count, every verdict uses the one estimate (memory and offload included),
+    // not the claims: 339.2 h on H100 (2× for the offloaded optimizer), 1,198 h on 910B.
+    let d = common::decide_text(&graph, &example).unwrap().decision;
+    let jobs = &d.costs["jobs"];
+    assert_eq!(job(jobs, "h100-x8-ningxia1", "hours"), 339.2);
+    assert_eq!(job(jobs, "ascend910b-x8-huawei", "hours"), 1198.0);
+    assert_eq!(job(jobs, "ascend910b-x8-huawei", "billed_cny"), 42_400.0);
+    let meets = &d.sections["estimates"]["meets_deadline"];
+    assert_eq!(meets["h100-x8-ningxia1"], false, "339.2 h is past 10 days");
 }
 
 #[test]

@@ -286,10 +286,28 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
     report
 }
 
-/// The `k`-th of `samples` combinations spread evenly over `combinations`: k × (combinations /
-/// samples), which never exceeds the space, however large.
+/// The `k`-th of `samples` combinations spread over `combinations`: k × stride modulo the space,
+/// with the stride (about combinations / samples) made coprime to the space. An even spacing
+/// whose stride shares a factor with the space would never vary the dimensions that factor
+/// covers (with a stride divisible by 8, the last three yes/no fields were always `false`, so a
+/// row needing one of them looked dead); a coprime stride visits distinct combinations that
+/// vary every dimension. Never exceeds the space, however large.
 fn sample_index(k: usize, combinations: u128, samples: usize) -> u128 {
-    (k as u128) * (combinations / samples.max(1) as u128)
+    if combinations <= samples as u128 {
+        return k as u128;
+    }
+    let mut stride = (combinations / samples.max(1) as u128).max(1);
+    while gcd(stride, combinations) != 1 {
+        stride += 1;
+    }
+    ((k as u128) % combinations).wrapping_mul(stride) % combinations
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Every node `target` reads, directly or through others.
@@ -641,5 +659,22 @@ mod tests {
         assert!(last < huge);
         assert!(last > huge / 2, "samples spread over the whole space");
         assert_eq!(sample_index(7, 100, 100), 7);
+    }
+
+    #[test]
+    fn sampling_varies_the_last_dimensions() {
+        // 1,200,000 combinations, 50,000 samples: an even stride of 24 would keep the last
+        // three yes/no digits (index % 8) at 0 in every sample.
+        let combinations = 1_200_000u128;
+        let mut low = std::collections::BTreeSet::new();
+        let mut seen = std::collections::HashSet::new();
+        for k in 0..MAX_SAMPLES {
+            let i = sample_index(k, combinations, MAX_SAMPLES);
+            assert!(i < combinations);
+            low.insert(i % 8);
+            seen.insert(i);
+        }
+        assert_eq!(low.len(), 8);
+        assert_eq!(seen.len(), MAX_SAMPLES, "distinct combinations");
     }
 }
