@@ -26,6 +26,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};
 use crate::graph::{Body, Graph, Kind};
 use crate::profile::Profile;
+use crate::policy::ROOT_NAMES;
+use crate::policy::rules::FieldType;
 
 /// Most doubling steps tried in one direction from the profile's value.
 const MAX_DOUBLINGS: u32 = 16;
@@ -630,14 +632,42 @@ impl Prober<'_, '_> {
 }
 
 /// Every number the nodes in `dirty` write in their expressions or read from constant facts
-/// (thresholds such as 30B or ¥10,000): the boundaries a number field's search must try.
+/// (thresholds such as 30B or ¥10,000): the boundaries a number field's search must try. Nodes
+/// that read the catalog also get the catalog's whole-number fields (GPUs per box, per
+/// instance): a bill in whole boxes turns at their multiples, and a search that doubles its
+/// way out from 2 GPUs would step over 8.
 fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
     let c = graph.compiled();
+    let policy = graph.policy();
+    let reads_catalog = dirty.iter().any(|&i| {
+        c.nodes[i]
+            .root_deps
+            .iter()
+            .any(|&r| matches!(ROOT_NAMES[r], "offers" | "catalog"))
+    });
+    let mut counts = BTreeSet::new();
+    if reads_catalog {
+        for (path, ty) in &policy.offer_fields {
+            if *ty != FieldType::Integer {
+                continue;
+            }
+            for offer in &policy.offers {
+                let mut node = offer.item.fields.get(path.split('.').next().unwrap_or(""));
+                for key in path.split('.').skip(1) {
+                    node = node.and_then(|n| n.get(key));
+                }
+                if let Some(n) = node.and_then(serde_json::Value::as_f64) {
+                    counts.insert(OrderedF64(n));
+                }
+            }
+        }
+    }
     let texts: Vec<&str> = dirty
         .iter()
         .flat_map(|&i| c.nodes[i].expr_texts())
         .collect();
     let mut constants = numeric_constants(&texts);
+    constants.extend(counts);
     let read: HashSet<usize> = dirty
         .iter()
         .flat_map(|&i| c.nodes[i].deps.iter().copied())

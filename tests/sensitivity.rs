@@ -60,30 +60,47 @@ fn a_price_edit_moves_the_flip_point() {
     let dir = common::edited_rules(&[(
         "catalog.yaml",
         "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
+        "price: {unit: month, list_cny: 10625, discounted_cny: 8500}",
+    )]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    let cheaper = flips(&graph, "examples/lora-7b-4090.yaml");
+    // ¥8,500 / 8 / ¥1.96 = 542.1 h: the line moves from 505 h to 542 h.
+    let hours = find(&cheaper, "deployment", "usage.hours_per_gpu_month");
+    assert_eq!(hours.flips_at, serde_json::json!(542.0));
+    assert_eq!(hours.becomes, serde_json::json!("container"));
+
+    // At ¥9,500 the box costs more than a committed container month for its 8 GPUs
+    // (8 × 720 h × ¥1.57 = ¥9,043.20): no number of busy hours makes it cheaper.
+    let dir = common::edited_rules(&[(
+        "catalog.yaml",
+        "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
         "price: {unit: month, list_cny: 11875, discounted_cny: 9500}",
     )]);
     let graph = common::compile_dir(dir.path()).unwrap();
-    let flips = flips(&graph, "examples/lora-7b-4090.yaml");
-    // ¥9,500 / 8 / ¥1.96 = 605.9 h: now 600 h is already below the line, so the deployment is
-    // containers and turns to bare metal at 606 h.
-    let hours = find(&flips, "deployment", "usage.hours_per_gpu_month");
-    assert_eq!(hours.flips_at, serde_json::json!(606.0));
-    assert_eq!(hours.becomes, serde_json::json!("bare_metal"));
+    let dearer = flips(&graph, "examples/lora-7b-4090.yaml");
+    let hours = dearer
+        .iter()
+        .find(|f| f.id == "deployment" && f.field == "usage.hours_per_gpu_month");
+    assert!(
+        hours.is_none_or(|f| f.given.is_some()),
+        "busy hours alone cannot flip it: {hours:#?}"
+    );
 }
 
 #[test]
 fn a_field_that_changes_nothing_alone_gets_its_line_under_the_paired_change() {
     let graph = common::graph();
     let flips = flips(&graph, "examples/partial-node-2gpus.yaml");
-    // Two GPUs busy: no number of hours makes the box cheaper; six GPUs would, and at six
-    // the line is ¥7,920 / (6 × ¥1.96) = 673.5 h.
+    // Two GPUs busy: no number of hours makes the box cheaper. Eight GPUs would (seven on a
+    // committed month still cost 7 × 720 h × ¥1.57 = ¥7,912.80, below the ¥7,920 box), and at
+    // eight the line is ¥7,920 / (8 × ¥1.96) = 505.1 h.
     let gpus = find(&flips, "deployment", "usage.gpus");
-    assert_eq!(gpus.flips_at, serde_json::json!(6));
+    assert_eq!(gpus.flips_at, serde_json::json!(8));
     let hours = find(&flips, "deployment", "usage.hours_per_gpu_month");
     let given = hours.given.as_ref().expect("a line under another change");
     assert_eq!(given.field, "usage.gpus");
-    assert_eq!(given.value, serde_json::json!(6));
-    assert_eq!(hours.flips_at, serde_json::json!(673.0));
+    assert_eq!(given.value, serde_json::json!(8));
+    assert_eq!(hours.flips_at, serde_json::json!(505.0));
     assert_eq!(hours.distance, None);
     assert!(
         hours
