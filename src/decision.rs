@@ -73,6 +73,10 @@ pub struct Flip {
     /// The nearest value at which the decision changes (with `given`: the line under that
     /// other change).
     pub flips_at: serde_json::Value,
+    /// When `flips_at` is one step past a number the rules write (a table row's `>= 70`), that
+    /// number: the change is said as "below 70B", not "at 69.5B".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge: Option<serde_json::Value>,
     /// What the decision becomes there.
     pub becomes: serde_json::Value,
     /// The relative size of the change (|Δ| / |from|; 1 for flags and choices): smaller is

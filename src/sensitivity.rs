@@ -56,6 +56,9 @@ struct Found {
     becomes: Value,
     direction: &'static str,
     distance: f64,
+    /// A number the rules write (a table's edge, say 70B) just past which the change happens:
+    /// the change is said as "below 70B" rather than "at 69.5B".
+    edge: Option<J>,
 }
 
 /// Everything one analysis shares: the graph, the watched values and the profile as it is.
@@ -140,7 +143,7 @@ pub fn analyse(
                 before => study.words(t, &before[order]),
                 after => study.words(t, &found.becomes),
                 direction => found.direction,
-                change => study.says(r.probe, &found.at)?,
+                change => study.says(r.probe, found.edge.as_ref().unwrap_or(&found.at))?,
                 now => study.says(r.probe, &r.current)?,
             };
             flips.push((
@@ -150,6 +153,7 @@ pub fn analyse(
                     field: r.path.clone(),
                     from: r.current.clone(),
                     flips_at: found.at.clone(),
+                    edge: found.edge.clone(),
                     becomes: to_json(&found.becomes),
                     distance: Some((found.distance * 1000.0).round() / 1000.0),
                     given: None,
@@ -204,6 +208,7 @@ pub fn analyse(
                         field: r.path.clone(),
                         from: r.current.clone(),
                         flips_at: line.at.clone(),
+                        edge: None,
                         becomes: to_json(&line.becomes),
                         distance: None,
                         given: Some(crate::decision::Given {
@@ -543,6 +548,7 @@ impl Prober<'_, '_> {
                     becomes: v,
                     direction,
                     distance,
+                    edge: None,
                 })
             })
             .collect()
@@ -619,11 +625,23 @@ impl Prober<'_, '_> {
                 } else {
                     (space.max - space.min).abs().max(1.0)
                 };
+                // One step past a number the rules write: the change is at that edge (a table
+                // row's `>= 70` turns below 70, not "at 69.5"). Whole-number fields keep their
+                // value: "at 9 GPUs" says it plainly.
+                let edge_at = hi + if up { -space.step } else { space.step };
+                let edge = (!space.integer && constants.contains(&OrderedF64(edge_at)))
+                    .then(|| space.to_json(edge_at));
                 found[t] = Some(Found {
                     at: space.to_json(hi),
                     becomes,
-                    direction: if up { "up" } else { "down" },
+                    direction: match (&edge, up) {
+                        (Some(_), true) => "above",
+                        (Some(_), false) => "below",
+                        (None, true) => "up",
+                        (None, false) => "down",
+                    },
                     distance: (hi - space.now).abs() / scale,
+                    edge,
                 });
             }
         }
