@@ -134,10 +134,10 @@ fn a_policy_without_a_sensitivity_section_reports_none() {
 #[test]
 fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let graph = common::graph();
-    let flips = flips(&graph, "examples/pretrain-70b-job.yaml");
+    let job = flips(&graph, "examples/pretrain-70b-job.yaml");
     // The scenario row `pretrain_70b_100b` starts at 70B: the offer changes just below it. The
     // nearest value (69.5B at the field's 0.5 step) stays in `flips_at`; the words say the edge.
-    let size = find(&flips, "offer", "workload.model_params_b");
+    let size = find(&job, "offer", "workload.model_params_b");
     assert_eq!(size.flips_at, serde_json::json!(69.5));
     assert_eq!(size.edge, Some(serde_json::json!(70.0)));
     assert!(size.text.contains("below a 70B model"), "{}", size.text);
