@@ -773,6 +773,22 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
                     .help(hint.replace("profile.", "")),
             );
         }
+        if let Some(among) = &q.item.among
+            && let Err(hint) = scope
+                .profile_paths
+                .check(&format!("profile.{}", among.value))
+        {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        among.referenced,
+                        format!("question: `among: {}` is not a profile field", among.value),
+                    )
+                    .field("questions[].among")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
     }
     let outputs = match scope.outputs() {
         Ok(outputs) => Some(outputs),

@@ -28,6 +28,12 @@ pub enum Kind {
     Choices { options: Vec<(String, String)> },
     /// Hours per catalog offer (a job to cost): (offer id, title).
     Hours { offers: Vec<(String, String)> },
+    /// Any of the catalog's offers: (offer id, title); with `among` (a field path), only those
+    /// that are keys of that field as answered so far.
+    Offers {
+        offers: Vec<(String, String)>,
+        among: Option<Vec<String>>,
+    },
 }
 
 /// What a number answer must be.
@@ -132,7 +138,15 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     .get(value)
                     .map_or_else(|| value.to_owned(), |w| w.get(lang).to_owned())
             };
-            let kind = if q.offer {
+            let kind = if q.offer && field.types.iter().any(|t| t == "array") {
+                Kind::Offers {
+                    offers: offers.clone(),
+                    among: q
+                        .among
+                        .as_ref()
+                        .map(|a| a.value.split('.').map(str::to_owned).collect()),
+                }
+            } else if q.offer {
                 Kind::Choice {
                     options: offers.clone(),
                     nullable: field.nullable,
@@ -265,6 +279,24 @@ fn field_schema(root: &J, path: &[String]) -> Option<FieldSchema> {
         }
     }
     Some(field)
+}
+
+/// The offers a [`Kind::Offers`] question may offer, given the answers so far: all of them, or
+/// with `among` only the keys of that answered field (none when it is unanswered).
+#[must_use]
+pub fn offers_among<'o>(
+    offers: &'o [(String, String)],
+    among: Option<&[String]>,
+    profile: &J,
+) -> Vec<&'o (String, String)> {
+    let Some(path) = among else {
+        return offers.iter().collect();
+    };
+    let answered = path.iter().try_fold(profile, |v, k| v.get(k));
+    offers
+        .iter()
+        .filter(|(id, _)| answered.is_some_and(|a| a.get(id).is_some()))
+        .collect()
 }
 
 /// Sets `path` in a profile being built (`None` leaves the field out).
