@@ -15,7 +15,8 @@ use super::Outcome;
 /// Write a workload profile by answering questions, then decide it.
 ///
 /// The questions come from the rules, in English or Chinese; each answer is checked as it is
-/// typed, with the same limits as the profile format.
+/// typed, with the same limits as the profile format. Questions that do not apply to the
+/// answers so far (inference questions for a training task, say) are not asked.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -68,6 +69,13 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let lang = args.lang;
     let mut profile = J::Object(Map::new());
     for prompt in questionnaire::prompts(graph.policy(), lang) {
+        if let Some(when) = &prompt.when {
+            let applies = questionnaire::applies(when, &profile)
+                .map_err(|why| Error::new(ErrorKind::Rules, format!("question: {why}")))?;
+            if !applies {
+                continue;
+            }
+        }
         let answer = ask(&prompt, lang, &profile)?;
         questionnaire::set(&mut profile, &prompt.path, answer);
     }

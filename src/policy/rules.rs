@@ -341,6 +341,12 @@ pub struct Question {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub among: Option<Spanned<String>>,
+    /// Ask only when this is true: an expression over `profile`, the answers so far (e.g.
+    /// `profile.workload.task == 'inference'`). An unanswered field is undefined (`is defined`
+    /// tests for it); a skipped question leaves its field unset.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Spanned<String>>,
 }
 
 /// What-would-change-the-answer analysis: the profile fields to vary and the words for it. The
