@@ -68,7 +68,7 @@ impl Summary {
 pub struct Options {
     pub format: Format,
     pub as_of: jiff::civil::Date,
-    /// Keep the trace in JSON lines (it is most of a record's size).
+    /// Keep the trace in JSON lines and memos (it is most of a record's size).
     pub trace: bool,
     /// Add what would change the answer to JSON lines (a few hundred re-evaluations each).
     pub sensitivity: bool,
@@ -207,11 +207,10 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
     let run = || -> Result<Decided> {
         let memo_wanted = options.format == Format::Markdown;
         let detail = crate::Detail {
-            trace: options.trace || memo_wanted,
+            trace: options.trace,
             sensitivity: options.sensitivity || memo_wanted,
         };
-        let (profile, mut evaluation) =
-            crate::decide_with(graph, &item.source, options.as_of, detail)?;
+        let (profile, evaluation) = crate::decide_with(graph, &item.source, options.as_of, detail)?;
         let decision = &evaluation.decision;
         let deployment = decision.deployment.clone();
         let offer = decision.offer.clone();
@@ -221,9 +220,6 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
             .and_then(serde_json::Value::as_f64);
         let text = match options.format {
             Format::Json => {
-                if !options.trace {
-                    evaluation.decision.trace.clear();
-                }
                 let mut line = serde_json::to_string(&evaluation.decision)
                     .map_err(|e| Error::new(ErrorKind::Eval, format!("cannot write JSON: {e}")))?;
                 line.push('\n');

@@ -38,7 +38,9 @@ pub struct Decision {
     pub warnings: Vec<WarningOutcome>,
     /// Contract items to confirm, in policy order.
     pub checklist: Vec<ChecklistOutcome>,
-    /// Every node in evaluation order with its value and why.
+    /// Every node in evaluation order with its value and why (absent when not asked for:
+    /// `decide --trace`, `decide batch --trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceEntry>,
     /// What produced this record, for the people who sign it.
     pub audit: Audit,

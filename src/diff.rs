@@ -101,8 +101,9 @@ pub fn run(
     profiles
         .iter()
         .map(|source| {
-            let (profile, before) = crate::decide(old, source, as_of)?;
-            let (_, after) = crate::decide(new, source, as_of)?;
+            // The traces say which node changed first.
+            let (profile, before) = crate::decide_with(old, source, as_of, crate::Detail::FULL)?;
+            let (_, after) = crate::decide_with(new, source, as_of, crate::Detail::FULL)?;
             Ok(ProfileDiff {
                 file: source.name.clone(),
                 name: profile.name,

@@ -63,7 +63,8 @@ struct Run<'g> {
 }
 
 impl Graph {
-    /// Checks the profile's references into the catalog (proposal and job offer ids).
+    /// Checks the profile's references into the catalog (proposal and job offer ids), then that
+    /// every measured offer has claimed hours.
     pub fn check_profile(&self, profile: &Profile, source: &Source) -> Result<()> {
         let ids: Vec<&str> = self.policy().offer_ids().collect();
         for (offer, field) in profile.offer_references() {
@@ -84,7 +85,7 @@ impl Graph {
                 return Err(err.help(format!("offers in the catalog: {}", ids.join(", "))));
             }
         }
-        Ok(())
+        profile.check_measured(source)
     }
 
     /// Evaluates every node over `profile` at date `as_of` and reads off the decision.

@@ -762,21 +762,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             }
         }
     }
-    for q in &policy.questions {
-        let path = format!("profile.{}", q.item.field.value);
-        if let Err(hint) = scope.profile_paths.check(&path) {
-            errors.push(
-                policy
-                    .error_at(
-                        q.file,
-                        q.item.field.referenced,
-                        format!("question: `{}` is not a profile field", q.item.field.value),
-                    )
-                    .field("questions[].field")
-                    .help(hint.replace("profile.", "")),
-            );
-        }
-    }
+    check_questions(policy, &scope, &mut errors);
     let outputs = match scope.outputs() {
         Ok(outputs) => Some(outputs),
         Err(e) => {
@@ -1177,6 +1163,102 @@ fn find_cycle(g: &DiGraph<usize, ()>, nodes: &[Node<'_>]) -> Vec<usize> {
         }
     }
     path
+}
+
+/// Checks `decide init`'s questions: each fills a profile field, its `among` names one, and its
+/// `when` compiles and reads only the answers to earlier questions (`profile.…`).
+fn check_questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+    for (index, q) in policy.questions.iter().enumerate() {
+        let field = &q.item.field.value;
+        if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        q.item.field.referenced,
+                        format!("question: `{field}` is not a profile field"),
+                    )
+                    .field("questions[].field")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
+        if let Some(among) = &q.item.among
+            && let Err(hint) = scope
+                .profile_paths
+                .check(&format!("profile.{}", among.value))
+        {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        among.referenced,
+                        format!("question: `among: {}` is not a profile field", among.value),
+                    )
+                    .field("questions[].among")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
+        if let Some(when) = &q.item.when
+            && let Err(e) = check_question_when(policy, scope, index, when)
+        {
+            errors.push(e.field("questions[].when"));
+        }
+    }
+}
+
+/// A question's `when`: a boolean expression over `profile`, the answers so far.
+fn check_question_when(
+    policy: &Policy,
+    scope: &Scope<'_>,
+    index: usize,
+    when: &Spanned<String>,
+) -> Result<()> {
+    let q = &policy.questions[index];
+    let field = &q.item.field.value;
+    let fail = |message: String| policy.error_at(q.file, when.referenced, message);
+    let compiled = scope
+        .owner
+        .env
+        .compile_expression(&when.value)
+        .map_err(|e| {
+            fail(format!(
+                "question `{field}`: `when` does not compile: {}",
+                e.detail().unwrap_or("syntax error")
+            ))
+            .help(format!("the expression is: {}", when.value.trim()))
+        })?;
+    let mut paths: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+    paths.sort();
+    for path in paths {
+        let Some(rest) = path.strip_prefix("profile.") else {
+            let root = path.split('.').next().unwrap_or(&path);
+            return Err(fail(format!(
+                "question `{field}`: unknown name `{root}` in `when`"
+            ))
+            .help("a question's `when` reads `profile`: the answers to the questions before it"));
+        };
+        if let Err(hint) = scope.profile_paths.check(&path) {
+            return Err(fail(format!(
+                "question `{field}`: `{path}` is not a profile field"
+            ))
+            .help(hint));
+        }
+        let asked = |other: &str| {
+            other == rest
+                || other.starts_with(&format!("{rest}."))
+                || rest.starts_with(&format!("{other}."))
+        };
+        if policy.questions[index..]
+            .iter()
+            .any(|later| asked(&later.item.field.value))
+        {
+            return Err(fail(format!(
+                "question `{field}`: `when` reads `{path}`, which is not answered before it"
+            ))
+            .help("a question's `when` may read only the answers to the questions before it"));
+        }
+    }
+    Ok(())
 }
 
 /// The dotted paths a profile has, read off its JSON Schema, so rule expressions that name a

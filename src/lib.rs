@@ -49,13 +49,14 @@ pub use policy::Policy;
 pub use profile::Profile;
 pub use source::Source;
 
-/// Parses a profile, checks it against the graph's catalog and evaluates it.
+/// Parses a profile, checks it against the graph's catalog and evaluates it, with what
+/// `decide PROFILE` writes by default ([`Detail::DEFAULT`]: sensitivity, no trace).
 pub fn decide(
     graph: &Graph,
     source: &Source,
     as_of: jiff::civil::Date,
 ) -> Result<(Profile, Evaluation)> {
-    decide_with(graph, source, as_of, Detail::FULL)
+    decide_with(graph, source, as_of, Detail::DEFAULT)
 }
 
 /// What a decision record carries besides the decision itself.
@@ -68,9 +69,14 @@ pub struct Detail {
 }
 
 impl Detail {
-    /// Everything: what `decide` prints.
+    /// Everything: what `decide PROFILE --trace` prints.
     pub const FULL: Detail = Detail {
         trace: true,
+        sensitivity: true,
+    };
+    /// What would change the answer, without the trace: what `decide PROFILE` prints.
+    pub const DEFAULT: Detail = Detail {
+        trace: false,
         sensitivity: true,
     };
     /// The decision only: what a batch of JSON lines carries by default.

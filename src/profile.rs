@@ -13,7 +13,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 
 /// A buyer's workload profile (format version 1).
@@ -158,6 +158,12 @@ pub struct Job {
     #[serde(default, deserialize_with = "job_hours")]
     #[schemars(with = "std::collections::BTreeMap<String, f64>")]
     pub hours: IndexMap<Spanned<String>, f64>,
+    /// Offer ids whose claimed `hours` were measured on that hardware (a benchmark or an
+    /// earlier run), so the policy may trust the claim over its own estimate. Each must be a
+    /// key of `hours`, listed once.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
+    pub measured: Vec<Spanned<String>>,
     /// Days by which the job must be done, > 0.
     #[serde(default, deserialize_with = "positive_opt")]
     #[schemars(extend("exclusiveMinimum" = 0))]
@@ -191,11 +197,47 @@ impl Profile {
         source.parse_yaml(ErrorKind::Profile)
     }
 
-    /// Offer ids the profile names (proposal, then job hours), each with its place in the file.
+    /// Offer ids the profile names (proposal, job hours, then measured hours), each with its
+    /// place in the file.
     pub fn offer_references(&self) -> impl Iterator<Item = (&Spanned<String>, &'static str)> {
         let proposal = self.proposal.offer.iter().map(|o| (o, "proposal.offer"));
         let jobs = self.job.hours.keys().map(|k| (k, "job.hours"));
-        proposal.chain(jobs)
+        let measured = self.job.measured.iter().map(|m| (m, "job.measured"));
+        proposal.chain(jobs).chain(measured)
+    }
+
+    /// Checks that each `job.measured` id is listed once and has claimed hours in `job.hours`,
+    /// pointing at the offending entry of `source`.
+    pub fn check_measured(&self, source: &Source) -> Result<()> {
+        for (i, id) in self.job.measured.iter().enumerate() {
+            let fail = |message: String| {
+                Error::new(ErrorKind::Profile, message)
+                    .at(
+                        &source.name,
+                        &source.text,
+                        crate::policy::position(id.referenced),
+                    )
+                    .field("job.measured")
+            };
+            if self.job.measured[..i].iter().any(|m| m.value == id.value) {
+                return Err(fail(format!("lists `{}` twice", id.value)));
+            }
+            if !self.job.hours.keys().any(|k| k.value == id.value) {
+                let claimed: Vec<&str> = self.job.hours.keys().map(|k| k.value.as_str()).collect();
+                let help = if claimed.is_empty() {
+                    "add the offer's measured hours to `job.hours`".to_owned()
+                } else {
+                    format!(
+                        "add the offer's measured hours to `job.hours`; it has: {}",
+                        claimed.join(", ")
+                    )
+                };
+                return Err(
+                    fail(format!("`{}` has no claimed hours in job.hours", id.value)).help(help),
+                );
+            }
+        }
+        Ok(())
     }
 }
 

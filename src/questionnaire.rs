@@ -4,7 +4,8 @@
 //! checked comes from the profile's JSON Schema, the same one the YAML language server uses:
 //! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
 //! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
-//! per catalog offer. This module knows no terminal; `cli::init` does the asking.
+//! per catalog offer. A question with a `when:` is asked only when that expression over the
+//! answers so far is true. This module knows no terminal; `cli::init` does the asking.
 
 use serde_json::Value as J;
 
@@ -28,6 +29,12 @@ pub enum Kind {
     Choices { options: Vec<(String, String)> },
     /// Hours per catalog offer (a job to cost): (offer id, title).
     Hours { offers: Vec<(String, String)> },
+    /// Any of the catalog's offers: (offer id, title); with `among` (a field path), only those
+    /// that are keys of that field as answered so far.
+    Offers {
+        offers: Vec<(String, String)>,
+        among: Option<Vec<String>>,
+    },
 }
 
 /// What a number answer must be.
@@ -101,6 +108,30 @@ pub struct Prompt {
     pub ask: String,
     pub help: Option<String>,
     pub kind: Kind,
+    /// Ask only when this expression over the answers so far (`profile`) is true.
+    pub when: Option<String>,
+}
+
+/// Whether a question with condition `when` applies, given the answers so far: `when` is a
+/// rule expression over `profile` (the partial profile), in which an unanswered field is
+/// undefined and an undefined result counts as false.
+///
+/// # Errors
+/// The expression fails or gives something other than true or false.
+pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
+    let mut env = crate::expr::environment();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+    let value = env
+        .compile_expression(when)
+        .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))
+        .map_err(|e| format!("`when: {when}` failed: {}", e.detail().unwrap_or("error")))?;
+    match value.kind() {
+        minijinja::value::ValueKind::Bool => Ok(value.is_true()),
+        minijinja::value::ValueKind::Undefined | minijinja::value::ValueKind::None => Ok(false),
+        _ => Err(format!(
+            "`when: {when}` gave {value}, expected true or false"
+        )),
+    }
 }
 
 /// The policy's questions in order, in `lang`.
@@ -132,7 +163,15 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     .get(value)
                     .map_or_else(|| value.to_owned(), |w| w.get(lang).to_owned())
             };
-            let kind = if q.offer {
+            let kind = if q.offer && field.types.iter().any(|t| t == "array") {
+                Kind::Offers {
+                    offers: offers.clone(),
+                    among: q
+                        .among
+                        .as_ref()
+                        .map(|a| a.value.split('.').map(str::to_owned).collect()),
+                }
+            } else if q.offer {
                 Kind::Choice {
                     options: offers.clone(),
                     nullable: field.nullable,
@@ -173,6 +212,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                 ask: q.ask.get(lang).to_owned(),
                 help: q.help.as_ref().map(|h| h.get(lang).to_owned()),
                 kind,
+                when: q.when.as_ref().map(|w| w.value.clone()),
             })
         })
         .collect()
@@ -265,6 +305,24 @@ fn field_schema(root: &J, path: &[String]) -> Option<FieldSchema> {
         }
     }
     Some(field)
+}
+
+/// The offers a [`Kind::Offers`] question may offer, given the answers so far: all of them, or
+/// with `among` only the keys of that answered field (none when it is unanswered).
+#[must_use]
+pub fn offers_among<'o>(
+    offers: &'o [(String, String)],
+    among: Option<&[String]>,
+    profile: &J,
+) -> Vec<&'o (String, String)> {
+    let Some(path) = among else {
+        return offers.iter().collect();
+    };
+    let answered = path.iter().try_fold(profile, |v, k| v.get(k));
+    offers
+        .iter()
+        .filter(|(id, _)| answered.is_some_and(|a| a.get(id).is_some()))
+        .collect()
 }
 
 /// Sets `path` in a profile being built (`None` leaves the field out).

@@ -207,6 +207,34 @@ fn every_command_lists_examples_in_its_help() {
 }
 
 #[test]
+fn the_trace_is_written_only_with_trace() {
+    let profile = "examples/lora-7b-4090.yaml";
+    let memo = common::run_ok(&[profile, "--as-of", common::AS_OF]);
+    assert!(!memo.contains("## Appendix: decision trace"), "{memo}");
+    let traced = common::run_ok(&[profile, "--as-of", common::AS_OF, "--trace"]);
+    assert!(traced.starts_with(&memo));
+    assert!(traced[memo.len()..].starts_with("\n## Appendix: decision trace\n"));
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![profile, "-f", "json", "--as-of", common::AS_OF];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&common::run_ok(&args)).unwrap()
+    };
+    let (lean, full) = (json(&[]), json(&["--trace"]));
+    assert!(lean.get("trace").is_none());
+    assert!(!lean["sensitivity"].as_array().unwrap().is_empty());
+    assert!(!full["trace"].as_array().unwrap().is_empty());
+    let mut without = full.clone();
+    without.as_object_mut().unwrap().remove("trace");
+    assert_eq!(without, lean);
+    let help = common::run_ok(&["--help"]);
+    assert!(help.contains("--trace"), "{help}");
+    assert!(
+        help.contains("  decide examples/pretrain-70b-job.yaml --trace"),
+        "{help}"
+    );
+}
+
+#[test]
 fn completions_and_man_page_are_generated_from_the_same_definition() {
     for shell in ["bash", "zsh", "fish", "powershell"] {
         let out = decide(&["completions", shell]);

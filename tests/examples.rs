@@ -1,5 +1,6 @@
 //! Every example profile decides and renders; its memo and JSON record are snapshotted, and so
-//! is its Chinese memo (`--lang zh`).
+//! is its Chinese memo (`--lang zh`), all without the decision trace, as `decide` writes them by
+//! default; one example is also snapshotted with its trace (`--trace`).
 //!
 //! One `glob!` in this file only (insta counts glob failures process-wide).
 
@@ -43,6 +44,49 @@ fn every_example_decides_and_renders() {
         insta::assert_snapshot!("json", json);
         insta::assert_snapshot!("memo_zh", md_zh);
     });
+}
+
+/// One example with the decision trace (`decide --trace`), in snapshots of their own: its memo
+/// with the appendix (English and Chinese) and its record with `trace`. The snapshots above are
+/// without it, as `decide` writes by default.
+#[test]
+fn one_example_with_its_trace() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
+    let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+    let memo = Memo::embedded().unwrap();
+    for (graph, name) in [(common::graph(), "en"), (graph_in(Lang::Zh), "zh")] {
+        let (profile, evaluation) =
+            decide::decide_with(&graph, &source, common::as_of(), decide::Detail::FULL)
+                .unwrap_or_else(|e| panic!("{}", e.render()));
+        let md = memo
+            .render(&graph, &profile, &evaluation, Format::Markdown)
+            .unwrap();
+        let json = memo
+            .render(&graph, &profile, &evaluation, Format::Json)
+            .unwrap();
+        // The trace adds the appendix and `trace`, and changes nothing else.
+        let (_, lean) = decide::decide(&graph, &source, common::as_of()).unwrap();
+        let lean_md = memo
+            .render(&graph, &profile, &lean, Format::Markdown)
+            .unwrap();
+        assert!(md.starts_with(&lean_md), "{name}");
+        assert!(md[lean_md.len()..].starts_with("\n## "), "{name}");
+        let mut record: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(!record["trace"].as_array().unwrap().is_empty());
+        record.as_object_mut().unwrap().remove("trace");
+        let lean_json = memo.render(&graph, &profile, &lean, Format::Json).unwrap();
+        assert_eq!(
+            record,
+            serde_json::from_str::<serde_json::Value>(&lean_json).unwrap()
+        );
+        if name == "en" {
+            insta::assert_snapshot!("pretrain-70b-job_memo_trace", md);
+            insta::assert_snapshot!("pretrain-70b-job_json_trace", json);
+        } else {
+            insta::assert_snapshot!("pretrain-70b-job_memo_zh_trace", md);
+        }
+    }
 }
 
 /// Texts whose Chinese is not written yet (their English is being rewritten), as

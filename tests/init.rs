@@ -26,15 +26,59 @@ fn session(args: &[&str]) -> rexpect::session::PtySession {
     spawn_command(command, Some(Duration::from_secs(20).as_millis() as u64)).unwrap()
 }
 
+/// Waits for `question` and returns what the terminal showed since the last answer (lines the
+/// terminal wrapped joined again), to check which questions were not asked on the way.
+fn next_question(p: &mut rexpect::session::PtySession, question: &str) -> String {
+    p.exp_string(question).unwrap().replace("\r\n", "")
+}
+
+/// A regular expression matching `text` as an 80-column terminal shows it: possibly wrapped
+/// anywhere.
+fn wrapped(text: &str) -> String {
+    text.chars()
+        .map(regex_escape)
+        .collect::<Vec<_>>()
+        .join("(?:\r\n)?")
+}
+
+fn regex_escape(c: char) -> String {
+    if c.is_ascii_alphanumeric() || c == ' ' || c == '-' {
+        c.to_string()
+    } else {
+        format!("\\{c}")
+    }
+}
+
+/// Questions only an inference workload is asked.
+const INFERENCE_ONLY: &[&str] = &[
+    "how much concurrency?",
+    "tokens of context per sequence?",
+    "sequences served at once?",
+];
+
+/// Answers the four yes/no criteria and the custom-operators question with no.
+fn no_requirements(p: &mut rexpect::session::PtySession) {
+    for question in [
+        "dedicated physical machine?",
+        "your own kernel",
+        "your own network set-up",
+        "domestic (Xinchuang) accelerator required?",
+        "custom CUDA operators",
+    ] {
+        p.exp_string(question).unwrap();
+        keys(p, &format!("n{ENTER}"));
+    }
+}
+
 #[test]
-fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
+fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_a_memo() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pilot.yaml");
     let mut p = session(&[file.to_str().unwrap()]);
     p.exp_string("What is this workload called?").unwrap();
-    keys(&mut p, &format!("Pilot 7B LoRA{ENTER}"));
+    keys(&mut p, &format!("Pilot 7B full{ENTER}"));
     p.exp_string("What will the GPUs do?").unwrap();
-    keys(&mut p, &format!("LoRA{ENTER}")); // type to filter, enter to pick
+    keys(&mut p, &format!("Full{ENTER}")); // type to filter, enter to pick
     p.exp_string("How large is the model").unwrap();
     keys(&mut p, &format!("seven{ENTER}")); // refused as typed...
     p.exp_string("is not a number").unwrap();
@@ -45,19 +89,15 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     p.exp_string("How many machines does one job span?")
         .unwrap();
     keys(&mut p, ENTER); // default 1
-    p.exp_string("For inference: how much concurrency?")
-        .unwrap();
-    keys(&mut p, ENTER); // none
-    for optional in [
-        "how many tokens, in billions?",
-        "tokens of context per sequence?",
-        "sequences served at once?",
-    ] {
-        p.exp_string(optional).unwrap();
-        keys(&mut p, ENTER); // skipped
+    let shown = next_question(&mut p, "how many tokens, in billions?");
+    for question in INFERENCE_ONLY {
+        assert!(!shown.contains(question), "asked {question:?}:\n{shown}");
     }
-    p.exp_string("How many GPUs are kept busy at once?")
-        .unwrap();
+    keys(&mut p, &format!("2{ENTER}"));
+    let shown = next_question(&mut p, "How many GPUs are kept busy at once?");
+    for question in INFERENCE_ONLY {
+        assert!(!shown.contains(question), "asked {question:?}:\n{shown}");
+    }
     keys(&mut p, &format!("8{ENTER}"));
     p.exp_string("How many hours a month").unwrap();
     keys(&mut p, &format!("800{ENTER}"));
@@ -66,20 +106,26 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     keys(&mut p, &format!("600{ENTER}"));
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
-    for question in [
-        "dedicated physical machine?",
-        "your own kernel",
-        "your own network set-up",
-        "domestic (Xinchuang) accelerator required?",
-        "custom CUDA operators",
-    ] {
-        p.exp_string(question).unwrap();
-        keys(&mut p, &format!("n{ENTER}"));
-    }
+    no_requirements(&mut p);
     p.exp_string("Monthly budget ceiling").unwrap();
     keys(&mut p, ENTER);
     p.exp_string("one job to cost").unwrap();
-    keys(&mut p, &format!("n{ENTER}"));
+    keys(&mut p, &format!("y{ENTER}"));
+    // One number per catalog offer, in catalog order: hours on two of them.
+    for (offer, hours) in [
+        ("rtx4090-x8-sichuan2", "300"),
+        ("rtx5090-x8-anhui1", ""),
+        ("ascend910b-x8-huawei", ""),
+        ("ascend910b-x8-sichuan1", ""),
+        ("h100-x8-ningxia1", "120"),
+        ("rtx4090-container", ""),
+    ] {
+        p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
+        keys(&mut p, &format!("{hours}{ENTER}"));
+    }
+    // Measured: a choice among the two offers given hours; space picks the first.
+    p.exp_string("Which of those hours were measured").unwrap();
+    keys(&mut p, &format!(" {ENTER}"));
     p.exp_string("within a number of days?").unwrap();
     keys(&mut p, ENTER); // no deadline
     p.exp_string("delivered once, or run again every week?")
@@ -87,21 +133,17 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     keys(&mut p, ENTER); // none
     p.exp_string("already considering an offer?").unwrap();
     keys(&mut p, ENTER); // none
-    p.exp_string("name: Pilot 7B LoRA").unwrap();
+    p.exp_string("name: Pilot 7B full").unwrap();
     p.exp_string("Write this profile?").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
     p.exp_string("Wrote ").unwrap();
     p.exp_string("Decide it now?").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
-    p.exp_string("# GPU procurement memo: Pilot 7B LoRA")
+    p.exp_string("# GPU procurement memo: Pilot 7B full")
         .unwrap();
-    p.exp_string(&as_read(
-        "Rent bare metal: RTX 4090 24G ×8 (Sichuan zone 2)",
-    ))
-    .unwrap();
     p.exp_eof().unwrap();
 
-    // The file is a profile `decide` accepts, with the answers in it.
+    // The file is a profile `decide` accepts, with the answers in it and no inference fields.
     let text = std::fs::read_to_string(&file).unwrap();
     let out = common::run(&[
         file.to_str().unwrap(),
@@ -112,10 +154,88 @@ fn a_person_answers_the_questionnaire_and_gets_a_profile_and_a_memo() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(record["profile"], "Pilot 7B LoRA");
-    assert_eq!(record["deployment"], "bare_metal");
-    assert!(text.contains("hours_per_gpu_month: 600"), "{text}");
-    assert!(text.contains("- data"), "{text}");
+    assert_eq!(record["profile"], "Pilot 7B full");
+    let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(profile["workload"]["task"], "full_finetune", "{text}");
+    assert_eq!(profile["workload"]["tokens_b"], 2, "{text}");
+    assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 600, "{text}");
+    for field in ["concurrency", "context_tokens", "concurrent_sequences"] {
+        assert!(profile["workload"].get(field).is_none(), "{text}");
+    }
+    assert_eq!(
+        profile["job"]["hours"],
+        serde_json::json!({"rtx4090-x8-sichuan2": 300, "h100-x8-ningxia1": 120}),
+        "{text}"
+    );
+    assert_eq!(
+        profile["job"]["measured"],
+        serde_json::json!(["rtx4090-x8-sichuan2"]),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_or_job_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bot.yaml");
+    let mut p = session(&[file.to_str().unwrap()]);
+    p.exp_string("What is this workload called?").unwrap();
+    keys(&mut p, &format!("Support bot 13B{ENTER}"));
+    p.exp_string("What will the GPUs do?").unwrap();
+    keys(&mut p, &format!("Inference{ENTER}"));
+    p.exp_string("How large is the model").unwrap();
+    keys(&mut p, &format!("13{ENTER}"));
+    p.exp_string("How is one job split across GPUs?").unwrap();
+    keys(&mut p, ENTER); // none: replicas
+    p.exp_string("How many machines does one job span?")
+        .unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string("For inference: how much concurrency?")
+        .unwrap();
+    keys(&mut p, &format!("High{ENTER}"));
+    p.exp_string("tokens of context per sequence?").unwrap();
+    keys(&mut p, &format!("8192{ENTER}"));
+    p.exp_string("sequences served at once?").unwrap();
+    keys(&mut p, &format!("32{ENTER}"));
+    let shown = next_question(&mut p, "How many GPUs are kept busy at once?");
+    assert!(!shown.contains("how many tokens, in billions?"), "{shown}");
+    keys(&mut p, &format!("2{ENTER}"));
+    p.exp_string("How many hours a month").unwrap();
+    keys(&mut p, &format!("300{ENTER}"));
+    p.exp_string("For how many months?").unwrap();
+    keys(&mut p, ENTER);
+    no_requirements(&mut p);
+    p.exp_string("Monthly budget ceiling").unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string("one job to cost").unwrap();
+    keys(&mut p, &format!("n{ENTER}"));
+    // No job: its measured hours, deadline and cadence are not asked.
+    let shown = next_question(&mut p, "already considering an offer?");
+    for question in [
+        "Which of those hours were measured",
+        "within a number of days?",
+        "delivered once, or run again every week?",
+    ] {
+        assert!(!shown.contains(question), "asked {question:?}:\n{shown}");
+    }
+    keys(&mut p, ENTER); // none
+    p.exp_string("Write this profile?").unwrap();
+    keys(&mut p, &format!("y{ENTER}"));
+    p.exp_string("Decide it now?").unwrap();
+    keys(&mut p, &format!("n{ENTER}"));
+    p.exp_eof().unwrap();
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(profile["workload"]["task"], "inference", "{text}");
+    assert_eq!(profile["workload"]["concurrency"], "high", "{text}");
+    assert_eq!(profile["workload"]["context_tokens"], 8192, "{text}");
+    assert_eq!(profile["workload"]["concurrent_sequences"], 32, "{text}");
+    assert!(profile["workload"].get("tokens_b").is_none(), "{text}");
+    assert!(profile.get("job").is_none(), "{text}");
+    let out = common::run(&[file.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Properties that must hold for every profile, not just the examples (proptest).
 //!
 //! Profiles are generated over the whole format: every task, sizes from 0.1B to 1,000B, 1 to 200
-//! GPUs, 0 to 744 hours, each requirement flag, budgets, job hours on any catalog offer and any
-//! proposal. The properties: every valid profile is decided and rendered; the same input gives
+//! GPUs, 0 to 744 hours, each requirement flag, budgets, job hours on any catalog offer (some
+//! measured) and any proposal. The properties: every valid profile is decided and rendered; the same input gives
 //! the same bytes; more busy hours or one more requirement never turns bare metal into
 //! containers; a mutated profile is refused with a message that names the field.
 
@@ -98,7 +98,7 @@ proptest! {
     #[test]
     fn mutated_profiles_are_refused_with_a_message_naming_the_field(
         p in profile(),
-        mutation in 0usize..8,
+        mutation in 0usize..9,
     ) {
         let mut bad = p.clone();
         let field = match mutation {
@@ -109,6 +109,7 @@ proptest! {
             4 => { bad["usage"]["gpus"] = json!("eight"); "usage.gpus" }
             5 => { bad["requirements"]["physical_isolaton"] = json!(true); "requirements.physical_isolaton" }
             6 => { bad["proposal"]["offer"] = json!("no-such-offer"); "proposal.offer" }
+            7 => { bad["job"]["measured"] = json!(["no-such-offer"]); "job.measured" }
             _ => { bad["budget"]["monthly_cny"] = json!(0); "budget.monthly_cny" }
         };
         let err = decide(&bad).err();

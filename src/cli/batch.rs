@@ -53,7 +53,8 @@ pub struct Args {
     /// The date prices are judged at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
-    /// Keep each record's trace in the JSON lines (most of its size; off by default).
+    /// Keep each record's trace in the JSON lines, and the trace appendix in the memos (most of
+    /// the size; off by default).
     #[arg(long)]
     pub trace: bool,
     /// Add to each JSON line what would change its answer (slower: a few hundred

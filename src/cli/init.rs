@@ -15,7 +15,8 @@ use super::Outcome;
 /// Write a workload profile by answering questions, then decide it.
 ///
 /// The questions come from the rules, in English or Chinese; each answer is checked as it is
-/// typed, with the same limits as the profile format.
+/// typed, with the same limits as the profile format. Questions that do not apply to the
+/// answers so far (inference questions for a training task, say) are not asked.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -68,7 +69,14 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let lang = args.lang;
     let mut profile = J::Object(Map::new());
     for prompt in questionnaire::prompts(graph.policy(), lang) {
-        let answer = ask(&prompt, lang)?;
+        if let Some(when) = &prompt.when {
+            let applies = questionnaire::applies(when, &profile)
+                .map_err(|why| Error::new(ErrorKind::Rules, format!("question: {why}")))?;
+            if !applies {
+                continue;
+            }
+        }
+        let answer = ask(&prompt, lang, &profile)?;
         questionnaire::set(&mut profile, &prompt.path, answer);
     }
     let yaml = questionnaire::to_yaml(&profile);
@@ -112,8 +120,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
     Ok(Outcome::Clean)
 }
 
-/// Asks one question; `None` means "left empty".
-fn ask(prompt: &Prompt, lang: Lang) -> Result<Option<J>> {
+/// Asks one question, given the answers so far; `None` means "left empty" (or nothing to ask).
+fn ask(prompt: &Prompt, lang: Lang, answers: &J) -> Result<Option<J>> {
     let help = prompt.help.as_deref();
     let none = if lang == Lang::Zh {
         "不适用 / 无"
@@ -177,23 +185,33 @@ fn ask(prompt: &Prompt, lang: Lang) -> Result<Option<J>> {
                 .find(|(_, l)| *l == picked)
                 .map(|(v, _)| J::from(v.as_str()))
         }
-        Kind::Choices { options } => {
-            let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
-            let mut p = inquire::MultiSelect::new(&prompt.ask, labels);
-            if let Some(h) = help {
-                p = p.with_help_message(h);
-            }
-            let picked = p.prompt().map_err(|e| cancelled(&e))?;
-            let values: Vec<J> = options
-                .iter()
-                .filter(|(_, l)| picked.contains(l))
-                .map(|(v, _)| J::from(v.as_str()))
-                .collect();
-            (!values.is_empty()).then_some(J::Array(values))
-        }
+        Kind::Choices { options } => ask_several(prompt, &options.iter().collect::<Vec<_>>())?,
         Kind::Hours { offers } => ask_hours(prompt, offers, lang)?,
+        Kind::Offers { offers, among } => {
+            let options = questionnaire::offers_among(offers, among.as_deref(), answers);
+            if options.is_empty() {
+                return Ok(None);
+            }
+            ask_several(prompt, &options)?
+        }
     };
     Ok(answer)
+}
+
+/// Any of `options` (value, label); `None` when none is picked.
+fn ask_several(prompt: &Prompt, options: &[&(String, String)]) -> Result<Option<J>> {
+    let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
+    let mut p = inquire::MultiSelect::new(&prompt.ask, labels);
+    if let Some(h) = prompt.help.as_deref() {
+        p = p.with_help_message(h);
+    }
+    let picked = p.prompt().map_err(|e| cancelled(&e))?;
+    let values: Vec<J> = options
+        .iter()
+        .filter(|(_, l)| picked.contains(l))
+        .map(|(v, _)| J::from(v.as_str()))
+        .collect();
+    Ok((!values.is_empty()).then_some(J::Array(values)))
 }
 
 /// A map of hours per offer: first whether there is a job at all, then one number per offer.

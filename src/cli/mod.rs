@@ -29,6 +29,7 @@ Examples:
   decide examples/lora-7b-4090.yaml
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide examples/pretrain-70b-job.yaml --lang zh       (the memo in Chinese)
+  decide examples/pretrain-70b-job.yaml --trace         (with the decision trace: every node and why)
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
   decide batch fleet/ --as-of 2026-09-04 > decisions.jsonl
@@ -75,6 +76,10 @@ pub struct Args {
     /// The language of the memo and of the record's texts (reasons, messages, checklist).
     #[arg(long, value_enum, default_value_t = Lang::En)]
     pub lang: Lang,
+    /// Add the decision trace (every node of the policy with its value and why): the memo's
+    /// appendix, the record's `trace`.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 /// The policy author's commands.
@@ -163,7 +168,11 @@ pub fn run(args: &Args) -> Result<()> {
     let as_of = args
         .as_of
         .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
-    let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
+    let detail = crate::Detail {
+        trace: args.trace,
+        ..crate::Detail::DEFAULT
+    };
+    let (profile, evaluation) = crate::decide_with(&graph, &source, as_of, detail)?;
     let format = match args.format {
         OutputFormat::Md => Format::Markdown,
         OutputFormat::Json => Format::Json,

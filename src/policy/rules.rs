@@ -317,7 +317,8 @@ pub struct ChecklistItem {
 
 /// One question of `decide init`. How it is asked follows the profile field's type: a choice
 /// for enumerations, yes/no for flags, a number checked against the field's range, several
-/// choices for lists, one number per catalog offer for a map of hours.
+/// choices for lists, one number per catalog offer for a map of hours, one or several catalog
+/// offers with `offer: true`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Question {
@@ -332,9 +333,20 @@ pub struct Question {
     /// Labels for the values of a field with fixed choices (value → words).
     #[serde(default)]
     pub choices: IndexMap<String, Words>,
-    /// The answer is one of the catalog's offer ids.
+    /// The answer is one of the catalog's offer ids (several, for a list field).
     #[serde(default)]
     pub offer: bool,
+    /// With `offer`: offer only the ids that are keys of this profile field as answered so far
+    /// (a dotted path to a map such as `job.hours`); with none there, the question is skipped.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub among: Option<Spanned<String>>,
+    /// Ask only when this is true: an expression over `profile`, the answers so far (e.g.
+    /// `profile.workload.task == 'inference'`). An unanswered field is undefined (`is defined`
+    /// tests for it); a skipped question leaves its field unset.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Spanned<String>>,
 }
 
 /// What-would-change-the-answer analysis: the profile fields to vary and the words for it. The

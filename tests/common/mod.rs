@@ -86,7 +86,7 @@ pub fn run_ok(args: &[&str]) -> String {
 
 /// A valid profile over the whole format, as the JSON value of its YAML: every task, sizes
 /// from 0.1B to 1,000B, 1 to 200 GPUs, 0 to 744 hours, each requirement flag, budgets, job hours
-/// on any of `graph`'s offers and any proposal.
+/// on any of `graph`'s offers (some of them measured) and any proposal.
 pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Value> + use<> {
     let ids: Vec<String> = graph.policy().offer_ids().map(str::to_owned).collect();
     let workload = (
@@ -122,12 +122,19 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
     });
     let budget = prop::option::of(100.0f64..500_000.0);
     let job = (
-        prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4),
+        prop::collection::btree_map(prop::sample::select(ids.clone()), 1.0f64..5000.0, 0..4)
+            .prop_flat_map(|hours| {
+                // `measured`: any subset of the offers given hours, in their order.
+                let keys: Vec<String> = hours.keys().cloned().collect();
+                let n = keys.len();
+                (Just(hours), prop::sample::subsequence(keys, 0..=n))
+            }),
         prop::option::of(0.5f64..400.0),
         prop::option::of(prop::sample::select(vec!["one_off", "weekly"])),
     )
-        .prop_map(|(hours, deadline, cadence)| {
-            json!({"hours": hours, "deadline_days": deadline, "cadence": cadence})
+        .prop_map(|((hours, measured), deadline, cadence)| {
+            json!({"hours": hours, "measured": measured, "deadline_days": deadline,
+                   "cadence": cadence})
         });
     let proposal = prop::option::of(prop::sample::select(ids));
     (workload, usage, requirements, budget, job, proposal).prop_map(
