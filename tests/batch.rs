@@ -111,7 +111,7 @@ fn folders_and_yaml_streams_and_stdin() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(names(&out.stdout).len(), 15);
+    assert_eq!(names(&out.stdout).len(), common::example_count());
     assert_eq!(names(&out.stdout)[0], "Startup 13B LoRA on a budget"); // budget-training-4090.yaml
 
     // A YAML stream on standard input, with a bad document in the middle.
@@ -184,7 +184,10 @@ fn output_file_is_written_whole() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 15);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().lines().count(),
+        common::example_count()
+    );
 }
 
 #[test]

@@ -22,8 +22,11 @@ fn identical_policies_change_nothing_and_exit_0() {
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
+    let n = common::example_count();
     assert!(
-        text.contains("- 15 profiles decided at 2026-09-04: **0 changed**, 15 unchanged."),
+        text.contains(&format!(
+            "- {n} profiles decided at 2026-09-04: **0 changed**, {n} unchanged."
+        )),
         "{text}"
     );
     assert!(text.contains("No decision changed"), "{text}");

@@ -151,3 +151,15 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
         },
     )
 }
+
+/// How many example profiles `examples/` holds (tests that decide them all count on it).
+#[allow(dead_code)]
+pub fn example_count() -> usize {
+    std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml"))
+        })
+        .count()
+}
