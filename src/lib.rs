@@ -98,10 +98,6 @@ pub fn decide_with(
         let flips = sensitivity::analyse(graph, &profile, as_of, &evaluation)?;
         evaluation.decision.sensitivity = Some(flips);
     }
-    // The profile as read (defaults filled in), so two files that mean the same profile have
-    // the same revision; no second parse of the YAML.
-    evaluation.decision.audit.profile_revision = serde_json::to_value(&profile)
-        .ok()
-        .map(|v| revision::value(&v));
+    evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
 }

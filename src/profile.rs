@@ -191,6 +191,15 @@ impl Profile {
         source.parse_yaml(ErrorKind::Profile)
     }
 
+    /// The profile's revision (see [`crate::revision::value`]) as read, defaults filled in, so
+    /// spelling out a default does not change it; no second parse of the YAML.
+    #[must_use]
+    pub fn revision(&self) -> Option<String> {
+        serde_json::to_value(self)
+            .ok()
+            .map(|v| crate::revision::value(&v))
+    }
+
     /// Offer ids the profile names (proposal, then job hours), each with its place in the file.
     pub fn offer_references(&self) -> impl Iterator<Item = (&Spanned<String>, &'static str)> {
         let proposal = self.proposal.offer.iter().map(|o| (o, "proposal.offer"));

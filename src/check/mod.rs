@@ -63,14 +63,18 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
     }
 }
 
-/// Facts, tables and selects whose value nothing reads: no node, no text, no output and not
-/// the memo template. Criteria, warnings and checklist items are read by the memo itself.
+/// Facts, tables and selects whose value nothing reads: no node, no text, no output, no
+/// invariant and not the memo template. Criteria, warnings and checklist items are read by the memo itself.
 fn unused_nodes(graph: &Graph) -> Vec<Error> {
     let c = graph.compiled();
     let mut used: HashSet<usize> = c.output_deps.iter().copied().collect();
     for node in &c.nodes {
         used.extend(&node.deps);
         used.extend(&node.text_deps);
+    }
+    for invariant in &c.invariants {
+        used.extend(&invariant.deps);
+        used.extend(&invariant.text_deps);
     }
     let mut in_templates: HashSet<&str> = HashSet::new();
     for (_, text) in crate::policy::embedded_templates() {
@@ -149,7 +153,8 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
         .nodes
         .iter()
         .flat_map(|n| n.exprs())
-        .chain(c.outputs.exprs());
+        .chain(c.outputs.exprs())
+        .chain(c.invariants.iter().map(|i| &i.holds));
     for e in exprs {
         for (id, how) in offer_literals(e.text, &keyed) {
             report(e.file, e.location, &id, how);
