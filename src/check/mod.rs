@@ -7,6 +7,7 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
+pub(crate) mod space;
 pub mod tables;
 
 use std::collections::HashSet;
