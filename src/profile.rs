@@ -202,11 +202,16 @@ impl Profile {
 
     /// Offer ids the profile names (proposal, then job hours), each with its place in the file.
     pub fn offer_references(&self) -> impl Iterator<Item = (&Spanned<String>, &'static str)> {
-        let proposal = self.proposal.offer.iter().map(|o| (o, "proposal.offer"));
-        let jobs = self.job.hours.keys().map(|k| (k, "job.hours"));
+        let proposal = self.proposal.offer.iter().map(|o| (o, OFFER_FIELD));
+        let jobs = self.job.hours.keys().map(|k| (k, OFFER_HOURS_FIELD));
         proposal.chain(jobs)
     }
 }
+
+/// The profile field that names one catalog offer.
+pub const OFFER_FIELD: &str = "proposal.offer";
+/// The profile field that maps catalog offer ids to a number (wall hours of the job).
+pub const OFFER_HOURS_FIELD: &str = "job.hours";
 
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]

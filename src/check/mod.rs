@@ -1,5 +1,5 @@
-//! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, and the
-//! decision-table analysis of [`tables`].
+//! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, the
+//! decision-table analysis of [`tables`] and the search for broken invariants of [`invariants`].
 //!
 //! Loading and compiling already refuse what cannot run (schema, expressions, references,
 //! cycles, duplicate ids, fallbacks, catalog fields), all faults at once. What is left are
@@ -7,6 +7,7 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
+pub mod invariants;
 pub(crate) mod space;
 pub mod tables;
 
@@ -18,6 +19,7 @@ use serde_saphyr::Location;
 use crate::error::Error;
 use crate::graph::{Body, Graph, Kind};
 
+pub use invariants::InvariantReport;
 pub use tables::TableReport;
 
 /// Everything `decide validate` found in a policy that compiles.
@@ -27,6 +29,8 @@ pub struct Report {
     pub findings: Vec<Error>,
     /// One entry per decision table.
     pub tables: Vec<TableReport>,
+    /// The search for profiles that break an invariant.
+    pub invariants: InvariantReport,
     /// How many nodes of each kind, in the order kinds are written.
     pub counts: Vec<(Kind, usize)>,
     pub offers: usize,
@@ -34,11 +38,12 @@ pub struct Report {
 }
 
 impl Report {
-    /// Every finding, the table analysis's included.
+    /// Every finding, the table analysis's and the invariant search's included.
     pub fn all_findings(&self) -> impl Iterator<Item = &Error> {
         self.findings
             .iter()
             .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
+            .chain(self.invariants.findings.iter())
     }
 }
 
@@ -58,6 +63,7 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
     Report {
         findings,
         tables: tables::analyse(graph, as_of),
+        invariants: invariants::search(graph, as_of),
         counts,
         offers: policy.offers.len(),
         files: policy.sources.len(),

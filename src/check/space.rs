@@ -11,18 +11,24 @@ use std::collections::{BTreeSet, HashSet};
 use minijinja::machinery::{Token, tokenize};
 use serde_json::{Map, Value as J};
 
+use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD};
+
 /// The input dimensions of `paths` (profile paths as rule expressions read them, `profile.…`),
 /// with the numbers in `texts` and their neighbours as the values tried for numbers, in the
-/// order the profile format lists its fields (so examples read like a profile).
+/// order the profile format lists its fields (so examples read like a profile). With `offers`
+/// (catalog ids), the fields that name offers are dimensions too: the proposal is each offer or
+/// none, the job hours none or one offer at each number tried.
 pub(crate) fn input_space<'a>(
     schema: &J,
     paths: impl IntoIterator<Item = &'a str>,
     texts: &[&str],
+    offers: &[&str],
 ) -> Vec<Dimension> {
     let constants = numeric_constants(texts);
+    let paths: Vec<&str> = paths.into_iter().collect();
     let mut dimensions = Vec::new();
     let mut seen = HashSet::new();
-    for path in paths {
+    for path in &paths {
         let parts: Vec<String> = path.split('.').skip(1).map(str::to_owned).collect();
         leaves(
             schema,
@@ -32,6 +38,35 @@ pub(crate) fn input_space<'a>(
             &mut dimensions,
             &mut seen,
         );
+    }
+    let read = |field: &str| {
+        let full = format!("profile.{field}");
+        paths.iter().any(|p| {
+            full == *p || full.starts_with(&format!("{p}.")) || p.starts_with(&format!("{full}."))
+        })
+    };
+    let split = |field: &str| field.split('.').map(str::to_owned).collect::<Vec<_>>();
+    if !offers.is_empty() && read(OFFER_FIELD) {
+        let mut values: Vec<J> = offers.iter().map(|&id| J::from(id)).collect();
+        values.push(J::Null);
+        dimensions.push(Dimension {
+            path: split(OFFER_FIELD),
+            values,
+        });
+    }
+    if !offers.is_empty() && read(OFFER_HOURS_FIELD) {
+        let positive = serde_json::json!({"type": "number", "exclusiveMinimum": 0});
+        let numbers = candidates(&positive, &[&positive], &constants);
+        let mut values = vec![J::Object(Map::new())];
+        for &id in offers {
+            for n in &numbers {
+                values.push(J::Object(Map::from_iter([(id.to_owned(), n.clone())])));
+            }
+        }
+        dimensions.push(Dimension {
+            path: split(OFFER_HOURS_FIELD),
+            values,
+        });
     }
     let order = schema_order(schema, schema, &mut Vec::new());
     dimensions.sort_by_key(|d| order.iter().position(|p| *p == d.path));

@@ -76,7 +76,7 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());
     }
-    let dimensions = input_space(schema, paths, &texts);
+    let dimensions = input_space(schema, paths, &texts, &[]);
     let base = base_value(schema, schema);
     // Saturating: a huge space is sampled all the same (found by reading the fuzz findings: a
     // row listing thousands of numbers overflowed the product and the stride).
@@ -266,9 +266,14 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
 
 /// Every node `target` reads, directly or through others.
 pub(crate) fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
+    reached_from(graph, &graph.compiled().nodes[target].deps)
+}
+
+/// The nodes `deps`, and every node they read, directly or through others.
+pub(crate) fn reached_from(graph: &Graph, deps: &[usize]) -> HashSet<usize> {
     let c = graph.compiled();
     let mut seen = HashSet::new();
-    let mut stack = c.nodes[target].deps.clone();
+    let mut stack = deps.to_vec();
     while let Some(i) = stack.pop() {
         if seen.insert(i) {
             stack.extend(&c.nodes[i].deps);
