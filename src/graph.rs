@@ -6,7 +6,8 @@
 //! is neither a node nor a root (`profile`, `offers`, `catalog`, `as_of`) is an error with a
 //! suggestion, a `profile.` path that the profile does not have is an error, and a cycle is
 //! reported with every node on it. Text templates (`met:`, `message:`, `text:`) are rendered after
-//! the whole graph is evaluated, so they may mention any node without adding edges.
+//! the whole graph is evaluated, so they may mention any node without adding edges. Invariants
+//! (`holds:`) are compiled like the outputs: they read nodes and are no node themselves.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The policy owner's toolkit works on the same pieces: `check` (what `decide validate` finds
-//! in a compiled graph, decision tables included), `suite` (policy test cases and coverage),
+//! in a compiled graph, decision tables and the search for profiles that break an invariant
+//! included), `suite` (policy test cases and coverage),
 //! `diff` (two graphs over the same profiles), `diagram` (the graph as Mermaid or DOT) and
 //! `schema` (JSON Schemas of the formats people write).
 //!
