@@ -235,9 +235,14 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         })
     };
     // Profile errors point into the item's text: give them the file's line numbers. Other
-    // errors (a rules fault found at run time) point into rule files and stay as they are.
+    // errors (a rules fault found at run time) point into rule files; a broken invariant is
+    // this profile's fault as much as the rules', so it also says where the profile is.
     run().map_err(|e| match e.kind() {
         ErrorKind::Profile => e.starting_at_line(item.first_line),
+        ErrorKind::Invariant => e.help(format!(
+            "the profile is at {}:{}",
+            item.source.name, item.first_line
+        )),
         _ => e,
     })
 }

@@ -19,6 +19,9 @@ pub enum ErrorKind {
     Rules,
     /// Evaluating a valid policy over a valid profile failed (a policy bug found at run time).
     Eval,
+    /// The decision breaks one of the policy's invariants: it contradicts itself, so it is
+    /// refused rather than printed.
+    Invariant,
     /// A file could not be read or written.
     Io,
     /// The command line itself is wrong.

@@ -16,7 +16,7 @@ use crate::decision::{
     ChecklistOutcome, CriterionOutcome, Decision, PolicyStamp, TraceEntry, WarningOutcome,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{Body, Compiled, Expr, Graph, Names, Node};
+use crate::graph::{Body, Compiled, Expr, Graph, Invariant, Names, Node};
 use crate::policy::PolicyOrigin;
 use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick};
 use crate::profile::Profile;
@@ -88,9 +88,14 @@ impl Graph {
         profile.check_measured(source)
     }
 
-    /// Evaluates every node over `profile` at date `as_of` and reads off the decision.
+    /// Evaluates every node over `profile` at date `as_of`, reads off the decision and checks
+    /// the policy's invariants: a decision that breaks one is an [`ErrorKind::Invariant`] error
+    /// (the first broken, in policy order), never a decision.
     pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
-        Run::new(self, profile, as_of).all(profile, as_of, true)
+        let run = Run::new(self, profile, as_of);
+        let evaluation = run.all(profile, as_of, true)?;
+        run.check_invariants(profile)?;
+        Ok(evaluation)
     }
 
     /// Like [`Graph::evaluate`], without building the trace (the record's `trace` is empty):
@@ -100,7 +105,31 @@ impl Graph {
         profile: &Profile,
         as_of: jiff::civil::Date,
     ) -> Result<Evaluation> {
-        Run::new(self, profile, as_of).all(profile, as_of, false)
+        let run = Run::new(self, profile, as_of);
+        let evaluation = run.all(profile, as_of, false)?;
+        run.check_invariants(profile)?;
+        Ok(evaluation)
+    }
+
+    /// Evaluates `profile` in full (no trace) and checks every invariant, not only up to the
+    /// first broken: the violation error of each broken one, by index into the compiled
+    /// invariants. An error is an evaluation that failed for another reason (a rules fault, or
+    /// an invariant whose `holds:` cannot be evaluated). This is what `decide validate`'s
+    /// search runs.
+    pub(crate) fn violations(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Vec<(usize, Error)>> {
+        let run = Run::new(self, profile, as_of);
+        run.all(profile, as_of, false)?;
+        let mut out = Vec::new();
+        for (i, invariant) in self.compiled().invariants.iter().enumerate() {
+            if let Some(e) = run.invariant(invariant, profile)? {
+                out.push((i, e));
+            }
+        }
+        Ok(out)
     }
 
     /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
@@ -210,7 +239,7 @@ impl<'g> Run<'g> {
 impl Run<'_> {
     #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
     fn all(
-        self,
+        &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
         keep_trace: bool,
@@ -429,6 +458,59 @@ impl Run<'_> {
             },
         };
         Ok(Evaluation { decision, values })
+    }
+
+    /// The first invariant (in policy order) the evaluated decision breaks, as an error.
+    fn check_invariants(&self, profile: &Profile) -> Result<()> {
+        for invariant in &self.compiled.invariants {
+            if let Some(e) = self.invariant(invariant, profile)? {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether one invariant holds once every node is evaluated: `None` if `holds` is true,
+    /// else the violation (`Err` if `holds` or the message cannot be evaluated).
+    fn invariant(&self, invariant: &Invariant<'_>, profile: &Profile) -> Result<Option<Error>> {
+        let holds = &invariant.holds;
+        let label = || format!("invariant `{}`", invariant.id);
+        let v = self.eval_labelled(holds, &label, None)?;
+        let verdict = match v.kind() {
+            ValueKind::Bool if v.is_true() => return Ok(None),
+            ValueKind::Bool => "gave false".to_owned(),
+            _ => format!("gave {}, which is not true or false", show(&v)),
+        };
+        let message = self.render(&invariant.message, invariant.file, holds.location, &label())?;
+        let policy = self.graph.policy();
+        let source = &policy.sources[invariant.file];
+        let profile_revision = profile.revision().unwrap_or_default();
+        Ok(Some(
+            Error::new(
+                ErrorKind::Invariant,
+                format!("invariant `{}` violated: {message}", invariant.id),
+            )
+            .at(
+                &source.name,
+                &source.text,
+                crate::policy::position(holds.location),
+            )
+            .help(format!("invariant: {}", invariant.title))
+            .help(format!("`holds: {}` {verdict}", holds.text.trim()))
+            .help(format!(
+                "profile `{}`, revision {profile_revision}",
+                self.profile_name
+            ))
+            .help(format!(
+                "policy `{}` {}, revision {}",
+                policy.meta.name.get(self.graph.lang()),
+                policy.meta.version,
+                policy.revision
+            ))
+            .help(
+                "a decision that contradicts itself is not written: fix the rules, or the invariant if it is the one at fault",
+            ),
+        ))
     }
 
     fn output_string(&self, e: &Expr<'_>, name: &str) -> Result<String> {
@@ -660,6 +742,16 @@ impl Run<'_> {
     }
 
     fn eval(&self, expr: &Expr<'_>, node: &str, bound: Option<(&str, Value)>) -> Result<Value> {
+        self.eval_labelled(expr, &|| format!("node `{node}`"), bound)
+    }
+
+    /// [`Run::eval`], with what failed named by `label` (called only on failure).
+    fn eval_labelled(
+        &self,
+        expr: &Expr<'_>,
+        label: &dyn Fn() -> String,
+        bound: Option<(&str, Value)>,
+    ) -> Result<Value> {
         let fast = expr.fast.as_ref();
         if let Some(v) = fast.and_then(|f| f.eval(&self.slots, bound.as_ref().map(|(_, v)| v))) {
             return Ok(v);
@@ -673,28 +765,36 @@ impl Run<'_> {
             }),
         };
         expr.compiled.eval(ctx).map_err(|e| {
-            self.fail_expr(
-                expr,
-                node,
-                &format!("node `{node}` failed: {}", mj_message(&e)),
-            )
+            self.fail_expr(expr, "", &format!("{} failed: {}", label(), mj_message(&e)))
         })
     }
 
     fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {
+        self.render(
+            template,
+            node.file,
+            node.location,
+            &format!("node `{}`", node.id),
+        )
+    }
+
+    /// Renders text template `template` of `label` (written at `file`, `location`).
+    fn render(
+        &self,
+        template: &str,
+        file: usize,
+        location: Location,
+        label: &str,
+    ) -> Result<String> {
         let env = &self.graph.owner().env;
         env.get_template(template)
             .and_then(|t| t.render(self.root.clone()))
             .map(|s| crate::expr::flow_text(&s))
             .map_err(|e| {
                 self.fail_at(
-                    node.file,
-                    node.location,
-                    &format!(
-                        "text `{template}` of node `{}` failed: {}",
-                        node.id,
-                        mj_message(&e)
-                    ),
+                    file,
+                    location,
+                    &format!("text `{template}` of {label} failed: {}", mj_message(&e)),
                 )
             })
     }

@@ -6,7 +6,8 @@
 //! is neither a node nor a root (`profile`, `offers`, `catalog`, `as_of`) is an error with a
 //! suggestion, a `profile.` path that the profile does not have is an error, and a cycle is
 //! reported with every node on it. Text templates (`met:`, `message:`, `text:`) are rendered after
-//! the whole graph is evaluated, so they may mention any node without adding edges.
+//! the whole graph is evaluated, so they may mention any node without adding edges. Invariants
+//! (`holds:`) are compiled like the outputs: they read nodes and are no node themselves.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -192,6 +193,23 @@ pub(crate) struct Outputs<'a> {
     pub sections: Vec<(&'a str, Expr<'a>)>,
 }
 
+/// A compiled invariant: like an output expression, it reads nodes and adds none.
+#[derive(Debug)]
+pub(crate) struct Invariant<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub holds: Expr<'a>,
+    /// The name of its `message:` template.
+    pub message: String,
+    pub file: usize,
+    /// Indices of the nodes `holds` reads.
+    pub deps: Vec<usize>,
+    /// Indices of the nodes the message mentions.
+    pub text_deps: Vec<usize>,
+    /// The `profile.` paths `holds` reads, as written.
+    pub profile_paths: Vec<String>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
@@ -207,6 +225,8 @@ pub(crate) struct Compiled<'a> {
     /// Per node: whether its value is the same for every profile (it reads no profile field,
     /// directly or through the nodes it reads).
     pub profile_free: Vec<bool>,
+    /// The policy's invariants, checked after every full evaluation.
+    pub invariants: Vec<Invariant<'a>>,
 }
 
 #[derive(Debug)]
@@ -345,6 +365,15 @@ fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     for n in &policy.checklist {
         add_text(&mut env, n.file, &n.item.id.value, "text", &n.item.text)?;
     }
+    for n in &policy.invariants {
+        add_text(
+            &mut env,
+            n.file,
+            &n.item.id.value,
+            "message",
+            &n.item.message,
+        )?;
+    }
     if let Some(n) = &policy.sensitivity {
         add_text(&mut env, n.file, "sensitivity", "text", &n.item.text)?;
         if let Some(unchanged) = &n.item.unchanged {
@@ -420,7 +449,7 @@ impl<'a> Scope<'a> {
                 .error_at(
                     file,
                     text.referenced,
-                    format!("node `{node}`: `{field}` is empty"),
+                    format!("{}: `{field}` is empty", subject(policy, node)),
                 )
                 .field(format!("{node}.{field}")));
         }
@@ -434,7 +463,10 @@ impl<'a> Scope<'a> {
                     .error_at(
                         file,
                         text.referenced,
-                        format!("node `{node}`: `{field}` does not compile: {detail}"),
+                        format!(
+                            "{}: `{field}` does not compile: {detail}",
+                            subject(policy, node)
+                        ),
                     )
                     .field(format!("{node}.{field}"))
                     .help(format!("the expression is: {}", text.value.trim()))
@@ -483,7 +515,7 @@ impl<'a> Scope<'a> {
                         .error_at(
                             file,
                             at,
-                            format!("node `{node}`: `{path}` is not a profile field"),
+                            format!("{}: `{path}` is not a profile field", subject(policy, node)),
                         )
                         .field(format!("{node}.{field}"))
                         .help(hint));
@@ -512,7 +544,10 @@ impl<'a> Scope<'a> {
                 .error_at(
                     file,
                     at,
-                    format!("node `{node}`: unknown name `{root}` in `{field}`"),
+                    format!(
+                        "{}: unknown name `{root}` in `{field}`",
+                        subject(policy, node)
+                    ),
                 )
                 .field(format!("{node}.{field}"));
             err = match suggest_name(root, candidates) {
@@ -553,6 +588,15 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// How errors name what `id` is: "node `x`", or "invariant `x`" (invariants are not nodes).
+fn subject(policy: &Policy, id: &str) -> String {
+    if policy.invariants.iter().any(|n| n.item.id.value == id) {
+        format!("invariant `{id}`")
+    } else {
+        format!("node `{id}`")
+    }
+}
+
 fn template_error(
     policy: &Policy,
     file: usize,
@@ -569,7 +613,10 @@ fn template_error(
         .error_at(
             file,
             text.referenced,
-            format!("node `{node}`: `{part}` template does not compile: {detail}{line}"),
+            format!(
+                "{}: `{part}` template does not compile: {detail}{line}",
+                subject(policy, node)
+            ),
         )
         .field(format!("{node}.{part}"))
 }
@@ -770,6 +817,13 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
             None
         }
     };
+    let mut invariants = Vec::with_capacity(policy.invariants.len());
+    for n in &policy.invariants {
+        match scope.invariant(n.file, &n.item) {
+            Ok(invariant) => invariants.push(invariant),
+            Err(e) => errors.extend(e.into_all()),
+        }
+    }
     if let Err(e) = order(policy, &nodes) {
         errors.push(e);
     }
@@ -791,6 +845,7 @@ fn compile_nodes<'a>(owner: &'a Owner) -> Result<Compiled<'a>> {
         output_deps: output_reads.nodes.into_iter().collect(),
         output_roots: output_reads.roots.into_iter().collect(),
         profile_free,
+        invariants,
     })
 }
 
@@ -983,6 +1038,34 @@ impl<'a> Scope<'a> {
             pick: s.pick,
         };
         Ok((body, reads))
+    }
+
+    /// An invariant: its `holds:` compiled like an output expression (it reads nodes and adds
+    /// no edge), its message checked like a warning's.
+    fn invariant(
+        &self,
+        file: usize,
+        n: &'a crate::policy::rules::Invariant,
+    ) -> Result<Invariant<'a>> {
+        let id = &n.id.value;
+        let mut reads = Reads::default();
+        let holds = self.expr(file, &n.holds, id, "holds", &[], &mut reads);
+        let text = self.text(file, &n.message, id, "message", &mut reads);
+        let holds = match (holds, text) {
+            (Ok(holds), Ok(())) => holds,
+            (Err(a), Err(b)) => return Err(Error::many(vec![a, b]).expect("two errors")),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        Ok(Invariant {
+            id,
+            title: n.title.get(self.owner.lang),
+            holds,
+            message: format!("{id}.message"),
+            file,
+            deps: reads.nodes.into_iter().collect(),
+            text_deps: reads.texts.into_iter().collect(),
+            profile_paths: reads.profile.into_iter().collect(),
+        })
     }
 
     fn outputs(&self) -> Result<(Outputs<'a>, Reads)> {

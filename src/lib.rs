@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The policy owner's toolkit works on the same pieces: `check` (what `decide validate` finds
-//! in a compiled graph, decision tables included), `suite` (policy test cases and coverage),
+//! in a compiled graph, decision tables and the search for profiles that break an invariant
+//! included), `suite` (policy test cases and coverage),
 //! `diff` (two graphs over the same profiles), `diagram` (the graph as Mermaid or DOT) and
 //! `schema` (JSON Schemas of the formats people write).
 //!
@@ -104,10 +105,6 @@ pub fn decide_with(
         let flips = sensitivity::analyse(graph, &profile, as_of, &evaluation)?;
         evaluation.decision.sensitivity = Some(flips);
     }
-    // The profile as read (defaults filled in), so two files that mean the same profile have
-    // the same revision; no second parse of the YAML.
-    evaluation.decision.audit.profile_revision = serde_json::to_value(&profile)
-        .ok()
-        .map(|v| revision::value(&v));
+    evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
 }

@@ -197,11 +197,20 @@ impl Profile {
         source.parse_yaml(ErrorKind::Profile)
     }
 
+    /// The profile's revision (see [`crate::revision::value`]) as read, defaults filled in, so
+    /// spelling out a default does not change it; no second parse of the YAML.
+    #[must_use]
+    pub fn revision(&self) -> Option<String> {
+        serde_json::to_value(self)
+            .ok()
+            .map(|v| crate::revision::value(&v))
+    }
+
     /// Offer ids the profile names (proposal, job hours, then measured hours), each with its
     /// place in the file.
     pub fn offer_references(&self) -> impl Iterator<Item = (&Spanned<String>, &'static str)> {
-        let proposal = self.proposal.offer.iter().map(|o| (o, "proposal.offer"));
-        let jobs = self.job.hours.keys().map(|k| (k, "job.hours"));
+        let proposal = self.proposal.offer.iter().map(|o| (o, OFFER_FIELD));
+        let jobs = self.job.hours.keys().map(|k| (k, OFFER_HOURS_FIELD));
         let measured = self.job.measured.iter().map(|m| (m, "job.measured"));
         proposal.chain(jobs).chain(measured)
     }
@@ -240,6 +249,11 @@ impl Profile {
         Ok(())
     }
 }
+
+/// The profile field that names one catalog offer.
+pub const OFFER_FIELD: &str = "proposal.offer";
+/// The profile field that maps catalog offer ids to a number (wall hours of the job).
+pub const OFFER_HOURS_FIELD: &str = "job.hours";
 
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]

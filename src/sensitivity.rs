@@ -20,7 +20,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use minijinja::value::Value;
 use serde_json::Value as J;
 
-use crate::check::tables::{OrderedF64, ancestors, numeric_constants, parts, types};
+use crate::check::space::{OrderedF64, numeric_constants, parts, types};
+use crate::check::tables::ancestors;
 use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};

@@ -138,7 +138,8 @@ pub struct Outcome {
 /// Runs every case of every file in `sources` against `graph`.
 ///
 /// A case file that does not parse is an error (it names file, line and field); a case the
-/// policy cannot decide is a failed case, and the run goes on.
+/// policy cannot decide is a failed case, and the run goes on. Every case also checks every
+/// invariant: a decision that breaks one fails the case with the error naming the invariant.
 pub fn run(graph: &Graph, sources: &[Source]) -> Result<Outcome> {
     let mut outcome = Outcome {
         coverage: Coverage {

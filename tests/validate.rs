@@ -1,7 +1,8 @@
 //! `decide validate` on the shipped rules and on copies with one kind of fault each.
 //!
-//! Data-driven: every `tests/validate/*.yaml` lists edits to a copy of `rules/`; the test runs
-//! `decide validate` on the copy and snapshots what a policy author sees, with the exit code.
+//! Data-driven: every `tests/validate/*.yaml` lists edits to a copy of `rules/` (an `append:` to
+//! a file the copy does not have creates it); the test runs `decide validate` on the copy and
+//! snapshots what a policy author sees, with the exit code.
 
 mod common;
 
@@ -51,7 +52,12 @@ fn validate_cases() {
         let rules = common::edited_rules(&[]);
         for edit in &case.edits {
             let file = rules.path().join(&edit.file);
-            let mut text = std::fs::read_to_string(&file).unwrap();
+            // A new rule file may be written whole with `append:`.
+            let mut text = if edit.replace.is_none() && !file.exists() {
+                String::new()
+            } else {
+                std::fs::read_to_string(&file).unwrap()
+            };
             if let Some(from) = &edit.replace {
                 assert!(
                     text.contains(from.as_str()),

@@ -1,5 +1,5 @@
-//! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, and the
-//! decision-table analysis of [`tables`].
+//! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, the
+//! decision-table analysis of [`tables`] and the search for broken invariants of [`invariants`].
 //!
 //! Loading and compiling already refuse what cannot run (schema, expressions, references,
 //! cycles, duplicate ids, fallbacks, catalog fields), all faults at once. What is left are
@@ -7,6 +7,8 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
+pub mod invariants;
+pub(crate) mod space;
 pub mod tables;
 
 use std::collections::HashSet;
@@ -17,6 +19,7 @@ use serde_saphyr::Location;
 use crate::error::Error;
 use crate::graph::{Body, Graph, Kind};
 
+pub use invariants::InvariantReport;
 pub use tables::TableReport;
 
 /// Everything `decide validate` found in a policy that compiles.
@@ -26,6 +29,8 @@ pub struct Report {
     pub findings: Vec<Error>,
     /// One entry per decision table.
     pub tables: Vec<TableReport>,
+    /// The search for profiles that break an invariant.
+    pub invariants: InvariantReport,
     /// How many nodes of each kind, in the order kinds are written.
     pub counts: Vec<(Kind, usize)>,
     pub offers: usize,
@@ -33,11 +38,12 @@ pub struct Report {
 }
 
 impl Report {
-    /// Every finding, the table analysis's included.
+    /// Every finding, the table analysis's and the invariant search's included.
     pub fn all_findings(&self) -> impl Iterator<Item = &Error> {
         self.findings
             .iter()
             .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
+            .chain(self.invariants.findings.iter())
     }
 }
 
@@ -57,20 +63,25 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
     Report {
         findings,
         tables: tables::analyse(graph, as_of),
+        invariants: invariants::search(graph, as_of),
         counts,
         offers: policy.offers.len(),
         files: policy.sources.len(),
     }
 }
 
-/// Facts, tables and selects whose value nothing reads: no node, no text, no output and not
-/// the memo template. Criteria, warnings and checklist items are read by the memo itself.
+/// Facts, tables and selects whose value nothing reads: no node, no text, no output, no
+/// invariant and not the memo template. Criteria, warnings and checklist items are read by the memo itself.
 fn unused_nodes(graph: &Graph) -> Vec<Error> {
     let c = graph.compiled();
     let mut used: HashSet<usize> = c.output_deps.iter().copied().collect();
     for node in &c.nodes {
         used.extend(&node.deps);
         used.extend(&node.text_deps);
+    }
+    for invariant in &c.invariants {
+        used.extend(&invariant.deps);
+        used.extend(&invariant.text_deps);
     }
     let mut in_templates: HashSet<&str> = HashSet::new();
     for (_, text) in crate::policy::embedded_templates() {
@@ -149,7 +160,8 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
         .nodes
         .iter()
         .flat_map(|n| n.exprs())
-        .chain(c.outputs.exprs());
+        .chain(c.outputs.exprs())
+        .chain(c.invariants.iter().map(|i| &i.holds));
     for e in exprs {
         for (id, how) in offer_literals(e.text, &keyed) {
             report(e.file, e.location, &id, how);

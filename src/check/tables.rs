@@ -1,18 +1,18 @@
 //! Decision-table analysis: gaps, overlaps and shadowed rows, each shown with an example profile.
 //!
 //! Row conditions are arbitrary expressions over profile fields and facts, so instead of solving
-//! them symbolically we evaluate them over a generated set of profiles that covers every
-//! enumerated value, both booleans, none where a field is optional, and each number the
-//! conditions (and the facts they read) mention together with its neighbours. Every finding
+//! them symbolically we evaluate them over a generated set of profiles ([`super::space`]) that
+//! covers every enumerated value, both booleans, none where a field is optional, and each number
+//! the conditions (and the facts they read) mention together with its neighbours. Every finding
 //! therefore comes with a real profile that shows it. The flip side, said in every message: a
 //! row reported as never winning is so over the generated set, which is built to hit each
 //! boundary the rules write down, not over every conceivable profile.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use minijinja::machinery::{Token, tokenize};
-use serde_json::{Map, Value as J};
+use serde_json::Value as J;
 
+use super::space::{base_value, decode, example, input_space, sample_index, set_path};
 use crate::error::Error;
 use crate::graph::{Body, Graph, Kind};
 use crate::policy::rules::{HitPolicy, NoMatch};
@@ -35,12 +35,6 @@ pub struct TableReport {
     /// The profile fields varied.
     pub inputs: Vec<String>,
     pub findings: Vec<Error>,
-}
-
-/// One input dimension: a profile leaf path (without `profile.`) and the values tried.
-struct Dimension {
-    path: Vec<String>,
-    values: Vec<J>,
 }
 
 /// Analyses every table of the graph.
@@ -82,23 +76,7 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());
     }
-    let constants = numeric_constants(&texts);
-    let mut dimensions = Vec::new();
-    let mut seen = HashSet::new();
-    for path in paths {
-        let parts: Vec<String> = path.split('.').skip(1).map(str::to_owned).collect();
-        leaves(
-            schema,
-            schema,
-            parts,
-            &constants,
-            &mut dimensions,
-            &mut seen,
-        );
-    }
-    // In the order the profile format lists its fields, so examples read like a profile.
-    let order = schema_order(schema, schema, &mut Vec::new());
-    dimensions.sort_by_key(|d| order.iter().position(|p| *p == d.path));
+    let dimensions = input_space(schema, paths, &texts, &[]);
     let base = base_value(schema, schema);
     // Saturating: a huge space is sampled all the same (found by reading the fuzz findings: a
     // row listing thousands of numbers overflowed the product and the stride).
@@ -286,299 +264,22 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
     report
 }
 
-/// The `k`-th of `samples` combinations spread over `combinations`: k × stride modulo the space,
-/// with the stride (about combinations / samples) made coprime to the space. An even spacing
-/// whose stride shares a factor with the space would never vary the dimensions that factor
-/// covers (with a stride divisible by 8, the last three yes/no fields were always `false`, so a
-/// row needing one of them looked dead); a coprime stride visits distinct combinations that
-/// vary every dimension. Never exceeds the space, however large.
-fn sample_index(k: usize, combinations: u128, samples: usize) -> u128 {
-    if combinations <= samples as u128 {
-        return k as u128;
-    }
-    let mut stride = (combinations / samples.max(1) as u128).max(1);
-    while gcd(stride, combinations) != 1 {
-        stride += 1;
-    }
-    ((k as u128) % combinations).wrapping_mul(stride) % combinations
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
 /// Every node `target` reads, directly or through others.
 pub(crate) fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
+    reached_from(graph, &graph.compiled().nodes[target].deps)
+}
+
+/// The nodes `deps`, and every node they read, directly or through others.
+pub(crate) fn reached_from(graph: &Graph, deps: &[usize]) -> HashSet<usize> {
     let c = graph.compiled();
     let mut seen = HashSet::new();
-    let mut stack = c.nodes[target].deps.clone();
+    let mut stack = deps.to_vec();
     while let Some(i) = stack.pop() {
         if seen.insert(i) {
             stack.extend(&c.nodes[i].deps);
         }
     }
     seen
-}
-
-/// Every integer and decimal literal in `texts`, read with minijinja's own tokenizer (so that
-/// digits inside strings and names are not mistaken for numbers).
-pub(crate) fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
-    let mut out = BTreeSet::new();
-    for text in texts {
-        for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()).flatten() {
-            match token.0 {
-                #[allow(clippy::cast_precision_loss)] // policy constants are small
-                Token::Int(i) => {
-                    out.insert(OrderedF64(i as f64));
-                }
-                Token::Float(f) if f.is_finite() => {
-                    out.insert(OrderedF64(f));
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-/// A finite float with a total order, for sets of constants.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct OrderedF64(pub f64);
-impl Eq for OrderedF64 {}
-impl PartialOrd for OrderedF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrderedF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
-/// Resolves `$ref`, and `allOf` / `anyOf` wrappers of one schema, into its parts; `nullable` is
-/// set when one part is `{type: null}`.
-pub(crate) fn parts<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
-    let schema = crate::graph::resolve_ref(root, schema);
-    let mut wrapped = false;
-    for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(list) = schema.get(key).and_then(J::as_array) {
-            wrapped = true;
-            for sub in list {
-                parts(root, sub, out, nullable);
-            }
-        }
-    }
-    if schema.get("type") == Some(&J::from("null")) {
-        *nullable = true;
-    } else if !wrapped || schema.get("type").is_some() || schema.get("enum").is_some() {
-        out.push(schema);
-    }
-}
-
-/// The leaf dimensions under `path` (a profile field, or an object whose fields all count).
-fn leaves(
-    root: &J,
-    schema: &J,
-    path: Vec<String>,
-    constants: &BTreeSet<OrderedF64>,
-    out: &mut Vec<Dimension>,
-    seen: &mut HashSet<Vec<String>>,
-) {
-    // Walk down to the field.
-    let mut node = schema;
-    for key in &path {
-        let mut ps = Vec::new();
-        parts(root, node, &mut ps, &mut false);
-        let Some(next) = ps
-            .iter()
-            .find_map(|p| p.get("properties").and_then(|props| props.get(key)))
-        else {
-            return; // inside an open map (e.g. job hours by offer): not varied
-        };
-        node = next;
-    }
-    let mut ps = Vec::new();
-    let mut nullable = false;
-    parts(root, node, &mut ps, &mut nullable);
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        for key in props.keys() {
-            let mut sub = path.clone();
-            sub.push(key.clone());
-            leaves(root, schema, sub, constants, out, seen);
-        }
-        return;
-    }
-    if !seen.insert(path.clone()) {
-        return;
-    }
-    let mut values = candidates(root, &ps, constants);
-    if values.is_empty() {
-        return;
-    }
-    if nullable || types(&ps).contains("null") {
-        values.push(J::Null);
-    }
-    out.push(Dimension { path, values });
-}
-
-pub(crate) fn types<'a>(ps: &[&'a J]) -> BTreeSet<&'a str> {
-    let mut out = BTreeSet::new();
-    for p in ps {
-        match p.get("type") {
-            Some(J::String(t)) => {
-                out.insert(t.as_str());
-            }
-            Some(J::Array(list)) => out.extend(list.iter().filter_map(J::as_str)),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Every field path of the schema, depth first in the order the schema lists them.
-fn schema_order(root: &J, schema: &J, prefix: &mut Vec<String>) -> Vec<Vec<String>> {
-    let mut ps = Vec::new();
-    parts(root, schema, &mut ps, &mut false);
-    let mut out = Vec::new();
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        for (key, sub) in props {
-            prefix.push(key.clone());
-            out.push(prefix.clone());
-            out.extend(schema_order(root, sub, prefix));
-            prefix.pop();
-        }
-    }
-    out
-}
-
-/// The values tried for one leaf field.
-fn candidates(root: &J, ps: &[&J], constants: &BTreeSet<OrderedF64>) -> Vec<J> {
-    if let Some(list) = ps.iter().find_map(|p| p.get("enum").and_then(J::as_array)) {
-        return list.iter().filter(|v| !v.is_null()).cloned().collect();
-    }
-    let types = types(ps);
-    if types.contains("boolean") {
-        return vec![J::from(false), J::from(true)];
-    }
-    if types.contains("array") {
-        // A set of enumerated values: try empty and each value alone.
-        let items = ps.iter().find_map(|p| p.get("items"));
-        let mut item_parts = Vec::new();
-        if let Some(items) = items {
-            parts(root, items, &mut item_parts, &mut false);
-        }
-        let Some(list) = item_parts
-            .iter()
-            .find_map(|p| p.get("enum").and_then(J::as_array))
-        else {
-            return Vec::new();
-        };
-        let mut out = vec![J::Array(Vec::new())];
-        out.extend(list.iter().map(|v| J::Array(vec![v.clone()])));
-        return out;
-    }
-    let integer = types.contains("integer");
-    if !integer && !types.contains("number") {
-        return Vec::new();
-    }
-    let bound = |key: &str| ps.iter().find_map(|p| p.get(key).and_then(J::as_f64));
-    let (min, exclusive_min, max) = (
-        bound("minimum"),
-        bound("exclusiveMinimum"),
-        bound("maximum"),
-    );
-    let lowest = min
-        .or(exclusive_min.map(|e| e + 1.0))
-        .unwrap_or(0.0)
-        .max(1.0);
-    let mut values: BTreeSet<OrderedF64> = BTreeSet::from([OrderedF64(lowest)]);
-    for &OrderedF64(c) in constants {
-        for v in [c - 1.0, c, c + 1.0] {
-            values.insert(OrderedF64(v));
-        }
-    }
-    values
-        .into_iter()
-        .map(|OrderedF64(v)| v)
-        .filter(|&v| {
-            min.is_none_or(|m| v >= m)
-                && exclusive_min.is_none_or(|m| v > m)
-                && max.is_none_or(|m| v <= m)
-                && (!integer || v.fract() == 0.0)
-        })
-        .map(|v| {
-            #[allow(clippy::cast_possible_truncation)] // checked whole and small above
-            if v.fract() == 0.0 && v.abs() < 1e15 {
-                J::from(v as i64)
-            } else {
-                J::from(v)
-            }
-        })
-        .collect()
-}
-
-/// The smallest valid profile: every required field with its first or lowest value.
-fn base_value(root: &J, schema: &J) -> J {
-    let mut ps = Vec::new();
-    parts(root, schema, &mut ps, &mut false);
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        let required: BTreeSet<&str> = ps
-            .iter()
-            .filter_map(|p| p.get("required").and_then(J::as_array))
-            .flatten()
-            .filter_map(J::as_str)
-            .collect();
-        let mut map = Map::new();
-        for (key, sub) in props {
-            if required.contains(key.as_str()) {
-                map.insert(key.clone(), base_value(root, sub));
-            }
-        }
-        return J::Object(map);
-    }
-    if types(&ps).contains("string") && !ps.iter().any(|p| p.get("enum").is_some()) {
-        return J::from("generated profile");
-    }
-    candidates(root, &ps, &BTreeSet::new())
-        .into_iter()
-        .next()
-        .unwrap_or(J::Null)
-}
-
-/// The `index`-th combination of the dimensions' values (mixed radix).
-fn decode(mut index: u128, dimensions: &[Dimension]) -> Vec<&J> {
-    let mut out = Vec::with_capacity(dimensions.len());
-    for d in dimensions.iter().rev() {
-        let n = d.values.len() as u128;
-        out.push(&d.values[usize::try_from(index % n).unwrap_or(0)]);
-        index /= n;
-    }
-    out.reverse();
-    out
-}
-
-use crate::profile::set_field as set_path;
-
-/// The varied fields of one generated profile, nested as in a profile file.
-fn example(dimensions: &[Dimension], assignment: &[&J]) -> J {
-    let mut value = J::Object(Map::new());
-    for (d, v) in dimensions.iter().zip(assignment) {
-        set_path(&mut value, &d.path, (*v).clone());
-    }
-    value
 }
 
 /// An example profile on one line, in YAML flow style (`none` for null).

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::check::{self, TableReport, tables::thousands};
+use crate::check::{self, InvariantReport, TableReport, tables::thousands};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::policy::rules::HitPolicy;
@@ -14,8 +14,9 @@ use super::Outcome;
 /// Check a rules folder: every static check, each finding with its place and a fix.
 ///
 /// Checks the schema of the rule files, expressions, references, cycles, unused nodes, duplicate
-/// ids, offer ids, and decision-table gaps, overlaps and shadowed rows (each with an example
-/// profile).
+/// ids, offer ids, decision-table gaps, overlaps and shadowed rows (each with an example
+/// profile), and searches generated profiles for one that breaks an invariant (reported with
+/// the smallest found, as a profile to run).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -96,6 +97,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
     for table in &report.tables {
         let _ = writeln!(out, "{}", table_line(table));
     }
+    if report.invariants.invariants > 0 {
+        let _ = writeln!(out, "{}", invariants_line(&report.invariants));
+    }
     let findings = report.all_findings().count();
     if findings == 0 {
         out.push_str("Clean: no findings.\n");
@@ -110,6 +114,33 @@ pub fn run(args: &Args) -> Result<Outcome> {
         super::print(&out)?;
         Ok(Outcome::Flagged)
     }
+}
+
+/// The invariant search: what was generated and what was found.
+fn invariants_line(r: &InvariantReport) -> String {
+    let failed = if r.failed > 0 {
+        format!(", {} could not be evaluated", thousands(r.failed as u128))
+    } else {
+        String::new()
+    };
+    let found = match r.violated.len() {
+        0 => "none violated".to_owned(),
+        n => format!(
+            "{n} violated ({})",
+            r.violated
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "Invariants ({}): {} generated profiles searched ({} from the values tried per field, {} random){failed}: {found}.",
+        r.invariants,
+        thousands(r.searched as u128),
+        thousands(r.boundary as u128),
+        thousands(r.searched.saturating_sub(r.boundary) as u128),
+    )
 }
 
 /// One line per table: what was generated and what was found.

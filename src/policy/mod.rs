@@ -16,8 +16,8 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::source::Source;
 use rules::{
-    ChecklistItem, Criterion, Fact, FieldType, Outputs, PolicyMeta, RuleFile, Select, Table,
-    Warning,
+    ChecklistItem, Criterion, Fact, FieldType, Invariant, Outputs, PolicyMeta, RuleFile, Select,
+    Table, Warning,
 };
 
 /// The default rules, embedded at build time.
@@ -81,6 +81,8 @@ pub struct Policy {
     pub questions: Vec<Located<rules::Question>>,
     /// The what-would-change-the-answer analysis, if the policy asks for one.
     pub sensitivity: Option<Located<rules::Sensitivity>>,
+    /// Statements every decision must satisfy (not nodes: see [`rules::Invariant`]).
+    pub invariants: Vec<Located<Invariant>>,
 }
 
 impl Policy {
@@ -175,6 +177,7 @@ impl Policy {
             checklist: Vec::new(),
             questions: Vec::new(),
             sensitivity: None,
+            invariants: Vec::new(),
         };
         for (file, rf) in files.into_iter().enumerate() {
             builder.add(file, rf);
@@ -226,6 +229,7 @@ struct Builder<'a> {
     checklist: Vec<Located<ChecklistItem>>,
     questions: Vec<Located<rules::Question>>,
     sensitivity: Option<Located<rules::Sensitivity>>,
+    invariants: Vec<Located<Invariant>>,
 }
 
 impl Builder<'_> {
@@ -286,6 +290,7 @@ impl Builder<'_> {
         self.warnings.extend(located(file, rf.warnings));
         self.checklist.extend(located(file, rf.checklist));
         self.questions.extend(located(file, rf.questions));
+        self.invariants.extend(located(file, rf.invariants));
     }
 
     fn finish(mut self, origin: PolicyOrigin) -> (Option<Policy>, Vec<Error>) {
@@ -337,6 +342,7 @@ impl Builder<'_> {
             checklist: self.checklist,
             questions: self.questions,
             sensitivity: self.sensitivity,
+            invariants: self.invariants,
         };
         check_ids(&policy, &mut self.errors);
         (Some(policy), self.errors)
@@ -486,11 +492,12 @@ const KEYWORDS: &[&str] = &[
     "loop", "self", "super", "offer",
 ];
 
-/// Node ids are unique across the policy, look like identifiers and avoid reserved names; row
-/// ids are unique within their table.
+/// Node and invariant ids are unique across the policy, look like identifiers and avoid
+/// reserved names; row ids are unique within their table.
 fn check_ids(policy: &Policy, errors: &mut Vec<Error>) {
     let mut seen: HashMap<&str, (usize, Location)> = HashMap::new();
-    let all = node_ids(policy);
+    let mut all = node_ids(policy);
+    all.extend(policy.invariants.iter().map(|n| (n.file, &n.item.id)));
     for (file, id) in &all {
         let name = id.value.as_str();
         let err = |msg: String| policy.error_at(*file, id.referenced, msg).field("id");

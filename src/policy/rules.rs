@@ -60,6 +60,11 @@ pub struct RuleFile {
     /// (at most one file has it).
     #[serde(default)]
     pub sensitivity: Option<Sensitivity>,
+    /// Statements about the decision that must hold for every profile: a decision that breaks
+    /// one contradicts itself and is refused (no memo is written), and `decide validate`
+    /// searches generated profiles for one that breaks it.
+    #[serde(default)]
+    pub invariants: Vec<Invariant>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -296,6 +301,24 @@ pub struct Warning {
     #[schemars(with = "String")]
     pub when: Expr,
     /// Template of the message shown.
+    #[schemars(with = "Words")]
+    pub message: Template,
+}
+
+/// A statement that must hold for every decision. It reads nodes like an output expression
+/// does, and is no node itself: it has no value in the record, the trace or the graph.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Invariant {
+    /// Unique among all node ids and invariant ids.
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: Words,
+    /// Must evaluate to true for every profile; false (or anything but true or false) is a
+    /// violation.
+    #[schemars(with = "String")]
+    pub holds: Expr,
+    /// Template of the message shown when `holds` is not true.
     #[schemars(with = "Words")]
     pub message: Template,
 }

@@ -1,0 +1,347 @@
+//! Invariants: a decision that breaks one is refused everywhere a decision is made (`decide`,
+//! `decide batch`, `decide test`, the library), never in the sensitivity analysis's partial
+//! re-evaluations; `decide validate`'s counterexample is a profile that can be run.
+
+mod common;
+
+use std::path::Path;
+
+use decide::{ErrorKind, Graph, Policy, Source};
+
+/// A copy of the shipped rules with `invariants.yaml` holding `yaml`.
+fn rules_with(yaml: &str) -> tempfile::TempDir {
+    let dir = common::edited_rules(&[]);
+    std::fs::write(dir.path().join("invariants.yaml"), yaml).unwrap();
+    dir
+}
+
+/// Busy small models are put on bare metal, so this invariant is wrong for them.
+const SMALL_MODELS_RENT_CONTAINERS: &str = r#"
+invariants:
+  - id: offer_matches_deployment
+    title: The recommended offer is of the deployment's kind
+    holds: recommended_offer.kind == deployment
+    message: "the deployment is {{ deployment }}, but the offer is {{ recommended_offer.kind }}"
+  - id: small_models_rent_containers
+    title: Models under 10B parameters rent containers
+    holds: profile.workload.model_params_b >= 10 or deployment == 'container'
+    message: "a {{ profile.workload.model_params_b | num }}B model is put on {{ recommended_offer.id }}"
+"#;
+
+fn rules_arg(dir: &Path) -> &str {
+    dir.to_str().unwrap()
+}
+
+#[test]
+fn a_violation_exits_1_names_the_invariant_and_writes_no_file() {
+    let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
+    let out_dir = tempfile::tempdir().unwrap();
+    let output = out_dir.path().join("memo.md");
+    let out = common::run(&[
+        "examples/lora-7b-4090.yaml",
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        !output.exists(),
+        "no memo is written for a broken invariant"
+    );
+    assert_eq!(
+        std::fs::read_dir(out_dir.path()).unwrap().count(),
+        0,
+        "no temporary file is left behind"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "error: invariant `small_models_rent_containers` violated: a 7B model is put on rtx4090-x8-sichuan2"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("invariants.yaml:9:12"), "{err}");
+    assert!(
+        err.contains("help: invariant: Models under 10B parameters rent containers"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: profile `Support-bot 7B LoRA`, revision sha256:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: policy `GPU procurement policy"),
+        "{err}"
+    );
+
+    // Without the invariant the same profile is decided.
+    let out = common::run(&[
+        "examples/lora-7b-4090.yaml",
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules_with("invariants: []\n").path()),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn the_library_returns_an_invariant_error() {
+    let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
+    let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap()).unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lora-7b-4090.yaml"),
+    )
+    .unwrap();
+    let err = common::decide_text(&graph, &text).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Invariant);
+    assert_eq!(err.exit_code(), 1);
+    // A container case keeps both invariants and is decided.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/container-light-inference.yaml"),
+    )
+    .unwrap();
+    assert!(common::decide_text(&graph, &text).is_ok());
+}
+
+#[test]
+fn the_sensitivity_analysis_does_not_check_invariants() {
+    // 200 busy hours on bare metal for compliance: the analysis varies the busy hours upwards
+    // (still bare metal) and so evaluates profiles that break this invariant, yet the profile
+    // itself keeps it and its memo (with the analysis) is written.
+    let rules = rules_with(
+        r#"
+invariants:
+  - id: bare_metal_under_300_hours
+    title: Bare metal only under 300 busy hours
+    holds: profile.usage.hours_per_gpu_month < 300 or deployment == 'container'
+    message: "bare metal at {{ profile.usage.hours_per_gpu_month }} hours"
+"#,
+    );
+    let out = common::run(&[
+        "examples/compliance-only.yaml",
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let memo = String::from_utf8(out.stdout).unwrap();
+    assert!(memo.contains("What would change the answer"), "{memo}");
+    // The same profile at 400 busy hours, decided in full, is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let busier = dir.path().join("busier.yaml");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/compliance-only.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        &busier,
+        text.replace("hours_per_gpu_month: 200", "hours_per_gpu_month: 400"),
+    )
+    .unwrap();
+    let out = common::run(&[
+        busier.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_batch_reports_the_violating_profile_and_decides_the_rest() {
+    let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    let stream = format!(
+        "{}---\n{}---\n{}",
+        read("container-light-inference.yaml"),
+        read("lora-7b-4090.yaml"),
+        read("pretrain-70b-job.yaml")
+    );
+    let fleet = dir.path().join("fleet.yaml");
+    std::fs::write(&fleet, &stream).unwrap();
+    let second = stream
+        .lines()
+        .position(|l| l == "---")
+        .map(|i| i + 2)
+        .unwrap();
+    let out = common::run(&[
+        "batch",
+        fleet.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = lines
+        .iter()
+        .map(|r| r["profile"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(!names.contains(&"Support-bot 7B LoRA"), "{names:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invariant `small_models_rent_containers` violated"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("the profile is at {}:{second}", fleet.display())),
+        "{err}"
+    );
+    assert!(err.contains("3 profiles: 2 decided, 1 failed."), "{err}");
+}
+
+#[test]
+fn decide_test_names_the_violated_invariant() {
+    let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
+    let out = common::run(&["test", "--rules", rules_arg(rules.path())]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("FAIL"), "{text}");
+    assert!(
+        text.contains("error: invariant `small_models_rent_containers` violated"),
+        "{text}"
+    );
+    assert!(!text.contains("offer_matches_deployment"), "{text}");
+}
+
+#[test]
+fn an_unknown_name_in_holds_is_a_load_error_with_a_suggestion() {
+    let rules = rules_with(
+        r#"
+invariants:
+  - id: offer_matches_deployment
+    title: The recommended offer is of the deployment's kind
+    holds: recommended_offer.kind == deploymnet
+    message: "{{ deployment }}"
+"#,
+    );
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("invariant `offer_matches_deployment`: unknown name `deploymnet` in `holds`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `deployment`?"), "{err}");
+    assert!(err.contains("invariants.yaml:5:12"), "{err}");
+}
+
+#[test]
+fn invariant_ids_are_unique_among_nodes_and_invariants() {
+    let rules = rules_with(
+        r#"
+invariants:
+  - id: offer_matches_deployment
+    title: one
+    holds: "true"
+    message: one
+  - id: offer_matches_deployment
+    title: two
+    holds: "true"
+    message: two
+"#,
+    );
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("duplicate id `offer_matches_deployment`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_node_read_only_by_an_invariant_is_used() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("zz-extra.yaml"),
+        r#"
+facts:
+  - id: extra_floor_cny
+    title: A floor only the invariant reads
+    value: 0
+    type: number
+invariants:
+  - id: costs_are_not_negative
+    title: The monthly cost is not negative
+    holds: recommended_monthly_cny >= extra_floor_cny
+    message: "a monthly cost of {{ recommended_monthly_cny }}"
+"#,
+    )
+    .unwrap();
+    let out = common::run(&[
+        "validate",
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("never used"), "{text}");
+    assert!(text.contains("Invariants (1): "), "{text}");
+    assert!(
+        text.ends_with("none violated.\nClean: no findings.\n"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+#[test]
+fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
+    let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
+    let out = common::run(&[
+        "validate",
+        "--as-of",
+        common::AS_OF,
+        "--rules",
+        rules_arg(rules.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("warning: invariant `small_models_rent_containers` can be violated: "),
+        "{text}"
+    );
+    assert!(
+        text.contains(": 1 violated (`small_models_rent_containers`).\n1 finding.\n"),
+        "{text}"
+    );
+    // The YAML under the finding's help, unindented.
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.ends_with(" name: generated profile"));
+    let first = lines.next().expect("a counterexample");
+    let indent = first.len() - "name: generated profile".len();
+    let mut yaml = String::new();
+    for line in std::iter::once(first)
+        .chain(lines.take_while(|l| l.len() > indent && l[..indent].trim().is_empty()))
+    {
+        yaml.push_str(&line[indent..]);
+        yaml.push('\n');
+    }
+    let source = Source::new("counterexample.yaml", yaml.as_str());
+    let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap()).unwrap();
+    let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Invariant, "{yaml}");
+    assert!(
+        err.message()
+            .starts_with("invariant `small_models_rent_containers` violated"),
+        "{yaml}"
+    );
+}
