@@ -397,7 +397,9 @@ fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
         .iter()
         .map(|o| {
             let fields = serde_json::Value::Object(o.item.fields.clone());
-            Value::from(minijinja::value::Serde(crate::lang::localize(&fields, lang)))
+            Value::from(minijinja::value::Serde(crate::lang::localize(
+                &fields, lang,
+            )))
         })
         .collect();
     let catalog = Value::from_pairs(

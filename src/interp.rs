@@ -426,7 +426,10 @@ fn binary(op: Op, l: &Value, r: &Value) -> Option<Value> {
         Op::NotIn => contains(r, l).map(|c| Value::from(!c)),
         // Two lists concatenate (minijinja gives an iterator; `| list` makes it a list again).
         Op::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => Some(Value::from(
-            l.try_iter().ok()?.chain(r.try_iter().ok()?).collect::<Vec<_>>(),
+            l.try_iter()
+                .ok()?
+                .chain(r.try_iter().ok()?)
+                .collect::<Vec<_>>(),
         )),
         Op::Add => arith(i128::checked_add, |a, b| Some(a + b)),
         Op::Sub => arith(i128::checked_sub, |a, b| Some(a - b)),

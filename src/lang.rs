@@ -88,7 +88,11 @@ pub fn localize(value: &serde_json::Value, lang: Lang) -> serde_json::Value {
             let zh = m.get("zh").filter(|_| lang == Lang::Zh);
             zh.or_else(|| m.get("en")).cloned().unwrap_or(J::Null)
         }
-        J::Object(m) => J::Object(m.iter().map(|(k, v)| (k.clone(), localize(v, lang))).collect()),
+        J::Object(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), localize(v, lang)))
+                .collect(),
+        ),
         J::Array(items) => J::Array(items.iter().map(|v| localize(v, lang)).collect()),
         other => other.clone(),
     }

@@ -26,9 +26,9 @@ use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};
 use crate::graph::{Body, Graph, Kind};
-use crate::profile::Profile;
 use crate::policy::ROOT_NAMES;
 use crate::policy::rules::FieldType;
+use crate::profile::Profile;
 
 /// Most doubling steps tried in one direction from the profile's value.
 const MAX_DOUBLINGS: u32 = 16;
