@@ -353,26 +353,22 @@ fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             &n.item.not_met,
         )?;
     }
-    for n in &policy.warnings {
-        add_text(
-            &mut env,
-            n.file,
-            &n.item.id.value,
-            "message",
-            &n.item.message,
-        )?;
+    // Warnings and invariants both have a `message:` (an invariant's is shown only when broken).
+    let messages = policy
+        .warnings
+        .iter()
+        .map(|n| (n.file, &n.item.id.value, &n.item.message))
+        .chain(
+            policy
+                .invariants
+                .iter()
+                .map(|n| (n.file, &n.item.id.value, &n.item.message)),
+        );
+    for (file, id, message) in messages {
+        add_text(&mut env, file, id, "message", message)?;
     }
     for n in &policy.checklist {
         add_text(&mut env, n.file, &n.item.id.value, "text", &n.item.text)?;
-    }
-    for n in &policy.invariants {
-        add_text(
-            &mut env,
-            n.file,
-            &n.item.id.value,
-            "message",
-            &n.item.message,
-        )?;
     }
     if let Some(n) = &policy.sensitivity {
         add_text(&mut env, n.file, "sensitivity", "text", &n.item.text)?;

@@ -230,28 +230,20 @@ fn the_article_numbers_come_out() {
             .iter()
             .find(|j| j["offer"] == id)
             .unwrap()[field]
-            .as_f64()
-            .unwrap()
-    };
-    let jobs_field = |jobs: &serde_json::Value, id: &str, field: &str| {
-        jobs.as_array()
-            .unwrap()
-            .iter()
-            .find(|j| j["offer"] == id)
-            .unwrap()[field]
             .clone()
     };
     let jobs = &d.costs["jobs"];
     // Amortised, the article's arithmetic: monthly price / 720 h × job hours.
-    assert!((job(jobs, "h100-x8-ningxia1", "cost_cny") - 20_272.0).abs() < 0.5);
-    assert!((job(jobs, "ascend910b-x8-huawei", "cost_cny") - 12_367.0).abs() < 0.5);
+    let amortised = |id: &str| job(jobs, id, "cost_cny").as_f64().unwrap();
+    assert!((amortised("h100-x8-ningxia1") - 20_272.0).abs() < 0.5);
+    assert!((amortised("ascend910b-x8-huawei") - 12_367.0).abs() < 0.5);
     // Billed: a box sold by the month bills a whole month for a 168 h or 420 h job.
     assert_eq!(
-        jobs_field(jobs, "h100-x8-ningxia1", "billed_cny"),
+        job(jobs, "h100-x8-ningxia1", "billed_cny"),
         serde_json::json!(86880)
     );
     assert_eq!(
-        jobs_field(jobs, "ascend910b-x8-huawei", "billed_cny"),
+        job(jobs, "ascend910b-x8-huawei", "billed_cny"),
         serde_json::json!(21200)
     );
 
@@ -260,15 +252,15 @@ fn the_article_numbers_come_out() {
     let d = common::decide_text(&graph, &example).unwrap().decision;
     let jobs = &d.costs["jobs"];
     assert_eq!(
-        jobs_field(jobs, "h100-x8-ningxia1", "hours"),
+        job(jobs, "h100-x8-ningxia1", "hours"),
         serde_json::json!(339.2)
     );
     assert_eq!(
-        jobs_field(jobs, "ascend910b-x8-huawei", "hours"),
+        job(jobs, "ascend910b-x8-huawei", "hours"),
         serde_json::json!(1198.0)
     );
     assert_eq!(
-        jobs_field(jobs, "ascend910b-x8-huawei", "billed_cny"),
+        job(jobs, "ascend910b-x8-huawei", "billed_cny"),
         serde_json::json!(42400)
     );
     let meets = &d.sections["estimates"]["meets_deadline"];
