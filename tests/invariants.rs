@@ -32,6 +32,13 @@ fn rules_arg(dir: &Path) -> &str {
     dir.to_str().unwrap()
 }
 
+/// `decide ARGS... --as-of AS_OF --rules RULES`.
+fn run_with(rules: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.extend(["--as-of", common::AS_OF, "--rules", rules_arg(rules)]);
+    common::run(&all)
+}
+
 #[test]
 fn a_violation_exits_1_names_the_invariant_and_writes_no_file() {
     let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
@@ -79,13 +86,10 @@ fn a_violation_exits_1_names_the_invariant_and_writes_no_file() {
     );
 
     // Without the invariant the same profile is decided.
-    let out = common::run(&[
-        "examples/lora-7b-4090.yaml",
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules_with("invariants: []\n").path()),
-    ]);
+    let out = run_with(
+        rules_with("invariants: []\n").path(),
+        &["examples/lora-7b-4090.yaml"],
+    );
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -122,13 +126,7 @@ invariants:
     message: "bare metal at {{ profile.usage.hours_per_gpu_month }} hours"
 "#,
     );
-    let out = common::run(&[
-        "examples/compliance-only.yaml",
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules.path()),
-    ]);
+    let out = run_with(rules.path(), &["examples/compliance-only.yaml"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -149,13 +147,7 @@ invariants:
         text.replace("hours_per_gpu_month: 200", "hours_per_gpu_month: 400"),
     )
     .unwrap();
-    let out = common::run(&[
-        busier.to_str().unwrap(),
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules.path()),
-    ]);
+    let out = run_with(rules.path(), &[busier.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -178,14 +170,7 @@ fn a_batch_reports_the_violating_profile_and_decides_the_rest() {
         .position(|l| l == "---")
         .map(|i| i + 2)
         .unwrap();
-    let out = common::run(&[
-        "batch",
-        fleet.to_str().unwrap(),
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules.path()),
-    ]);
+    let out = run_with(rules.path(), &["batch", fleet.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
@@ -285,13 +270,7 @@ invariants:
 "#,
     )
     .unwrap();
-    let out = common::run(&[
-        "validate",
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules.path()),
-    ]);
+    let out = run_with(rules.path(), &["validate"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("never used"), "{text}");
     let shipped = decide::Policy::embedded().unwrap().invariants.len();
@@ -309,13 +288,7 @@ invariants:
 #[test]
 fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
     let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
-    let out = common::run(&[
-        "validate",
-        "--as-of",
-        common::AS_OF,
-        "--rules",
-        rules_arg(rules.path()),
-    ]);
+    let out = run_with(rules.path(), &["validate"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
