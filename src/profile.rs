@@ -79,6 +79,9 @@ pub struct Workload {
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub model_params_b: f64,
     /// How one job is split across GPUs; empty means independent single-GPU jobs or replicas.
+    /// `data`: each GPU runs a replica of the model; where the model's state does not fit one
+    /// GPU, the memory model takes it as sharded across them (ZeRO-3 / FSDP) and the memo says
+    /// so. `tensor`, `pipeline`: one model split across GPUs (needs NVLink/HCCS-class links).
     #[serde(default, deserialize_with = "unique_parallelism")]
     #[schemars(extend("uniqueItems" = true))]
     pub parallelism: Vec<Parallelism>,
