@@ -1,8 +1,10 @@
 //! What the rule-file targets share: turning fuzz input into rule files, and fixed inputs.
 //!
 //! The first input byte chooses the mode: `k = (byte - '0') % (N + 1)` with `N` the number of
-//! embedded rule files (8: catalog, checklist, criteria, facts, policy, questions, scenarios,
-//! warnings, in name order), so ASCII digits select modes directly.
+//! embedded rule files (13: catalog, checklist, criteria, facts, invariants, memory, plans,
+//! policy, questions, scenarios, sensitivity, training, warnings, in name order), so ASCII digits
+//! and the characters after them (`:` is 10, `=` is 13) select modes directly. The seeds in
+//! `seeds/rules/` are named `replace-K-FILE.yaml` and `split-all.yaml` after the mode they pick.
 //! - `k < N`: the rest of the input replaces embedded rule file `k`, so the rest of the policy
 //!   is valid and the fuzzer gets past loading into compiling, analysing and evaluating;
 //! - `k == N`: the rest is the whole policy, split into files on lines `---FILE---`.
