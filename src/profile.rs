@@ -74,9 +74,11 @@ pub enum Concurrency {
 pub struct Workload {
     /// `lora_finetune` | `qlora_finetune` | `full_finetune` | `pretrain` | `inference`
     pub task: Task,
-    /// Parameters in billions, > 0.
-    #[serde(deserialize_with = "positive")]
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Parameters in billions, > 0 and at most 100,000 (100 trillion parameters): the largest
+    /// models announced have a few thousand billion, so a larger number is a typo (or a count
+    /// of parameters rather than of billions).
+    #[serde(deserialize_with = "positive::<_, MAX_MODEL_PARAMS_B>")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_MODEL_PARAMS_B))]
     pub model_params_b: f64,
     /// How one job is split across GPUs; empty means independent single-GPU jobs or replicas.
     /// `data`: each GPU runs a replica of the model; where the model's state does not fit one
@@ -85,24 +87,30 @@ pub struct Workload {
     #[serde(default, deserialize_with = "unique_parallelism")]
     #[schemars(extend("uniqueItems" = true))]
     pub parallelism: Vec<Parallelism>,
-    /// Machines one job spans, >= 1.
-    #[serde(default = "one", deserialize_with = "at_least_one")]
-    #[schemars(range(min = 1))]
+    /// Machines one job spans, 1 to 100,000: the largest clusters built hold some 100,000 to
+    /// 200,000 GPUs, in a few tens of thousands of machines.
+    #[serde(default = "one", deserialize_with = "whole::<_, MAX_NODES>")]
+    #[schemars(range(min = 1, max = MAX_NODES))]
     pub nodes: u32,
-    /// Training tokens in billions, > 0.
-    #[serde(default, deserialize_with = "positive_opt")]
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Training tokens in billions, > 0 and at most 1,000,000 (10^15 tokens): the largest
+    /// training runs published read a few tens of trillions of tokens, some 30 times fewer.
+    #[serde(default, deserialize_with = "positive_opt::<_, MAX_TOKENS_B>")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TOKENS_B))]
     pub tokens_b: Option<f64>,
     /// Inference concurrency: low | high.
     #[serde(default)]
     pub concurrency: Option<Concurrency>,
-    /// Tokens of context per sequence (prompt plus output), >= 1: sizes the inference KV cache.
-    #[serde(default, deserialize_with = "at_least_one_opt")]
-    #[schemars(range(min = 1))]
+    /// Tokens of context per sequence (prompt plus output), 1 to 100,000,000: sizes the
+    /// inference KV cache. The longest context windows offered hold up to 10 million tokens,
+    /// ten times fewer.
+    #[serde(default, deserialize_with = "whole_opt::<_, MAX_CONTEXT_TOKENS>")]
+    #[schemars(range(min = 1, max = MAX_CONTEXT_TOKENS))]
     pub context_tokens: Option<u32>,
-    /// Sequences served at once, >= 1: with `context_tokens`, sizes the inference KV cache.
-    #[serde(default, deserialize_with = "at_least_one_opt")]
-    #[schemars(range(min = 1))]
+    /// Sequences served at once, 1 to 10,000,000: with `context_tokens`, sizes the inference KV
+    /// cache. Ten million sequences at once is more than any one deployment serves (a GPU
+    /// serves tens to hundreds at once, and the GPU bound is a million).
+    #[serde(default, deserialize_with = "whole_opt::<_, MAX_CONCURRENT_SEQUENCES>")]
+    #[schemars(range(min = 1, max = MAX_CONCURRENT_SEQUENCES))]
     pub concurrent_sequences: Option<u32>,
     /// The code relies on custom CUDA operators (kernels), which do not port to other
     /// accelerators by a conversion tool.
@@ -113,17 +121,19 @@ pub struct Workload {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
-    /// GPUs kept busy at once, >= 1.
-    #[serde(deserialize_with = "at_least_one")]
-    #[schemars(range(min = 1))]
+    /// GPUs kept busy at once, 1 to 1,000,000: the largest clusters built hold some 100,000 to
+    /// 200,000 GPUs.
+    #[serde(deserialize_with = "whole::<_, MAX_GPUS>")]
+    #[schemars(range(min = 1, max = MAX_GPUS))]
     pub gpus: u32,
     /// Busy hours per GPU per month, 0 to 744 (31 days).
     #[serde(deserialize_with = "hours_in_month")]
-    #[schemars(range(min = 0, max = 744))]
+    #[schemars(range(min = 0, max = MAX_HOURS_PER_GPU_MONTH))]
     pub hours_per_gpu_month: f64,
-    /// How many months the work lasts, >= 1.
-    #[serde(default = "one", deserialize_with = "at_least_one")]
-    #[schemars(range(min = 1))]
+    /// How many months the work lasts, 1 to 120 (ten years): longer than any hardware
+    /// contract, and than the working life of a GPU.
+    #[serde(default = "one", deserialize_with = "whole::<_, MAX_MONTHS>")]
+    #[schemars(range(min = 1, max = MAX_MONTHS))]
     pub months: u32,
 }
 
@@ -148,18 +158,21 @@ pub struct Requirements {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    /// Monthly ceiling in yuan, > 0.
-    #[serde(default, deserialize_with = "positive_opt")]
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Monthly ceiling in yuan, > 0 and at most 100,000,000,000 (¥100 billion a month): a
+    /// million GPUs (the `usage.gpus` bound) at ¥100,000 each a month, several times what a
+    /// GPU-month of the fastest accelerators rents for.
+    #[serde(default, deserialize_with = "positive_opt::<_, MAX_MONTHLY_CNY>")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_MONTHLY_CNY))]
     pub monthly_cny: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
-    /// Expected wall hours of the job per offer id, each > 0.
+    /// Expected wall hours of the job per offer id, each > 0 and at most 87,600 (ten years of
+    /// hours): a job that runs longer is not one job.
     #[serde(default, deserialize_with = "job_hours")]
-    #[schemars(with = "std::collections::BTreeMap<String, f64>")]
+    #[schemars(with = "std::collections::BTreeMap<String, JobHours>")]
     pub hours: IndexMap<Spanned<String>, f64>,
     /// Offer ids whose claimed `hours` were measured on that hardware (a benchmark or an
     /// earlier run), so the policy may trust the claim over its own estimate. Each must be a
@@ -167,14 +180,25 @@ pub struct Job {
     #[serde(default)]
     #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
     pub measured: Vec<Spanned<String>>,
-    /// Days by which the job must be done, > 0.
-    #[serde(default, deserialize_with = "positive_opt")]
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Days by which the job must be done, > 0 and at most 3,650 (ten years), the longest a
+    /// job's hours may run.
+    #[serde(default, deserialize_with = "positive_opt::<_, MAX_DEADLINE_DAYS>")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_DEADLINE_DAYS))]
     pub deadline_days: Option<f64>,
     /// How often the job runs: `one_off` (delivered once) or `weekly` (iterated every week).
     #[serde(default)]
     pub cadence: Option<Cadence>,
 }
+
+// The schema of one value of `job.hours`; the field itself holds plain `f64`s.
+/// Wall hours of the job on one offer, > 0 and at most 87,600 (ten years).
+#[derive(JsonSchema)]
+#[schemars(transparent, inline)]
+struct JobHours(
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_JOB_HOURS))]
+    #[allow(dead_code)]
+    f64,
+);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -258,6 +282,34 @@ pub const OFFER_FIELD: &str = "proposal.offer";
 /// The profile field that maps catalog offer ids to a number (wall hours of the job).
 pub const OFFER_HOURS_FIELD: &str = "job.hours";
 
+// The upper bounds of the profile's numbers: far above what a real workload reaches (each
+// field's doc comment says why), so that a typo or a nonsense value such as `1e300` is refused
+// at its line instead of being decided. They are part of the profile format: the schema shows
+// them (`maximum`) and `decide init` checks answers against them.
+
+/// Upper bound of `workload.model_params_b` (billions of parameters).
+pub const MAX_MODEL_PARAMS_B: u64 = 100_000;
+/// Upper bound of `workload.nodes` (machines one job spans).
+pub const MAX_NODES: u32 = 100_000;
+/// Upper bound of `workload.tokens_b` (billions of training tokens).
+pub const MAX_TOKENS_B: u64 = 1_000_000;
+/// Upper bound of `workload.context_tokens` (tokens per sequence).
+pub const MAX_CONTEXT_TOKENS: u32 = 100_000_000;
+/// Upper bound of `workload.concurrent_sequences` (sequences served at once).
+pub const MAX_CONCURRENT_SEQUENCES: u32 = 10_000_000;
+/// Upper bound of `usage.gpus` (GPUs kept busy at once).
+pub const MAX_GPUS: u32 = 1_000_000;
+/// Upper bound of `usage.hours_per_gpu_month` (a 31-day month).
+pub const MAX_HOURS_PER_GPU_MONTH: u64 = 744;
+/// Upper bound of `usage.months` (ten years).
+pub const MAX_MONTHS: u32 = 120;
+/// Upper bound of `budget.monthly_cny` (yuan a month).
+pub const MAX_MONTHLY_CNY: u64 = 100_000_000_000;
+/// Upper bound of each value of `job.hours` (ten years of hours).
+pub const MAX_JOB_HOURS: u64 = 87_600;
+/// Upper bound of `job.deadline_days` (ten years of days).
+pub const MAX_DEADLINE_DAYS: u64 = 3_650;
+
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]
 pub fn json_schema() -> serde_json::Value {
@@ -295,11 +347,12 @@ fn one() -> u32 {
     1
 }
 
-struct Expect(&'static str);
+/// What a whole-number field accepts: 1 to its bound.
+struct Whole(u32);
 
-impl de::Expected for Expect {
+impl de::Expected for Whole {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+        write!(f, "a whole number of at least 1 and at most {}", self.0)
     }
 }
 
@@ -311,55 +364,73 @@ fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(s)
 }
 
-fn check_positive<E: de::Error>(v: f64) -> Result<f64, E> {
+/// A number as a message shows it: as written for everyday magnitudes, in exponent notation
+/// for huge or tiny ones (`1e300`, not three hundred digits).
+fn shown(v: f64) -> String {
+    let magnitude = v.abs();
+    if magnitude != 0.0 && !(1e-6..1e16).contains(&magnitude) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[allow(clippy::cast_precision_loss)] // the bounds are round numbers well within f64's range
+fn check_positive<E: de::Error>(v: f64, max: u64) -> Result<f64, E> {
     if !v.is_finite() {
         return Err(E::custom(format!("must be a finite number, got {v}")));
     }
     if v <= 0.0 {
-        return Err(E::custom(format!("must be greater than 0, got {v}")));
+        return Err(E::custom(format!(
+            "must be greater than 0, got {}",
+            shown(v)
+        )));
+    }
+    if v > max as f64 {
+        return Err(E::custom(format!(
+            "must be at most {max}, got {}",
+            shown(v)
+        )));
     }
     Ok(v)
 }
 
-fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    check_positive(f64::deserialize(d)?)
+/// A number greater than 0 and at most `MAX`.
+fn positive<'de, D: Deserializer<'de>, const MAX: u64>(d: D) -> Result<f64, D::Error> {
+    check_positive(f64::deserialize(d)?, MAX)
 }
 
-fn positive_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+fn positive_opt<'de, D: Deserializer<'de>, const MAX: u64>(d: D) -> Result<Option<f64>, D::Error> {
     Option::<f64>::deserialize(d)?
-        .map(check_positive)
+        .map(|v| check_positive(v, MAX))
         .transpose()
 }
 
-fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let v = i64::deserialize(d)?;
+fn check_whole<E: de::Error>(v: i64, max: u32) -> Result<u32, E> {
     match u32::try_from(v) {
-        Ok(v) if v >= 1 => Ok(v),
-        _ => Err(de::Error::invalid_value(
-            de::Unexpected::Signed(v),
-            &Expect("a whole number of at least 1"),
-        )),
+        Ok(v) if (1..=max).contains(&v) => Ok(v),
+        _ => Err(E::invalid_value(de::Unexpected::Signed(v), &Whole(max))),
     }
 }
 
-fn at_least_one_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    match Option::<i64>::deserialize(d)? {
-        None => Ok(None),
-        Some(v) => match u32::try_from(v) {
-            Ok(v) if v >= 1 => Ok(Some(v)),
-            _ => Err(de::Error::invalid_value(
-                de::Unexpected::Signed(v),
-                &Expect("a whole number of at least 1"),
-            )),
-        },
-    }
+/// A whole number from 1 to `MAX`.
+fn whole<'de, D: Deserializer<'de>, const MAX: u32>(d: D) -> Result<u32, D::Error> {
+    check_whole(i64::deserialize(d)?, MAX)
 }
 
+fn whole_opt<'de, D: Deserializer<'de>, const MAX: u32>(d: D) -> Result<Option<u32>, D::Error> {
+    Option::<i64>::deserialize(d)?
+        .map(|v| check_whole(v, MAX))
+        .transpose()
+}
+
+#[allow(clippy::cast_precision_loss)] // 744
 fn hours_in_month<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     let v = f64::deserialize(d)?;
-    if !v.is_finite() || !(0.0..=744.0).contains(&v) {
+    if !v.is_finite() || !(0.0..=MAX_HOURS_PER_GPU_MONTH as f64).contains(&v) {
         return Err(de::Error::custom(format!(
-            "must be between 0 and 744 hours (a 31-day month), got {v}"
+            "must be between 0 and {MAX_HOURS_PER_GPU_MONTH} hours (a 31-day month), got {}",
+            shown(v)
         )));
     }
     Ok(v)
@@ -383,11 +454,14 @@ fn unique_parallelism<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Parallelism
 
 fn job_hours<'de, D: Deserializer<'de>>(d: D) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
     let map = IndexMap::<Spanned<String>, f64>::deserialize(d)?;
-    for (id, hours) in &map {
-        if !hours.is_finite() || *hours <= 0.0 {
+    for (id, &hours) in &map {
+        #[allow(clippy::cast_precision_loss)] // 87,600
+        if !hours.is_finite() || hours <= 0.0 || hours > MAX_JOB_HOURS as f64 {
             return Err(de::Error::custom(format!(
-                "hours for `{}` must be a number greater than 0, got {hours}",
-                id.value
+                "hours for `{}` must be a number greater than 0 and at most {MAX_JOB_HOURS} \
+                 (ten years), got {}",
+                id.value,
+                shown(hours)
             )));
         }
     }

@@ -240,6 +240,13 @@ fn humanize(message: &str) -> String {
         };
         return format!("expected {expected}; found {found}");
     }
+    // A rule file's NaN or infinity (a profile's fields word their own refusal).
+    if let Some(found) = message
+        .strip_prefix("non-finite float ")
+        .and_then(|r| r.strip_suffix(" rejected by the configured policy"))
+    {
+        return format!("expected a finite number; found {found}");
+    }
     let replacements = [
         ("invalid u32", "expected a whole number of 0 or more"),
         ("invalid u64", "expected a whole number of 0 or more"),

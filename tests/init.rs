@@ -83,6 +83,9 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     keys(&mut p, &format!("seven{ENTER}")); // refused as typed...
     p.exp_string("is not a number").unwrap();
     keys(&mut p, &"\u{7f}".repeat(5));
+    keys(&mut p, &format!("200000{ENTER}")); // above the schema's bound: refused as typed...
+    p.exp_string("must be at most 100000").unwrap();
+    keys(&mut p, &"\u{7f}".repeat(6));
     keys(&mut p, &format!("7{ENTER}")); // ...then a valid answer
     p.exp_string("How is one job split across GPUs?").unwrap();
     keys(&mut p, &format!(" {ENTER}")); // space picks the first: data parallel

@@ -2,10 +2,12 @@
 //!
 //! Profiles are generated over the whole format: every task, sizes from 0.1B to 1,000B, 1 to 200
 //! GPUs, 0 to 744 hours, each requirement flag, budgets, job hours on any catalog offer (some
-//! measured) and any proposal. The properties: every valid profile is decided and rendered; the same input gives
-//! the same bytes; more busy hours or one more requirement never turns bare metal into
-//! containers; a mutated profile is refused with a message that names the field; no decision
-//! breaks one of the policy's invariants (over 10,000 profiles).
+//! measured) and any proposal, all within the format's bounds (`tests/bounds.rs` tries the
+//! bounds themselves). The properties: every valid profile is decided and rendered; the same
+//! input gives the same bytes; more busy hours or one more requirement never turns bare metal
+//! into containers; a mutated profile (a value below or above its field's range among them) is
+//! refused with a message that names the field; no decision breaks one of the policy's
+//! invariants (over 10,000 profiles).
 
 mod common;
 
@@ -99,7 +101,7 @@ proptest! {
     #[test]
     fn mutated_profiles_are_refused_with_a_message_naming_the_field(
         p in profile(),
-        mutation in 0usize..9,
+        mutation in 0usize..12,
     ) {
         let mut bad = p.clone();
         let field = match mutation {
@@ -111,6 +113,10 @@ proptest! {
             5 => { bad["requirements"]["physical_isolaton"] = json!(true); "requirements.physical_isolaton" }
             6 => { bad["proposal"]["offer"] = json!("no-such-offer"); "proposal.offer" }
             7 => { bad["job"]["measured"] = json!(["no-such-offer"]); "job.measured" }
+            // Above the upper bounds of the format.
+            8 => { bad["workload"]["model_params_b"] = json!(1e300); "workload.model_params_b" }
+            9 => { bad["usage"]["gpus"] = json!(1_000_001); "usage.gpus" }
+            10 => { bad["usage"]["months"] = json!(121); "usage.months" }
             _ => { bad["budget"]["monthly_cny"] = json!(0); "budget.monthly_cny" }
         };
         let err = decide(&bad).err();

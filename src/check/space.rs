@@ -55,7 +55,8 @@ pub(crate) fn input_space<'a>(
         });
     }
     if !offers.is_empty() && read(OFFER_HOURS_FIELD) {
-        let positive = serde_json::json!({"type": "number", "exclusiveMinimum": 0});
+        let positive = serde_json::json!({"type": "number", "exclusiveMinimum": 0,
+                                          "maximum": crate::profile::MAX_JOB_HOURS});
         let numbers = candidates(&positive, &[&positive], &constants);
         let mut values = vec![J::Object(Map::new())];
         for &id in offers {

@@ -2,7 +2,8 @@
 //!
 //! Loading turns YAML into typed nodes ([`rules`]) and checks what needs no expression
 //! evaluation: each section given once, unique and well-formed ids, and a catalog whose offers
-//! have every field the policy declares in `offer_fields`, with the declared types. Compiling
+//! have every field the policy declares in `offer_fields`, with the declared types (numbers at
+//! least 0, amounts of money, fields whose name ends in `_cny`, greater than 0). Compiling
 //! the expressions into a graph is [`crate::graph`]'s job.
 
 pub mod rules;
@@ -427,6 +428,18 @@ fn check_offers(
                 Some(_) => {}
             }
         }
+        for (path, v, expected) in numbers_out_of_range(fields, &value) {
+            errors.push(
+                error_at(
+                    sources,
+                    file,
+                    location,
+                    format!("offer `{id}` has `{path}: {v}`, expected {expected}"),
+                )
+                .field(path)
+                .help(NUMBERS_HELP),
+            );
+        }
         let serde_json::Value::Object(fields) = value else {
             unreachable!("built from a map above")
         };
@@ -440,6 +453,72 @@ fn check_offers(
         });
     }
     offers
+}
+
+const NUMBERS_HELP: &str = "an offer's numbers declared under `offer_fields:` are at least 0, and \
+     amounts of money (fields whose name ends in `_cny`) greater than 0";
+
+/// What a number field of an offer must be, when `value` is not that: a field declared
+/// `number` or `integer` is at least 0 (a count, a size, a rate), and an amount of money (a
+/// field whose name ends in `_cny`, declared or not) is greater than 0: a price of zero is a
+/// price left out. Values that are not numbers are for [`type_matches`] to judge.
+fn number_out_of_range(path: &str, ty: FieldType, value: &serde_json::Value) -> Option<String> {
+    let v = value.as_f64()?;
+    let money = path.rsplit('.').next().is_some_and(|k| k.ends_with("_cny"));
+    if money && v <= 0.0 {
+        return Some("an amount in yuan greater than 0".to_owned());
+    }
+    let declared = matches!(ty, FieldType::Number | FieldType::Integer);
+    // NaN and infinities are refused as the YAML is read (at their line); the check stays for
+    // values that reach here some other way.
+    if declared && (!v.is_finite() || v < 0.0) {
+        return Some(format!("{} of at least 0", type_name(ty)));
+    }
+    None
+}
+
+/// The numbers of an offer out of their range, each with its path, value and what it should
+/// be, in the order of the file: declared numbers, and undeclared amounts of money (such as an
+/// optional price); a declared field of another type is for [`type_matches`] to judge.
+fn numbers_out_of_range<'v>(
+    fields: &IndexMap<String, FieldType>,
+    offer: &'v serde_json::Value,
+) -> Vec<(String, &'v serde_json::Value, String)> {
+    let mut leaves = Vec::new();
+    number_leaves(offer, "", &mut leaves);
+    leaves
+        .into_iter()
+        .filter_map(|(path, v)| {
+            let ty = fields.get(&path).copied().unwrap_or(FieldType::Any);
+            if !matches!(ty, FieldType::Number | FieldType::Integer | FieldType::Any) {
+                return None;
+            }
+            number_out_of_range(&path, ty, v).map(|expected| (path, v, expected))
+        })
+        .collect()
+}
+
+/// Every number in `value` with its dotted path (lists are not walked: offers' numbers are
+/// leaves of mappings).
+fn number_leaves<'v>(
+    value: &'v serde_json::Value,
+    prefix: &str,
+    out: &mut Vec<(String, &'v serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                number_leaves(v, &path, out);
+            }
+        }
+        serde_json::Value::Number(_) => out.push((prefix.to_owned(), value)),
+        _ => {}
+    }
 }
 
 fn is_offer_id(id: &str) -> bool {

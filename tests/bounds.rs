@@ -1,0 +1,234 @@
+//! Every number of the profile has an upper bound, declared in the profile type: the schema
+//! shows it (`maximum`), a profile at the bound is decided, and one just above it is refused
+//! with a message naming the field, the value and the bound.
+//!
+//! Data-driven: each row of [`BOUNDS`] sets one field of a base example to its bound, then to
+//! the next value above it (bound + 1 for whole numbers, bound × 1.000001 for the others).
+
+mod common;
+
+use std::sync::LazyLock;
+
+use decide::{ErrorKind, Graph, Source};
+use serde_json::{Value, json};
+
+static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
+
+/// (field path, bound, whole number, base example). The example gives the field a context in
+/// which it means something (a KV cache for the inference fields, a job for the job's).
+const BOUNDS: &[(&str, f64, bool, &str)] = &[
+    ("workload.model_params_b", 100_000.0, false, "lora-7b-4090"),
+    ("workload.nodes", 100_000.0, true, "pretrain-70b-job"),
+    ("workload.tokens_b", 1_000_000.0, false, "pretrain-70b-job"),
+    (
+        "workload.context_tokens",
+        100_000_000.0,
+        true,
+        "long-context-70b-inference",
+    ),
+    (
+        "workload.concurrent_sequences",
+        10_000_000.0,
+        true,
+        "long-context-70b-inference",
+    ),
+    ("usage.gpus", 1_000_000.0, true, "lora-7b-4090"),
+    ("usage.hours_per_gpu_month", 744.0, false, "lora-7b-4090"),
+    ("usage.months", 120.0, true, "lora-7b-4090"),
+    (
+        "budget.monthly_cny",
+        100_000_000_000.0,
+        false,
+        "lora-7b-4090",
+    ),
+    (
+        "job.hours.h100-x8-ningxia1",
+        87_600.0,
+        false,
+        "pretrain-70b-job",
+    ),
+    ("job.deadline_days", 3_650.0, false, "pretrain-70b-job"),
+];
+
+fn example(name: &str) -> Value {
+    let path = format!("{}/examples/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The profile as YAML text, with the field at `path` written as `literal` (so that the test
+/// says exactly what a person would type).
+fn with_field(base: &Value, path: &str, literal: &str) -> String {
+    let mut value = base.clone();
+    let segments: Vec<&str> = path.split('.').collect();
+    let mut node = &mut value;
+    for key in &segments[..segments.len() - 1] {
+        if !node.get(*key).is_some_and(Value::is_object) {
+            node[*key] = json!({});
+        }
+        node = &mut node[*key];
+    }
+    node[*segments.last().unwrap()] = json!("PLACEHOLDER");
+    serde_json::to_string(&value)
+        .unwrap()
+        .replace("\"PLACEHOLDER\"", literal)
+}
+
+fn decide_text(text: &str) -> decide::Result<String> {
+    let source = Source::new("bound.yaml", text);
+    decide::decide(&GRAPH, &source, common::as_of()).map(|(_, e)| e.decision.deployment)
+}
+
+/// The schema node of the field at `path` (through `$ref`s; map values for `job.hours`).
+fn schema_field<'a>(schema: &'a Value, path: &str) -> &'a Value {
+    let resolve = |node: &'a Value| -> &'a Value {
+        let node = ["allOf", "anyOf"]
+            .iter()
+            .find_map(|k| {
+                node.get(*k)?
+                    .as_array()?
+                    .iter()
+                    .find(|p| p.get("$ref").is_some())
+            })
+            .unwrap_or(node);
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => &schema["definitions"][r.trim_start_matches("#/definitions/")],
+            None => node,
+        }
+    };
+    let mut node = schema;
+    for key in path.split('.') {
+        let parent = resolve(node);
+        node = match parent["properties"].get(key) {
+            Some(field) => field,
+            None => &parent["additionalProperties"],
+        };
+    }
+    node
+}
+
+#[test]
+fn the_schema_shows_every_bound_and_every_number_has_one() {
+    let schema = decide::profile::json_schema();
+    for &(path, bound, whole, _) in BOUNDS {
+        let field = schema_field(&schema, path);
+        assert_eq!(field["maximum"].as_f64(), Some(bound), "{path}: {field:#}");
+        let types = field["type"].to_string();
+        assert!(
+            types.contains(if whole { "integer" } else { "number" }),
+            "{path}: {types}"
+        );
+        let description = field["description"].as_str().unwrap_or_default();
+        let hours_map = path.starts_with("job.hours.");
+        if !hours_map {
+            assert!(
+                description.contains("at most") || description.contains(" to "),
+                "{path}: {description}"
+            );
+        }
+    }
+    // No number of the profile without a bound: every `number` or `integer` node of the
+    // schema has a `maximum`, and is one of the rows above.
+    let mut unbounded = Vec::new();
+    let mut numbers = 0;
+    walk(&schema, &mut |node| {
+        let types = node["type"].to_string();
+        if types.contains("number") || types.contains("integer") {
+            numbers += 1;
+            if node.get("maximum").is_none() {
+                unbounded.push(node.to_string());
+            }
+        }
+    });
+    assert!(
+        unbounded.is_empty(),
+        "numbers without a bound: {unbounded:#?}"
+    );
+    assert_eq!(
+        numbers,
+        BOUNDS.len(),
+        "a number of the schema has no row in BOUNDS"
+    );
+}
+
+fn walk(node: &Value, visit: &mut impl FnMut(&Value)) {
+    match node {
+        Value::Object(map) => {
+            visit(node);
+            for v in map.values() {
+                walk(v, visit);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                walk(v, visit);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_number_at_its_bound_is_decided() {
+    for &(path, bound, _, base) in BOUNDS {
+        let text = with_field(&example(base), path, &format!("{bound}"));
+        let decided = decide_text(&text);
+        assert!(
+            decided.is_ok(),
+            "{path} = {bound} refused:\n{}\n{text}",
+            decided.unwrap_err().render()
+        );
+    }
+}
+
+#[test]
+fn every_number_just_above_its_bound_is_refused_naming_field_value_and_bound() {
+    for &(path, bound, whole, base) in BOUNDS {
+        let above = if whole {
+            format!("{}", bound + 1.0)
+        } else {
+            format!("{}", bound * 1.000_001)
+        };
+        let text = with_field(&example(base), path, &above);
+        let err = decide_text(&text).expect_err(&format!("{path} = {above} accepted"));
+        assert_eq!(err.kind(), ErrorKind::Profile);
+        let shown = err.render();
+        // The field (a map's entry by its map and key), the value as written, and the bound.
+        let (field, key) = path
+            .strip_prefix("job.hours.")
+            .map_or((path, None), |key| ("job.hours", Some(key)));
+        assert!(
+            shown.contains(&format!("error: {field}")),
+            "{path}:\n{shown}"
+        );
+        if let Some(key) = key {
+            assert!(shown.contains(&format!("`{key}`")), "{path}:\n{shown}");
+        }
+        assert!(shown.contains(&above), "{path}: no {above}:\n{shown}");
+        let bound = format!("{bound}");
+        assert!(
+            shown.replace(&above, "").contains(&bound),
+            "{path}: no bound {bound}:\n{shown}"
+        );
+        assert!(shown.contains("bound.yaml:1:"), "{path}:\n{shown}");
+    }
+}
+
+/// The case: a model of 10^300 billion parameters on 8 GPUs was decided (containers at
+/// ¥157 a month); it is refused, in exponent notation rather than three hundred digits.
+#[test]
+fn absurd_magnitudes_are_refused_and_shown_short() {
+    let text = with_field(&example("lora-7b-4090"), "workload.model_params_b", "1e300");
+    let shown = decide_text(&text).unwrap_err().render();
+    assert!(
+        shown.contains("workload.model_params_b: must be at most 100000, got 1e300"),
+        "{shown}"
+    );
+    let text = with_field(&example("lora-7b-4090"), "usage.gpus", "4294967295");
+    let shown = decide_text(&text).unwrap_err().render();
+    assert!(
+        shown.contains(
+            "integer `4294967295`, expected a whole number of at least 1 and at most 1000000"
+        ),
+        "{shown}"
+    );
+}
