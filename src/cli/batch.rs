@@ -1,7 +1,7 @@
 //! `decide batch`: many profiles with one compiled policy, in parallel, output in input order.
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::batch::{self, Item, Options, Summary};
@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::expr::group_thousands;
 use crate::{Format, Graph, Memo};
 
+use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
 
 /// Profiles decided per parallel chunk: large enough to keep every core busy, small enough
@@ -105,18 +106,30 @@ pub fn run(args: &Args) -> Result<Outcome> {
         let results = batch::decide_all(&graph, &memo, chunk, options);
         for (item, result) in chunk.iter().zip(results) {
             summary.add(&result);
-            match result {
+            let pipe = match result {
                 Ok(decided) => match (&args.out, format) {
                     (Some(dir), Format::Markdown) => {
                         let path = dir.join(format!("{}.md", item.label));
                         super::write_atomically(&path, decided.text.as_bytes())?;
+                        Pipe::Open
                     }
-                    _ if args.output.is_some() => json.push_str(&decided.text),
-                    _ => write_out(&mut stdout, &decided.text)?,
+                    _ if args.output.is_some() => {
+                        json.push_str(&decided.text);
+                        Pipe::Open
+                    }
+                    _ => stdio::write(&mut stdout, &decided.text).map_err(|e| {
+                        Error::new(
+                            ErrorKind::Io,
+                            format!("cannot write to standard output: {e}"),
+                        )
+                    })?,
                 },
-                Err(e) => {
-                    progress.suspend(|| eprintln!("{}\n", super::render(&e)));
-                }
+                Err(e) => progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e)))),
+            };
+            if pipe == Pipe::Closed {
+                // The reader went away: stop quietly, with the exit code the run has so far.
+                progress.finish_and_clear();
+                return Ok(outcome(&summary));
             }
         }
         progress.inc(chunk.len() as u64);
@@ -125,21 +138,16 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if let Some(path) = &args.output {
         super::write_atomically(path, json.as_bytes())?;
     }
-    eprint!("{}", summary_text(&summary, &items));
-    Ok(if summary.failed > 0 {
+    stdio::err(&summary_text(&summary, &items));
+    Ok(outcome(&summary))
+}
+
+/// Exit 1 when any profile failed.
+fn outcome(summary: &Summary) -> Outcome {
+    if summary.failed > 0 {
         Outcome::Flagged
     } else {
         Outcome::Clean
-    })
-}
-
-fn write_out(out: &mut impl Write, text: &str) -> Result<()> {
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
-            ErrorKind::Io,
-            format!("cannot write to standard output: {e}"),
-        )),
-        _ => Ok(()),
     }
 }
 

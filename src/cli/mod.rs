@@ -11,6 +11,7 @@ mod graph;
 mod init;
 mod schema;
 mod shell;
+pub mod stdio;
 mod test;
 mod validate;
 
@@ -147,7 +148,8 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Flagged) => ExitCode::from(1),
         Ok(Outcome::Failed) => ExitCode::from(2),
         Err(e) => {
-            eprintln!("{}", render(&e));
+            // A closed standard error does not change the exit code the error calls for.
+            stdio::err(&format!("{}\n", render(&e)));
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
         }
     }
@@ -205,16 +207,10 @@ pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
     }
 }
 
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command
+/// ends with the exit code it has.
 pub fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
-            ErrorKind::Io,
-            format!("cannot write to standard output: {e}"),
-        )),
-        _ => Ok(()),
-    }
+    stdio::out(text).map(|_| ())
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so the
