@@ -74,8 +74,8 @@ pub struct Options {
     pub sensitivity: bool,
 }
 
-/// Reads every input (`-` is standard input; a folder gives its `*.yaml`, `*.yml`, `*.json` and
-/// `*.jsonl` files in name order) and splits each into profiles.
+/// Reads every input (`-` is standard input; a folder gives its `*.yaml`, `*.yml`, `*.json`,
+/// `*.jsonl` and `*.ndjson` files in name order) and splits each into profiles.
 ///
 /// # Errors
 /// An input that cannot be read (missing, too large, not UTF-8): nothing is decided then,
@@ -114,14 +114,15 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Item>> {
 }
 
 fn profile_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    crate::source::files_in(dir, &["yaml", "yml", "json", "jsonl"]).map_err(|e| {
+    crate::source::files_in(dir, &["yaml", "yml", "json", "jsonl", "ndjson"]).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
             .in_file(dir.display().to_string())
     })
 }
 
-/// Splits one input by its content: JSON lines (every non-blank line a `{...}` object), a YAML
-/// stream (documents separated by `---` lines), or one profile.
+/// Splits one input: JSON lines (see [`is_json_lines`]; each line that is not blank is a
+/// profile, parsed on its own, so a bad line fails alone), a YAML stream (documents separated
+/// by `---` lines), or one profile.
 #[must_use]
 pub fn split(source: &Source) -> Vec<Item> {
     let stem = Path::new(&source.name)
@@ -138,11 +139,7 @@ pub fn split(source: &Source) -> Vec<Item> {
         })
         .map(|(i, l)| (i + 1, *l))
         .collect();
-    let json_lines = content.len() > 1
-        && content.iter().all(|(_, l)| {
-            let t = l.trim();
-            t.starts_with('{') && t.ends_with('}')
-        });
+    let json_lines = is_json_lines(&source.name, content.first().map(|(_, l)| *l));
     let mut docs: Vec<(usize, String)> = Vec::new();
     if json_lines {
         docs.extend(content.iter().map(|(n, l)| (*n, (*l).to_owned())));
@@ -182,6 +179,26 @@ pub fn split(source: &Source) -> Vec<Item> {
             },
         })
         .collect()
+}
+
+/// The extensions of JSON-lines files: read line by line whatever their first line is.
+pub const JSON_LINES_EXTENSIONS: &[&str] = &["jsonl", "ndjson"];
+
+/// Whether an input is JSON lines: by its extension, or by its first line that is not blank
+/// (or a `#` comment) holding a whole JSON object (`{` to `}`). A pretty-printed JSON profile
+/// (a lone `{` on its first line) and YAML are read as YAML.
+#[must_use]
+pub fn is_json_lines(name: &str, first_line: Option<&str>) -> bool {
+    let by_name = Path::new(name).extension().is_some_and(|x| {
+        JSON_LINES_EXTENSIONS
+            .iter()
+            .any(|e| x.eq_ignore_ascii_case(e))
+    });
+    by_name
+        || first_line.is_some_and(|l| {
+            let t = l.trim();
+            t.starts_with('{') && t.ends_with('}')
+        })
 }
 
 fn safe_label(s: &str) -> String {
