@@ -243,3 +243,35 @@ fn json_lines_are_read_line_by_line_and_a_bad_line_fails_alone() {
     assert!(err.contains("<stdin>:3:"), "{err}");
     assert!(err.contains("4 profiles: 3 decided, 1 failed."), "{err}");
 }
+
+#[test]
+fn records_are_written_before_the_input_ends() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["batch", "-", "--as-of", common::AS_OF])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..3 {
+        writeln!(stdin, "{}", profile_json(i, 8)).unwrap();
+    }
+    stdin.flush().unwrap();
+    // Standard input is still open: the first record must come all the same.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap();
+        tx.send(first).unwrap();
+    });
+    let first = rx.recv_timeout(std::time::Duration::from_secs(60));
+    drop(stdin);
+    child.wait().unwrap();
+    let first = first.expect("no record before the input ended");
+    assert!(first.contains("\"p0000\""), "{first}");
+}

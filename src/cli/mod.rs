@@ -5,6 +5,7 @@
 //! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
 //! decision is made.
 
+mod atomic;
 mod batch;
 mod diff;
 mod graph;
@@ -15,7 +16,6 @@ pub mod stdio;
 mod test;
 mod validate;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,6 +23,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::{Format, Graph, Lang, Memo, Policy, Source};
+
+pub use atomic::write_atomically;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -211,34 +213,4 @@ pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
 /// ends with the exit code it has.
 pub fn print(text: &str) -> Result<()> {
     stdio::out(text).map(|_| ())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so the
-/// file is either the old one or the complete new one, never half written.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.display().to_string();
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Error::new(ErrorKind::Io, format!("cannot write output: {what}: {e}")).in_file(&name)
-    };
-    if path.is_dir() {
-        return Err(Error::new(
-            ErrorKind::Io,
-            "--output is a directory, expected a file path",
-        )
-        .in_file(&name));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".decide-")
-        .tempfile_in(dir)
-        .map_err(|e| fail("cannot create a temporary file", &e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| fail("write failed", &e))?;
-    tmp.persist(path)
-        .map_err(|e| fail("rename failed", &e.error))?;
-    Ok(())
 }
