@@ -10,6 +10,7 @@ use crate::expr::group_thousands;
 use crate::{Format, Graph, Memo};
 
 use super::atomic::AtomicFile;
+use super::signals::Signals;
 use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
 
@@ -79,6 +80,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
             "`--format md` writes one memo per profile and needs `--out DIR`",
         ));
     }
+    // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
+    // process, so that the temporary output file is removed and the old one left whole.
+    let signals = Signals::watch()?;
     let graph = Graph::compile_in(super::load_policy(args.rules.as_deref())?, args.lang)?;
     let memo = Memo::embedded()?;
     let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
@@ -141,8 +145,23 @@ pub fn run(args: &Args) -> Result<Outcome> {
             Pipe::Closed => Flow::Stop,
         })
     };
-    let end = batch::decide_stream(&graph, &memo, profiles, options, &|| false, &mut write)?;
+    let interrupted = || signals.received().is_some();
+    let end = batch::decide_stream(&graph, &memo, profiles, options, &interrupted, &mut write)?;
     progress.finish_and_clear();
+    if let (End::Interrupted, Some(signal)) = (end, signals.received()) {
+        // Dropping the output file removes its temporary file: the old file is left as it was.
+        drop(file);
+        let kept = match &args.output {
+            Some(path) => format!("; {} was left as it was", path.display()),
+            None => String::new(),
+        };
+        stdio::err(&format!(
+            "interrupted by {} after {} profiles{kept}\n",
+            signal.name(),
+            group_thousands((summary.decided + summary.failed) as f64, 0)
+        ));
+        return Ok(Outcome::Interrupted(signal.exit_code()));
+    }
     if end == End::Done {
         if let Some(file) = file {
             file.commit()?;

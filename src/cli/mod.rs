@@ -12,6 +12,7 @@ mod graph;
 mod init;
 mod schema;
 mod shell;
+mod signals;
 pub mod stdio;
 mod test;
 mod validate;
@@ -108,6 +109,9 @@ pub enum Outcome {
     /// The command could not do its job and has said why; exits 2 (for `decide diff`, whose
     /// exit 1 means "a decision changed").
     Failed,
+    /// A signal stopped the command cleanly; exits with this code (130 for SIGINT, 143 for
+    /// SIGTERM).
+    Interrupted(u8),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,6 +153,7 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Flagged) => ExitCode::from(1),
         Ok(Outcome::Failed) => ExitCode::from(2),
+        Ok(Outcome::Interrupted(code)) => ExitCode::from(code),
         Err(e) => {
             // A closed standard error does not change the exit code the error calls for.
             stdio::err(&format!("{}\n", render(&e)));
