@@ -16,10 +16,6 @@ use crate::error::{Error, ErrorKind, Position, Result};
 /// The largest profile or rule file read, in bytes. Larger files are refused before parsing.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
-/// The largest batch input (a JSON-lines or YAML stream of many profiles), in bytes. Each
-/// profile in it is still held to [`MAX_FILE_BYTES`].
-pub const MAX_STREAM_BYTES: u64 = 1024 * 1024 * 1024;
-
 /// The extensions of YAML files.
 pub const YAML_EXTENSIONS: &[&str] = &["yaml", "yml"];
 

@@ -36,7 +36,8 @@ JSON object, is JSON lines (one profile a line, blank lines skipped); a file wit
 a YAML stream; anything else is one profile. Each profile is held to 1 MiB.
 
 Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
-input cannot be read, 2 usage error.")]
+input cannot be read, 2 usage error, 130 / 143 stopped by SIGINT / SIGTERM (the --output file is
+left as it was).")]
 pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
