@@ -94,7 +94,10 @@ fn batch_10k(b: divan::Bencher) {
             (i * 37) % 745
         );
     }
-    let items: Vec<Item> = batch::split(&Source::new("fleet.jsonl", text));
+    let items: Vec<Item> = batch::split(&Source::new("fleet.jsonl", text))
+        .into_iter()
+        .collect::<decide::Result<_>>()
+        .unwrap();
     let options = Options {
         format: Format::Json,
         as_of: as_of(),

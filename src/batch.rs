@@ -2,20 +2,26 @@
 //!
 //! A platform team re-decides every workload whenever prices or the policy change, so the
 //! policy and the templates are compiled once and shared, and profiles are decided on every
-//! core (rayon) in chunks whose results are written in input order. Inputs are files, folders of
-//! them, or streams: a file of JSON lines or a multi-document YAML stream, told apart by their
-//! content. A bad profile is an error for that profile only, reported with its file and the line
-//! in that file; the others go on.
+//! core (rayon) and handed on in input order as soon as they are ready (`stream`). Inputs are
+//! files, folders of them, or streams: a file of JSON lines or a multi-document YAML stream,
+//! read a profile at a time (`read`). A bad profile is an error for that profile only, reported
+//! with its file and the line in that file; the others go on.
+
+pub mod read;
+pub mod stream;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::Graph;
 use crate::memo::{Format, Memo};
-use crate::source::{MAX_STREAM_BYTES, Source};
+use crate::source::Source;
+
+pub use read::{Input, Profiles, resolve, split};
+pub use stream::{End, Flow, Output, decide_stream};
 
 /// One profile of the batch: its text, where it came from, and a name for its memo file.
 #[derive(Debug, Clone)]
@@ -74,114 +80,24 @@ pub struct Options {
     pub sensitivity: bool,
 }
 
-/// Reads every input (`-` is standard input; a folder gives its `*.yaml`, `*.yml`, `*.json` and
-/// `*.jsonl` files in name order) and splits each into profiles.
-///
-/// # Errors
-/// An input that cannot be read (missing, too large, not UTF-8): nothing is decided then,
-/// because a batch with a missing input is not the batch that was asked for.
-pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Item>> {
-    let mut items = Vec::new();
-    let mut labels = std::collections::HashSet::new();
-    for path in paths {
-        let sources = if path == Path::new("-") {
-            vec![Source::stdin_up_to(ErrorKind::Profile, MAX_STREAM_BYTES)?]
-        } else if path.is_dir() {
-            profile_files(path)?
-                .iter()
-                .map(|p| Source::read_up_to(p, ErrorKind::Profile, MAX_STREAM_BYTES))
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            vec![Source::read_up_to(
-                path,
-                ErrorKind::Profile,
-                MAX_STREAM_BYTES,
-            )?]
-        };
-        for source in sources {
-            for mut item in split(&source) {
-                let base = item.label.clone();
-                let mut n = 1;
-                while !labels.insert(item.label.clone()) {
-                    n += 1;
-                    item.label = format!("{base}-{n}");
-                }
-                items.push(item);
-            }
-        }
-    }
-    Ok(items)
-}
+/// The extensions of JSON-lines files: read line by line whatever their first line is.
+pub const JSON_LINES_EXTENSIONS: &[&str] = &["jsonl", "ndjson"];
 
-fn profile_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    crate::source::files_in(dir, &["yaml", "yml", "json", "jsonl"]).map_err(|e| {
-        Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
-            .in_file(dir.display().to_string())
-    })
-}
-
-/// Splits one input by its content: JSON lines (every non-blank line a `{...}` object), a YAML
-/// stream (documents separated by `---` lines), or one profile.
+/// Whether an input is JSON lines: by its extension, or by its first line that is not blank
+/// (or a `#` comment) holding a whole JSON object (`{` to `}`). A pretty-printed JSON profile
+/// (a lone `{` on its first line) and YAML are read as YAML.
 #[must_use]
-pub fn split(source: &Source) -> Vec<Item> {
-    let stem = Path::new(&source.name)
-        .file_stem()
-        .map_or_else(|| "stdin".to_owned(), |s| safe_label(&s.to_string_lossy()));
-    let text = &*source.text;
-    let lines: Vec<&str> = text.lines().collect();
-    let content: Vec<(usize, &str)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
-        .map(|(i, l)| (i + 1, *l))
-        .collect();
-    let json_lines = content.len() > 1
-        && content.iter().all(|(_, l)| {
+pub fn is_json_lines(name: &str, first_line: Option<&str>) -> bool {
+    let by_name = Path::new(name).extension().is_some_and(|x| {
+        JSON_LINES_EXTENSIONS
+            .iter()
+            .any(|e| x.eq_ignore_ascii_case(e))
+    });
+    by_name
+        || first_line.is_some_and(|l| {
             let t = l.trim();
             t.starts_with('{') && t.ends_with('}')
-        });
-    let mut docs: Vec<(usize, String)> = Vec::new();
-    if json_lines {
-        docs.extend(content.iter().map(|(n, l)| (*n, (*l).to_owned())));
-    } else {
-        let mut start = 1;
-        let mut current = String::new();
-        for (i, line) in lines.iter().enumerate() {
-            let marker = *line == "---" || line.starts_with("--- ") || *line == "...";
-            if marker {
-                docs.push((start, std::mem::take(&mut current)));
-                start = i + 2;
-                continue;
-            }
-            current.push_str(line);
-            current.push('\n');
-        }
-        docs.push((start, current));
-        docs.retain(|(_, d)| {
-            d.lines()
-                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        });
-        if docs.is_empty() {
-            // An empty file is one (bad) profile, so that it is reported, not skipped.
-            docs.push((1, text.to_owned()));
-        }
-    }
-    let many = docs.len() > 1;
-    docs.into_iter()
-        .enumerate()
-        .map(|(i, (first_line, text))| Item {
-            source: Source::new(source.name.clone(), text),
-            first_line,
-            label: if many {
-                format!("{stem}-{:05}", i + 1)
-            } else {
-                stem.clone()
-            },
         })
-        .collect()
 }
 
 fn safe_label(s: &str) -> String {

@@ -16,6 +16,10 @@
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 
+// `println!` and `eprintln!` panic when the reader of a pipe goes away: writes go through
+// `cli::stdio`, which ends quietly instead.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod batch;
 pub mod check;
 pub mod cli;

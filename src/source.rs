@@ -16,10 +16,6 @@ use crate::error::{Error, ErrorKind, Position, Result};
 /// The largest profile or rule file read, in bytes. Larger files are refused before parsing.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
-/// The largest batch input (a JSON-lines or YAML stream of many profiles), in bytes. Each
-/// profile in it is still held to [`MAX_FILE_BYTES`].
-pub const MAX_STREAM_BYTES: u64 = 1024 * 1024 * 1024;
-
 /// The extensions of YAML files.
 pub const YAML_EXTENSIONS: &[&str] = &["yaml", "yml"];
 
@@ -67,14 +63,7 @@ impl Source {
     /// Reads `path` like [`Source::read`], with a size limit of `limit` bytes.
     pub fn read_up_to(path: &Path, kind: ErrorKind, limit: u64) -> Result<Self> {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| {
-            let message = match e.kind() {
-                std::io::ErrorKind::NotFound => "file not found".to_owned(),
-                std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-                _ => format!("cannot read file: {e}"),
-            };
-            Error::new(kind, message).in_file(&name)
-        };
+        let io = |e: std::io::Error| read_error(&e, kind, &name);
         let meta = std::fs::metadata(path).map_err(io)?;
         if meta.is_dir() {
             return Err(Error::new(kind, "is a directory, expected a YAML file").in_file(&name));
@@ -82,6 +71,12 @@ impl Source {
         let file = std::fs::File::open(path).map_err(io)?;
         let bytes = read_limited(file, limit).map_err(io)?;
         Self::from_bytes(&name, bytes, kind, limit)
+    }
+
+    /// One profile of a batch input (a line of JSON lines, a document of a YAML stream) as
+    /// read, checked like a file: not binary, UTF-8 (errors point at the line within `bytes`).
+    pub fn from_profile_bytes(name: &str, bytes: Vec<u8>) -> Result<Self> {
+        Self::from_bytes(name, Some(bytes), ErrorKind::Profile, MAX_FILE_BYTES)
     }
 
     /// Reads standard input under the same limits, named `<stdin>`.
@@ -181,6 +176,16 @@ impl Source {
         }
         error
     }
+}
+
+/// A file that cannot be opened or read, in plain words (`file not found`), for `kind`.
+pub fn read_error(e: &std::io::Error, kind: ErrorKind, name: &str) -> Error {
+    let message = match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => format!("cannot read file: {e}"),
+    };
+    Error::new(kind, message).in_file(name)
 }
 
 fn only_comments(text: &str) -> bool {

@@ -197,3 +197,81 @@ fn a_missing_input_stops_before_anything_is_decided() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.yaml"));
 }
+
+/// Two good lines, a bad one, a blank line and a good one, as a JSON-lines fleet file.
+const MIXED_JSON_LINES: &str = "{\"name\": \"one\", \"workload\": {\"task\": \"inference\", \"model_params_b\": 7}, \"usage\": {\"gpus\": 1, \"hours_per_gpu_month\": 100}}\n\
+{\"name\": \"two\", \"workload\": {\"task\": \"lora_finetune\", \"model_params_b\": 13}, \"usage\": {\"gpus\": 8, \"hours_per_gpu_month\": 600}}\n\
+garbage{\n\
+\n\
+{\"name\": \"four\", \"workload\": {\"task\": \"pretrain\", \"model_params_b\": 70}, \"usage\": {\"gpus\": 8, \"hours_per_gpu_month\": 700}}\n";
+
+fn batch_stdin(input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["batch", "-", "--as-of", common::AS_OF])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn json_lines_are_read_line_by_line_and_a_bad_line_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    std::fs::write(&path, MIXED_JSON_LINES).unwrap();
+    let out = decide(&["batch", path.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(names(&out.stdout), ["one", "two", "four"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fleet.jsonl:3:"), "{err}");
+    assert!(err.contains("garbage{"), "{err}");
+    assert!(err.contains("4 profiles: 3 decided, 1 failed."), "{err}");
+
+    // Standard input is told apart by its first line.
+    let out = batch_stdin(MIXED_JSON_LINES);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(names(&out.stdout), ["one", "two", "four"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<stdin>:3:"), "{err}");
+    assert!(err.contains("4 profiles: 3 decided, 1 failed."), "{err}");
+}
+
+#[test]
+fn records_are_written_before_the_input_ends() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["batch", "-", "--as-of", common::AS_OF])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..3 {
+        writeln!(stdin, "{}", profile_json(i, 8)).unwrap();
+    }
+    stdin.flush().unwrap();
+    // Standard input is still open: the first record must come all the same.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap();
+        tx.send(first).unwrap();
+    });
+    let first = rx.recv_timeout(std::time::Duration::from_secs(60));
+    drop(stdin);
+    child.wait().unwrap();
+    let first = first.expect("no record before the input ended");
+    assert!(first.contains("\"p0000\""), "{first}");
+}

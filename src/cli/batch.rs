@@ -1,19 +1,21 @@
 //! `decide batch`: many profiles with one compiled policy, in parallel, output in input order.
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::batch::{self, Item, Options, Summary};
+use crate::batch::{self, End, Flow, Options, Summary};
 use crate::error::{Error, ErrorKind, Result};
 use crate::expr::group_thousands;
 use crate::{Format, Graph, Memo};
 
+use super::atomic::AtomicFile;
+use super::signals::Signals;
+use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
 
-/// Profiles decided per parallel chunk: large enough to keep every core busy, small enough
-/// that output starts at once and memory stays flat on huge batches.
-const CHUNK: usize = 4096;
+/// The progress bar appears (on a terminal) once this many profiles are written.
+const SHOW_PROGRESS_AFTER: u64 = 8192;
 
 /// Decide many profiles at once: files, folders, JSON lines or YAML streams.
 ///
@@ -24,16 +26,18 @@ const CHUNK: usize = 4096;
 #[command(after_help = "\
 Examples:
   decide batch profiles/ > decisions.jsonl
-  decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (inputs up to 1 GiB)
+  decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (any length)
   decide batch team-a.yaml team-b.yaml --format md --out memos/ --lang zh
   decide batch profiles/ --sensitivity   (each line says what would change its answer)
   cat fleet.yaml | decide batch -
 
-Inputs are told apart by content: a file whose every line is a JSON object is JSON lines; a
-file with `---` lines is a YAML stream; anything else is one profile.
+Inputs are read a profile at a time: a `.jsonl` or `.ndjson` file, or one whose first line is a
+JSON object, is JSON lines (one profile a line, blank lines skipped); a file with `---` lines is
+a YAML stream; anything else is one profile. Each profile is held to 1 MiB.
 
 Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
-input cannot be read, 2 usage error.")]
+input cannot be read, 2 usage error, 130 / 143 stopped by SIGINT / SIGTERM (the --output file is
+left as it was).")]
 pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
@@ -77,9 +81,15 @@ pub fn run(args: &Args) -> Result<Outcome> {
             "`--format md` writes one memo per profile and needs `--out DIR`",
         ));
     }
+    // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
+    // process, so that the temporary output file is removed and the old one left whole.
+    let signals = Signals::watch()?;
     let graph = Graph::compile_in(super::load_policy(args.rules.as_deref())?, args.lang)?;
     let memo = Memo::embedded()?;
-    let items = batch::inputs(&args.inputs)?;
+    let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
+    if format == Format::Markdown {
+        profiles = profiles.unique_labels();
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::new(
@@ -89,6 +99,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .in_file(dir.display().to_string())
         })?;
     }
+    let mut file = match (&args.output, format) {
+        (Some(path), Format::Json) => Some(AtomicFile::create(path)?),
+        _ => None,
+    };
     let options = Options {
         format,
         as_of: args
@@ -97,71 +111,93 @@ pub fn run(args: &Args) -> Result<Outcome> {
         trace: args.trace,
         sensitivity: args.sensitivity,
     };
-    let progress = progress_bar(items.len());
+    let progress = progress_bar();
     let mut summary = Summary::default();
-    let mut json = String::new();
     let mut stdout = std::io::stdout().lock();
-    for chunk in items.chunks(CHUNK) {
-        let results = batch::decide_all(&graph, &memo, chunk, options);
-        for (item, result) in chunk.iter().zip(results) {
-            summary.add(&result);
-            match result {
-                Ok(decided) => match (&args.out, format) {
-                    (Some(dir), Format::Markdown) => {
-                        let path = dir.join(format!("{}.md", item.label));
-                        super::write_atomically(&path, decided.text.as_bytes())?;
-                    }
-                    _ if args.output.is_some() => json.push_str(&decided.text),
-                    _ => write_out(&mut stdout, &decided.text)?,
-                },
-                Err(e) => {
-                    progress.suspend(|| eprintln!("{}\n", super::render(&e)));
-                }
-            }
+    let mut write = |output: batch::Output| -> Result<Flow> {
+        summary.add(&output.result);
+        progress.inc(1);
+        if progress.position() == SHOW_PROGRESS_AFTER && std::io::stderr().is_terminal() {
+            progress.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
-        progress.inc(chunk.len() as u64);
-    }
+        let pipe = match output.result {
+            Ok(decided) => match (&args.out, &mut file) {
+                (Some(dir), _) if format == Format::Markdown => {
+                    let path = dir.join(format!("{}.md", output.label));
+                    super::write_atomically(&path, decided.text.as_bytes())?;
+                    Pipe::Open
+                }
+                (_, Some(file)) => {
+                    file.write(decided.text.as_bytes())?;
+                    Pipe::Open
+                }
+                _ => stdio::write(&mut stdout, &decided.text).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Io,
+                        format!("cannot write to standard output: {e}"),
+                    )
+                })?,
+            },
+            Err(e) => progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e)))),
+        };
+        // The reader went away: stop quietly, with the exit code the run has so far.
+        Ok(match pipe {
+            Pipe::Open => Flow::Go,
+            Pipe::Closed => Flow::Stop,
+        })
+    };
+    let interrupted = || signals.received().is_some();
+    let end = batch::decide_stream(&graph, &memo, profiles, options, &interrupted, &mut write)?;
     progress.finish_and_clear();
-    if let Some(path) = &args.output {
-        super::write_atomically(path, json.as_bytes())?;
+    if let (End::Interrupted, Some(signal)) = (end, signals.received()) {
+        // Dropping the output file removes its temporary file: the old file is left as it was.
+        drop(file);
+        let kept = match &args.output {
+            Some(path) => format!("; {} was left as it was", path.display()),
+            None => String::new(),
+        };
+        stdio::err(&format!(
+            "interrupted by {} after {} profiles{kept}\n",
+            signal.name(),
+            group_thousands((summary.decided + summary.failed) as f64, 0)
+        ));
+        return Ok(Outcome::Interrupted(signal.exit_code()));
     }
-    eprint!("{}", summary_text(&summary, &items));
-    Ok(if summary.failed > 0 {
+    if end == End::Done {
+        if let Some(file) = file {
+            file.commit()?;
+        }
+        stdio::err(&summary_text(&summary));
+    }
+    Ok(outcome(&summary))
+}
+
+/// Exit 1 when any profile failed.
+fn outcome(summary: &Summary) -> Outcome {
+    if summary.failed > 0 {
         Outcome::Flagged
     } else {
         Outcome::Clean
-    })
-}
-
-fn write_out(out: &mut impl Write, text: &str) -> Result<()> {
-    match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
-            ErrorKind::Io,
-            format!("cannot write to standard output: {e}"),
-        )),
-        _ => Ok(()),
     }
 }
 
-/// A progress bar on stderr for long batches on a terminal; hidden otherwise.
-fn progress_bar(total: usize) -> indicatif::ProgressBar {
-    if total < 2 * CHUNK || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} profiles, {per_sec}, {eta} left",
-    ) {
+/// A progress bar on stderr, drawn only on a terminal and once a batch is long.
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} {human_pos} profiles, {per_sec}")
+    {
         bar.set_style(style);
     }
     bar
 }
 
-fn summary_text(s: &Summary, items: &[Item]) -> String {
+fn summary_text(s: &Summary) -> String {
     let count = |n: usize| group_thousands(n as f64, 0);
     let mut out = format!(
         "{} profiles: {} decided, {} failed.\n",
-        count(items.len()),
+        count(s.decided + s.failed),
         count(s.decided),
         count(s.failed)
     );

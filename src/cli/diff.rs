@@ -41,7 +41,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     match diff(args) {
         Ok(outcome) => Ok(outcome),
         Err(e) => {
-            eprintln!("{}", super::render(&e));
+            super::stdio::err(&format!("{}\n", super::render(&e)));
             Ok(Outcome::Failed)
         }
     }

@@ -88,7 +88,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if let Err(e) = checked {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
     }
-    println!("\n{yaml}");
+    super::print(&format!("\n{yaml}\n"))?;
     let (write, run_now) = if lang == Lang::Zh {
         ("写入该文件？", "现在就用它做决策？")
     } else {
@@ -105,7 +105,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         ));
     }
     super::write_atomically(&args.file, yaml.as_bytes())?;
-    println!("Wrote {}.", args.file.display());
+    super::print(&format!("Wrote {}.\n", args.file.display()))?;
     let now = inquire::Confirm::new(run_now)
         .with_default(true)
         .prompt()

@@ -5,16 +5,18 @@
 //! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
 //! decision is made.
 
+mod atomic;
 mod batch;
 mod diff;
 mod graph;
 mod init;
 mod schema;
 mod shell;
+mod signals;
+pub mod stdio;
 mod test;
 mod validate;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,6 +24,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::{Format, Graph, Lang, Memo, Policy, Source};
+
+pub use atomic::write_atomically;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -105,6 +109,9 @@ pub enum Outcome {
     /// The command could not do its job and has said why; exits 2 (for `decide diff`, whose
     /// exit 1 means "a decision changed").
     Failed,
+    /// A signal stopped the command cleanly; exits with this code (130 for SIGINT, 143 for
+    /// SIGTERM).
+    Interrupted(u8),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -146,8 +153,10 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Flagged) => ExitCode::from(1),
         Ok(Outcome::Failed) => ExitCode::from(2),
+        Ok(Outcome::Interrupted(code)) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("{}", render(&e));
+            // A closed standard error does not change the exit code the error calls for.
+            stdio::err(&format!("{}\n", render(&e)));
             ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
         }
     }
@@ -205,44 +214,8 @@ pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
     }
 }
 
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command
+/// ends with the exit code it has.
 pub fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
-            ErrorKind::Io,
-            format!("cannot write to standard output: {e}"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so the
-/// file is either the old one or the complete new one, never half written.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.display().to_string();
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Error::new(ErrorKind::Io, format!("cannot write output: {what}: {e}")).in_file(&name)
-    };
-    if path.is_dir() {
-        return Err(Error::new(
-            ErrorKind::Io,
-            "--output is a directory, expected a file path",
-        )
-        .in_file(&name));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".decide-")
-        .tempfile_in(dir)
-        .map_err(|e| fail("cannot create a temporary file", &e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| fail("write failed", &e))?;
-    tmp.persist(path)
-        .map_err(|e| fail("rename failed", &e.error))?;
-    Ok(())
+    stdio::out(text).map(|_| ())
 }
