@@ -124,6 +124,12 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
         ("rtx4090-container", ""),
     ] {
         p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
+        if offer == "rtx4090-x8-sichuan2" {
+            // Above the ten years of hours a job may take: refused as typed, with the bound.
+            keys(&mut p, &format!("87601{ENTER}"));
+            p.exp_string("must be at most 87600").unwrap();
+            keys(&mut p, &"\u{7f}".repeat(5));
+        }
         keys(&mut p, &format!("{hours}{ENTER}"));
     }
     // Measured: a choice among the two offers given hours; space picks the first.

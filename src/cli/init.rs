@@ -226,6 +226,7 @@ fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Result
     }
     let rule = questionnaire::NumberRule {
         exclusive_minimum: Some(0.0),
+        maximum: Some(crate::profile::MAX_JOB_HOURS as f64),
         nullable: true,
         ..questionnaire::NumberRule::default()
     };
