@@ -114,24 +114,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     keys(&mut p, ENTER);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
-    // One number per catalog offer, in catalog order: hours on two of them.
-    for (offer, hours) in [
-        ("rtx4090-x8-sichuan2", "300"),
-        ("rtx5090-x8-anhui1", ""),
-        ("ascend910b-x8-huawei", ""),
-        ("ascend910b-x8-sichuan1", ""),
-        ("h100-x8-ningxia1", "120"),
-        ("rtx4090-container", ""),
-    ] {
-        p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
-        if offer == "rtx4090-x8-sichuan2" {
-            // Above the ten years of hours a job may take: refused as typed, with the bound.
-            keys(&mut p, &format!("87601{ENTER}"));
-            p.exp_string("must be at most 87600").unwrap();
-            keys(&mut p, &"\u{7f}".repeat(5));
-        }
-        keys(&mut p, &format!("{hours}{ENTER}"));
-    }
+    answer_job_hours(&mut p);
     // Measured: a choice among the two offers given hours; space picks the first.
     p.exp_string("Which of those hours were measured").unwrap();
     keys(&mut p, &format!(" {ENTER}"));
@@ -278,4 +261,27 @@ fn without_a_terminal_init_is_refused_with_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("needs a terminal"), "{err}");
     assert!(!std::path::Path::new("x.yaml").exists());
+}
+
+/// Answers one hours question per catalog offer, in catalog order: hours on two of them, after
+/// a number above the bound is refused as it is typed.
+fn answer_job_hours(p: &mut rexpect::session::PtySession) {
+    // One number per catalog offer, in catalog order: hours on two of them.
+    for (offer, hours) in [
+        ("rtx4090-x8-sichuan2", "300"),
+        ("rtx5090-x8-anhui1", ""),
+        ("ascend910b-x8-huawei", ""),
+        ("ascend910b-x8-sichuan1", ""),
+        ("h100-x8-ningxia1", "120"),
+        ("rtx4090-container", ""),
+    ] {
+        p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
+        if offer == "rtx4090-x8-sichuan2" {
+            // Above the ten years of hours a job may take: refused as typed, with the bound.
+            keys(p, &format!("87601{ENTER}"));
+            p.exp_string("must be at most 87600").unwrap();
+            keys(p, &"\u{7f}".repeat(5));
+        }
+        keys(p, &format!("{hours}{ENTER}"));
+    }
 }
