@@ -116,20 +116,7 @@ fn folders_and_yaml_streams_and_stdin() {
 
     // A YAML stream on standard input, with a bad document in the middle.
     let stream = "name: a\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n---\nname: b\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 900}\n---\n# the third\nname: c\nworkload: {task: pretrain, model_params_b: 70}\nusage: {gpus: 8, hours_per_gpu_month: 700}\n";
-    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
-        .args(["batch", "-", "--as-of", common::AS_OF])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = batch_stdin(stream);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(names(&out.stdout), ["a", "c"]);
     let err = String::from_utf8_lossy(&out.stderr);
