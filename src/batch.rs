@@ -132,7 +132,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let offer = decision.offer.clone();
         let monthly_cny = decision
             .costs
-            .get(crate::diff::MONTHLY_COST)
+            .get(crate::decision::MONTHLY_COST)
             .and_then(serde_json::Value::as_f64);
         let text = match options.format {
             Format::Json => {

@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::graph::Kind;
+use crate::kind::NodeKind;
 
 /// The outcome of evaluating a policy over one profile.
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +45,19 @@ pub struct Decision {
     /// What produced this record, for the people who sign it.
     pub audit: Audit,
 }
+
+/// The cost the record headlines: what `decide diff` and batch summaries compare.
+pub const MONTHLY_COST: &str = "recommended_monthly_cny";
+
+/// The `costs` entries the decision record promises (its stable JSON contract).
+pub const REQUIRED_COSTS: &[&str] = &[
+    MONTHLY_COST,
+    "breakeven_hours_per_gpu",
+    "breakeven_hours_per_gpu_discounted",
+    "bare_metal_monthly_cny",
+    "container_monthly_cny",
+    "jobs",
+];
 
 /// The record's own top-level fields, which policy sections may not shadow.
 pub const RECORD_FIELDS: &[&str] = &[
@@ -145,7 +158,7 @@ pub struct ChecklistOutcome {
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceEntry {
     pub id: String,
-    pub kind: Kind,
+    pub kind: NodeKind,
     pub value: serde_json::Value,
     /// The ids this node read.
     pub inputs: Vec<String>,

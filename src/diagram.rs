@@ -14,7 +14,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::graph::{Body, Graph, Kind};
+use crate::graph::{Body, Graph};
+use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;
 
 /// The Mermaid flowchart of `graph`.
@@ -59,7 +60,7 @@ impl End<'_> {
 /// A policy node as drawn.
 struct Item<'g> {
     id: &'g str,
-    kind: Kind,
+    kind: NodeKind,
     title: &'g str,
 }
 
@@ -88,13 +89,7 @@ impl<'g> Picture<'g> {
                 title: n.title,
             });
             let mut roots: BTreeSet<usize> = n.root_deps.iter().copied().collect();
-            if matches!(
-                n.body,
-                Body::Fact {
-                    per_offer: true,
-                    ..
-                }
-            ) {
+            if matches!(&n.body, Body::Fact(f) if f.per_offer) {
                 // Evaluated once per catalog offer: it reads `offers` without naming it.
                 roots.extend(ROOT_NAMES.iter().position(|r| *r == "offers"));
             }
@@ -134,14 +129,7 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
         );
     }
     for n in &p.nodes {
-        let (open, close) = match n.kind {
-            Kind::Fact => ("[", "]"),
-            Kind::Criterion => ("{", "}"),
-            Kind::Table => ("[[", "]]"),
-            Kind::Select => ("[/", "/]"),
-            Kind::Warning => (">", "]"),
-            Kind::Checklist => ("([", "])"),
-        };
+        let (open, close) = crate::graph::nodes::shape(n.kind).mermaid;
         let _ = writeln!(
             s,
             "  {}{open}\"{}<br/>{}\"{close}",
@@ -213,14 +201,7 @@ fn render_dot(p: &Picture<'_>) -> String {
         );
     }
     for n in &p.nodes {
-        let shape = match n.kind {
-            Kind::Fact => "box",
-            Kind::Criterion => "diamond",
-            Kind::Table => "box3d",
-            Kind::Select => "parallelogram",
-            Kind::Warning => "octagon",
-            Kind::Checklist => "note",
-        };
+        let shape = crate::graph::nodes::shape(n.kind).dot;
         let _ = writeln!(
             s,
             "  {} [shape={shape}, label=\"{}\\n{}\"];",

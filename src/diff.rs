@@ -15,7 +15,7 @@ use crate::graph::Graph;
 use crate::source::Source;
 
 /// The record's monthly figure the diff compares (part of the record's contract).
-pub const MONTHLY_COST: &str = "recommended_monthly_cny";
+pub use crate::decision::MONTHLY_COST;
 
 /// How one profile fared under both policies.
 #[derive(Debug)]

@@ -30,7 +30,7 @@ pub mod error;
 pub mod eval;
 pub mod expr;
 pub mod graph;
-mod interp;
+pub mod kind;
 pub mod lang;
 pub mod memo;
 pub mod policy;
@@ -42,12 +42,11 @@ pub mod sensitivity;
 pub mod source;
 pub mod suite;
 
+pub use check::fast_path::FastCheck;
 pub use decision::Decision;
 pub use error::{Error, ErrorKind, Result};
 pub use eval::Evaluation;
 pub use graph::Graph;
-#[doc(hidden)]
-pub use interp::FastCheck;
 pub use lang::Lang;
 pub use memo::{Format, Memo};
 pub use policy::Policy;

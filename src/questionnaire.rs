@@ -235,7 +235,7 @@ struct FieldSchema {
 /// The parts of one schema node: `$ref`, `allOf` and `anyOf` followed; `{type: null}` parts
 /// make it nullable.
 fn flatten<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
-    let schema = crate::graph::resolve_ref(root, schema);
+    let schema = crate::graph::scope::resolve_ref(root, schema);
     if schema.get("type") == Some(&J::from("null")) {
         *nullable = true;
         return;

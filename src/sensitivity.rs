@@ -25,7 +25,8 @@ use crate::check::tables::ancestors;
 use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};
-use crate::graph::{Body, Graph, Kind};
+use crate::graph::{Body, Graph};
+use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;
 use crate::policy::rules::FieldType;
 use crate::profile::Profile;
@@ -397,7 +398,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
             .map_or_else(|| id.to_owned(), |w| w.get(lang).to_owned())
     };
     // An output needs the nodes its expression names, and everything they read.
-    let output_needs = |e: &crate::graph::Expr<'_>| {
+    let output_needs = |e: &crate::expr::Expr<'_>| {
         let names = e.compiled.undeclared_variables(false);
         needs(
             graph,
@@ -419,7 +420,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
         },
     ];
     for (i, node) in c.nodes.iter().enumerate() {
-        if node.kind == Kind::Criterion {
+        if node.kind == NodeKind::Criterion {
             out.push(Target {
                 id: node.id.to_owned(),
                 title: node.title.to_owned(),

@@ -16,7 +16,8 @@ use serde::Deserialize;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::Evaluation;
-use crate::graph::{Body, Graph, Kind};
+use crate::graph::{Body, Graph};
+use crate::kind::NodeKind;
 use crate::policy::rules::{HitPolicy, NoMatch};
 use crate::profile::Profile;
 use crate::source::Source;
@@ -304,27 +305,23 @@ fn universe(graph: &Graph) -> BTreeSet<Item> {
     let item = |kind, id: String| Item { kind, id };
     for node in &graph.compiled().nodes {
         match &node.body {
-            Body::Criterion { .. } => {
+            Body::Criterion(_) => {
                 all.insert(item("criterion", format!("{} met", node.id)));
                 all.insert(item("criterion", format!("{} not met", node.id)));
             }
-            Body::Table {
-                rows,
-                default,
-                no_match,
-                hit,
-            } => {
-                for row in rows.iter().map(|(_, row)| row).chain(default) {
+            Body::Table(t) => {
+                for row in t.rows.iter().map(|(_, row)| row).chain(&t.default) {
                     all.insert(item("table row", format!("{}.{}", node.id, row_id(row))));
                 }
-                if default.is_none() && *no_match == NoMatch::None && *hit != HitPolicy::Collect {
+                if t.default.is_none() && t.no_match == NoMatch::None && t.hit != HitPolicy::Collect
+                {
                     all.insert(item("table row", format!("{}: no row", node.id)));
                 }
             }
-            Body::Warning { .. } => {
+            Body::Warning(_) => {
                 all.insert(item("warning", node.id.to_owned()));
             }
-            Body::Check { when: Some(_), .. } => {
+            Body::Checklist(c) if c.when.is_some() => {
                 all.insert(item("checklist item", node.id.to_owned()));
             }
             _ => {}
@@ -355,7 +352,7 @@ fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<Item>) {
         });
     }
     for node in &graph.compiled().nodes {
-        if node.kind != Kind::Table {
+        if node.kind != NodeKind::Table {
             continue;
         }
         let Some(value) = evaluation.values.get(node.id) else {

@@ -7,6 +7,7 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
+pub mod fast_path;
 pub mod invariants;
 pub(crate) mod space;
 pub mod tables;
@@ -17,7 +18,8 @@ use minijinja::machinery::{Token, tokenize};
 use serde_saphyr::Location;
 
 use crate::error::Error;
-use crate::graph::{Body, Graph, Kind};
+use crate::graph::{Body, Graph};
+use crate::kind::NodeKind;
 
 pub use invariants::InvariantReport;
 pub use tables::TableReport;
@@ -32,7 +34,7 @@ pub struct Report {
     /// The search for profiles that break an invariant.
     pub invariants: InvariantReport,
     /// How many nodes of each kind, in the order kinds are written.
-    pub counts: Vec<(Kind, usize)>,
+    pub counts: Vec<(NodeKind, usize)>,
     pub offers: usize,
     pub files: usize,
 }
@@ -53,7 +55,7 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
     let policy = graph.policy();
     let mut findings = unused_nodes(graph);
     findings.extend(unknown_offer_ids(graph));
-    let mut counts: Vec<(Kind, usize)> = Vec::new();
+    let mut counts: Vec<(NodeKind, usize)> = Vec::new();
     for node in &graph.compiled().nodes {
         match counts.iter_mut().find(|(k, _)| *k == node.kind) {
             Some((_, n)) => *n += 1,
@@ -95,7 +97,7 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
         .iter()
         .enumerate()
         .filter(|(i, n)| {
-            matches!(n.kind, Kind::Fact | Kind::Table | Kind::Select)
+            matches!(n.kind, NodeKind::Fact | NodeKind::Table | NodeKind::Select)
                 && !used.contains(i)
                 && !in_templates.contains(n.id)
         })
@@ -128,15 +130,7 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
     keyed.extend(
         c.nodes
             .iter()
-            .filter(|n| {
-                matches!(
-                    n.body,
-                    Body::Fact {
-                        per_offer: true,
-                        ..
-                    }
-                )
-            })
+            .filter(|n| matches!(&n.body, Body::Fact(f) if f.per_offer))
             .map(|n| n.id),
     );
     let mut found = Vec::new();
@@ -167,7 +161,7 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
             report(e.file, e.location, &id, how);
         }
     }
-    for t in &policy.tables {
+    for t in policy.tables() {
         for row in t.item.rows.iter().chain(&t.item.default) {
             for (key, value) in &row.then {
                 if (key == "offer" || key.ends_with("_offer"))

@@ -143,7 +143,7 @@ impl Ord for OrderedF64 {
 /// Resolves `$ref`, and `allOf` / `anyOf` wrappers of one schema, into its parts; `nullable` is
 /// set when one part is `{type: null}`.
 pub(crate) fn parts<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
-    let schema = crate::graph::resolve_ref(root, schema);
+    let schema = crate::graph::scope::resolve_ref(root, schema);
     let mut wrapped = false;
     for key in ["allOf", "anyOf", "oneOf"] {
         if let Some(list) = schema.get(key).and_then(J::as_array) {

@@ -14,7 +14,8 @@ use serde_json::Value as J;
 
 use super::space::{base_value, decode, example, input_space, sample_index, set_path};
 use crate::error::Error;
-use crate::graph::{Body, Graph, Kind};
+use crate::graph::{Body, Graph};
+use crate::kind::NodeKind;
 use crate::policy::rules::{HitPolicy, NoMatch};
 use crate::profile::Profile;
 
@@ -43,7 +44,7 @@ pub fn analyse(graph: &Graph, as_of: jiff::civil::Date) -> Vec<TableReport> {
     let c = graph.compiled();
     let schema = crate::profile::json_schema();
     (0..c.nodes.len())
-        .filter(|&i| c.nodes[i].kind == Kind::Table)
+        .filter(|&i| c.nodes[i].kind == NodeKind::Table)
         .map(|i| analyse_table(graph, &schema, i, as_of))
         .collect()
 }
@@ -52,12 +53,12 @@ pub fn analyse(graph: &Graph, as_of: jiff::civil::Date) -> Vec<TableReport> {
 fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Date) -> TableReport {
     let c = graph.compiled();
     let node = &c.nodes[table];
-    let Body::Table {
+    let Body::Table(crate::graph::nodes::table::TableBody {
         hit,
         rows,
         default,
         no_match,
-    } = &node.body
+    }) = &node.body
     else {
         unreachable!("only tables are analysed")
     };

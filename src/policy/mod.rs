@@ -16,10 +16,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::source::Source;
-use rules::{
-    ChecklistItem, Criterion, Fact, FieldType, Invariant, Outputs, PolicyMeta, RuleFile, Select,
-    Table, Warning,
-};
+use rules::{FieldType, Invariant, Outputs, PolicyMeta, RuleFile, RuleNode, Table};
 
 /// The default rules, embedded at build time.
 mod embedded {
@@ -73,12 +70,9 @@ pub struct Policy {
     pub outputs: Located<Outputs>,
     pub offer_fields: IndexMap<String, FieldType>,
     pub offers: Vec<Located<Offer>>,
-    pub facts: Vec<Located<Fact>>,
-    pub criteria: Vec<Located<Criterion>>,
-    pub tables: Vec<Located<Table>>,
-    pub selects: Vec<Located<Select>>,
-    pub warnings: Vec<Located<Warning>>,
-    pub checklist: Vec<Located<ChecklistItem>>,
+    /// Every node, numbered here once and for all: grouped by kind in [`NodeKind`] order, in
+    /// the order written within a kind. A node's index in this list is its index everywhere.
+    pub nodes: Vec<Located<RuleNode>>,
     pub questions: Vec<Located<rules::Question>>,
     /// The what-would-change-the-answer analysis, if the policy asks for one.
     pub sensitivity: Option<Located<rules::Sensitivity>>,
@@ -170,12 +164,7 @@ impl Policy {
             outputs: None,
             offer_fields: IndexMap::new(),
             offers: Vec::new(),
-            facts: Vec::new(),
-            criteria: Vec::new(),
-            tables: Vec::new(),
-            selects: Vec::new(),
-            warnings: Vec::new(),
-            checklist: Vec::new(),
+            nodes: Vec::new(),
             questions: Vec::new(),
             sensitivity: None,
             invariants: Vec::new(),
@@ -190,6 +179,17 @@ impl Policy {
     #[must_use]
     pub fn error_at(&self, file: usize, location: Location, message: impl Into<String>) -> Error {
         error_at(&self.sources, file, location, message)
+    }
+
+    /// The decision tables, in node order.
+    pub fn tables(&self) -> impl Iterator<Item = Located<&Table>> {
+        self.nodes.iter().filter_map(|n| match &n.item {
+            RuleNode::Table(t) => Some(Located {
+                file: n.file,
+                item: t,
+            }),
+            _ => None,
+        })
     }
 
     /// The offer ids of the catalog, in order.
@@ -222,12 +222,7 @@ struct Builder<'a> {
     outputs: Option<Located<Outputs>>,
     offer_fields: IndexMap<String, FieldType>,
     offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
-    facts: Vec<Located<Fact>>,
-    criteria: Vec<Located<Criterion>>,
-    tables: Vec<Located<Table>>,
-    selects: Vec<Located<Select>>,
-    warnings: Vec<Located<Warning>>,
-    checklist: Vec<Located<ChecklistItem>>,
+    nodes: Vec<Located<RuleNode>>,
     questions: Vec<Located<rules::Question>>,
     sensitivity: Option<Located<rules::Sensitivity>>,
     invariants: Vec<Located<Invariant>>,
@@ -284,12 +279,13 @@ impl Builder<'_> {
             }
         }
         self.offers.extend(located(file, rf.offers));
-        self.facts.extend(located(file, rf.facts));
-        self.criteria.extend(located(file, rf.criteria));
-        self.tables.extend(located(file, rf.tables));
-        self.selects.extend(located(file, rf.selects));
-        self.warnings.extend(located(file, rf.warnings));
-        self.checklist.extend(located(file, rf.checklist));
+        let nodes = (rf.facts.into_iter().map(RuleNode::Fact))
+            .chain(rf.criteria.into_iter().map(RuleNode::Criterion))
+            .chain(rf.tables.into_iter().map(RuleNode::Table))
+            .chain(rf.selects.into_iter().map(RuleNode::Select))
+            .chain(rf.warnings.into_iter().map(RuleNode::Warning))
+            .chain(rf.checklist.into_iter().map(RuleNode::Checklist));
+        self.nodes.extend(nodes.map(|item| Located { file, item }));
         self.questions.extend(located(file, rf.questions));
         self.invariants.extend(located(file, rf.invariants));
     }
@@ -312,6 +308,8 @@ impl Builder<'_> {
             );
         }
         let offers = check_offers(sources, &self.offer_fields, self.offers, &mut self.errors);
+        // Node indices are assigned here, once: by kind, then in the order written (stable).
+        self.nodes.sort_by_key(|n| n.item.kind());
         let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
             return (None, self.errors);
         };
@@ -335,12 +333,7 @@ impl Builder<'_> {
             outputs,
             offer_fields: self.offer_fields,
             offers,
-            facts: self.facts,
-            criteria: self.criteria,
-            tables: self.tables,
-            selects: self.selects,
-            warnings: self.warnings,
-            checklist: self.checklist,
+            nodes: self.nodes,
             questions: self.questions,
             sensitivity: self.sensitivity,
             invariants: self.invariants,
@@ -598,7 +591,7 @@ fn check_ids(policy: &Policy, errors: &mut Vec<Error>) {
             seen.insert(name, (*file, id.referenced));
         }
     }
-    for table in &policy.tables {
+    for table in policy.tables() {
         let mut rows: HashMap<&str, Location> = HashMap::new();
         for row in table.item.rows.iter().chain(table.item.default.iter()) {
             let name = row.id.value.as_str();
@@ -620,16 +613,9 @@ fn check_ids(policy: &Policy, errors: &mut Vec<Error>) {
     }
 }
 
-/// Every node id with the file it is in, in declaration order by kind.
+/// Every node id with the file it is in, by node index.
 pub(crate) fn node_ids(policy: &Policy) -> Vec<(usize, &Spanned<String>)> {
-    let mut ids = Vec::new();
-    ids.extend(policy.facts.iter().map(|n| (n.file, &n.item.id)));
-    ids.extend(policy.criteria.iter().map(|n| (n.file, &n.item.id)));
-    ids.extend(policy.tables.iter().map(|n| (n.file, &n.item.id)));
-    ids.extend(policy.selects.iter().map(|n| (n.file, &n.item.id)));
-    ids.extend(policy.warnings.iter().map(|n| (n.file, &n.item.id)));
-    ids.extend(policy.checklist.iter().map(|n| (n.file, &n.item.id)));
-    ids
+    policy.nodes.iter().map(|n| (n.file, n.item.id())).collect()
 }
 
 fn is_identifier(s: &str) -> bool {

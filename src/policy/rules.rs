@@ -9,10 +9,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
+use crate::kind::NodeKind;
 pub use crate::lang::Words;
 
 /// An expression in minijinja's expression language, with where it was written.
-pub type Expr = Spanned<String>;
+pub type ExprText = Spanned<String>;
 
 /// A text template in one or two languages, with where it was written.
 pub type Template = Spanned<Words>;
@@ -85,24 +86,24 @@ pub struct PolicyMeta {
 pub struct Outputs {
     /// Must evaluate to `bare_metal` or `container`.
     #[schemars(with = "String")]
-    pub deployment: Expr,
+    pub deployment: ExprText,
     /// Must evaluate to an offer id of the catalog.
     #[schemars(with = "String")]
-    pub offer: Expr,
+    pub offer: ExprText,
     /// The matched scenario row id, or none.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub scenario: Option<Expr>,
+    pub scenario: Option<ExprText>,
     /// Named money and time figures of the record's `costs` object.
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
-    pub costs: IndexMap<String, Expr>,
+    pub costs: IndexMap<String, ExprText>,
     /// Further top-level entries of the decision record, each read off the graph by an
     /// expression (e.g. `memory`, `estimates`, `alternatives`). Names may not be those of the
     /// record's own fields.
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
-    pub sections: IndexMap<String, Expr>,
+    pub sections: IndexMap<String, ExprText>,
 }
 
 /// The type a catalog field or fact value must have.
@@ -149,7 +150,7 @@ pub struct Fact {
     /// The expression computing the fact (exactly one of `expr` and `value`).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub expr: Option<Expr>,
+    pub expr: Option<ExprText>,
     /// A constant.
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Value>")]
@@ -178,7 +179,7 @@ pub struct Criterion {
     pub because: Option<Words>,
     /// Must evaluate to true or false.
     #[schemars(with = "String")]
-    pub when: Expr,
+    pub when: ExprText,
     /// Template explaining why the criterion is met.
     #[schemars(with = "Words")]
     pub met: Template,
@@ -237,7 +238,7 @@ pub struct Row {
     pub title: Words,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub when: Option<Expr>,
+    pub when: Option<ExprText>,
     /// Values the row gives (literals), merged into the row's value.
     #[serde(default)]
     pub then: IndexMap<String, serde_json::Value>,
@@ -265,22 +266,22 @@ pub struct Select {
     pub because: Option<Words>,
     /// The list to choose from, e.g. `offers`.
     #[schemars(with = "String")]
-    pub from: Expr,
+    pub from: ExprText,
     /// The name each item is bound to in `where`, `order_by` and `map`.
     #[serde(default = "default_item", rename = "as")]
     pub item: String,
     /// Keep the items for which this is true.
     #[serde(default, rename = "where")]
     #[schemars(with = "Option<String>")]
-    pub filter: Option<Expr>,
+    pub filter: Option<ExprText>,
     /// Sort the kept items by this (ascending; ties keep their order).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub order_by: Option<Expr>,
+    pub order_by: Option<ExprText>,
     /// What each kept item becomes (default: the item itself).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub map: Option<Expr>,
+    pub map: Option<ExprText>,
     #[serde(default)]
     pub pick: Pick,
 }
@@ -299,7 +300,7 @@ pub struct Warning {
     pub because: Option<Words>,
     /// Raises the warning when true.
     #[schemars(with = "String")]
-    pub when: Expr,
+    pub when: ExprText,
     /// Template of the message shown.
     #[schemars(with = "Words")]
     pub message: Template,
@@ -317,7 +318,7 @@ pub struct Invariant {
     /// Must evaluate to true for every profile; false (or anything but true or false) is a
     /// violation.
     #[schemars(with = "String")]
-    pub holds: Expr,
+    pub holds: ExprText,
     /// Template of the message shown when `holds` is not true.
     #[schemars(with = "Words")]
     pub message: Template,
@@ -332,7 +333,7 @@ pub struct ChecklistItem {
     /// The item applies when true (default: always).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    pub when: Option<Expr>,
+    pub when: Option<ExprText>,
     /// Template of the item's text, tailored to the offer and workload.
     #[schemars(with = "Words")]
     pub text: Template,
@@ -421,4 +422,69 @@ pub struct Probe {
     /// change of busy GPUs); uses `unchanged`.
     #[serde(default)]
     pub line_under: Option<String>,
+}
+
+/// One node as written, whatever its kind: the policy keeps every node in one list.
+#[derive(Debug, Clone)]
+pub enum RuleNode {
+    Fact(Fact),
+    Criterion(Criterion),
+    Table(Table),
+    Select(Select),
+    Warning(Warning),
+    Checklist(ChecklistItem),
+}
+
+impl RuleNode {
+    /// The node's kind.
+    #[must_use]
+    pub fn kind(&self) -> NodeKind {
+        match self {
+            RuleNode::Fact(_) => NodeKind::Fact,
+            RuleNode::Criterion(_) => NodeKind::Criterion,
+            RuleNode::Table(_) => NodeKind::Table,
+            RuleNode::Select(_) => NodeKind::Select,
+            RuleNode::Warning(_) => NodeKind::Warning,
+            RuleNode::Checklist(_) => NodeKind::Checklist,
+        }
+    }
+
+    /// The node's id, with where it was written.
+    #[must_use]
+    pub fn id(&self) -> &Spanned<String> {
+        match self {
+            RuleNode::Fact(n) => &n.id,
+            RuleNode::Criterion(n) => &n.id,
+            RuleNode::Table(n) => &n.id,
+            RuleNode::Select(n) => &n.id,
+            RuleNode::Warning(n) => &n.id,
+            RuleNode::Checklist(n) => &n.id,
+        }
+    }
+
+    /// The node's title.
+    #[must_use]
+    pub fn title(&self) -> &Words {
+        match self {
+            RuleNode::Fact(n) => &n.title,
+            RuleNode::Criterion(n) => &n.title,
+            RuleNode::Table(n) => &n.title,
+            RuleNode::Select(n) => &n.title,
+            RuleNode::Warning(n) => &n.title,
+            RuleNode::Checklist(n) => &n.title,
+        }
+    }
+
+    /// Why the node is there, if it says (checklist items do not).
+    #[must_use]
+    pub fn because(&self) -> Option<&Words> {
+        match self {
+            RuleNode::Fact(n) => n.because.as_ref(),
+            RuleNode::Criterion(n) => n.because.as_ref(),
+            RuleNode::Table(n) => n.because.as_ref(),
+            RuleNode::Select(n) => n.because.as_ref(),
+            RuleNode::Warning(n) => n.because.as_ref(),
+            RuleNode::Checklist(_) => None,
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! The expression and template language: one minijinja environment for rules and memos.
+//! The functions and filters of the expression and template language: one minijinja environment for rules and memos.
 //!
 //! Rule expressions (`when:`, `expr:`), rule text templates (`met:`, `message:`) and the memo
 //! templates all use this environment, so a policy author learns one language. It adds a few

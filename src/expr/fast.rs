@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use minijinja::machinery::ast;
 use minijinja::value::{Value, ValueKind};
 
-use crate::graph::Names;
+use super::Slots;
 
 /// An expression compiled for the fast path.
 #[derive(Debug)]
@@ -103,7 +103,7 @@ enum Func {
 impl Fast {
     /// The fast form of `text`, or `None` if it uses anything the fast path does not model.
     /// `bound` is the name the node binds (at most one), `names` the slots.
-    pub(crate) fn compile(text: &str, names: &Names, bound: &[&str]) -> Option<Fast> {
+    pub(crate) fn compile(text: &str, names: &Slots, bound: &[&str]) -> Option<Fast> {
         let expr = minijinja::machinery::parse_expr(text).ok()?;
         let c = Compiler { names, bound };
         c.node(&expr).map(Fast)
@@ -117,7 +117,7 @@ impl Fast {
 }
 
 struct Compiler<'a> {
-    names: &'a Names,
+    names: &'a Slots,
     bound: &'a [&'a str],
 }
 
@@ -634,116 +634,6 @@ fn min_max(list: &Value, wanted: std::cmp::Ordering) -> Option<Value> {
     defined(best?)
 }
 
-/// One rule expression evaluated both ways, for the differential tests (`tests/interp.rs`).
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct FastCheck {
-    /// `node.field: text`.
-    pub expr: String,
-    /// The bound item (`offer`, a select's item) it was evaluated with, if any.
-    pub bound: Option<Value>,
-    /// Whether the expression has a fast form at all.
-    pub has_fast_form: bool,
-    /// The fast path's answer (`None`: it left this one to minijinja).
-    pub fast: Option<Value>,
-    /// minijinja's answer.
-    pub minijinja: Result<Value, String>,
-}
-
-impl crate::Graph {
-    /// Evaluates `profile`, then every rule expression again both with the fast path and with
-    /// minijinja over the values of that evaluation (per offer, per select item), for tests that
-    /// check that the two agree. Not part of the stable API.
-    #[doc(hidden)]
-    pub fn fast_path_checks(
-        &self,
-        profile: &crate::Profile,
-        as_of: jiff::civil::Date,
-    ) -> crate::Result<Vec<FastCheck>> {
-        use crate::graph::Body;
-        let evaluation = self.evaluate(profile, as_of)?;
-        let owner = self.owner();
-        let mut named: Vec<(String, Value)> = vec![
-            (
-                "profile".into(),
-                Value::from(minijinja::value::Serde(profile)),
-            ),
-            ("offers".into(), owner.offers.clone()),
-            ("catalog".into(), owner.catalog.clone()),
-            ("as_of".into(), Value::from(as_of.to_string())),
-        ];
-        named.extend(
-            evaluation
-                .values
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
-        let slots: Vec<OnceLock<Value>> = (0..owner.names.index.len())
-            .map(|_| OnceLock::new())
-            .collect();
-        for (name, value) in &named {
-            let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
-        }
-        let mut checks = Vec::new();
-        let mut check = |id: &str, e: &crate::graph::Expr<'_>, bound: Option<(&str, Value)>| {
-            let mut root = named.clone();
-            root.extend(bound.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
-            let minijinja = e
-                .compiled
-                .eval(Value::from_pairs(root))
-                .map_err(|err| err.to_string());
-            let item = bound.map(|(_, v)| v);
-            checks.push(FastCheck {
-                expr: format!("{id}: {}", e.text.trim()),
-                has_fast_form: e.fast.is_some(),
-                fast: e.fast.as_ref().and_then(|f| f.eval(&slots, item.as_ref())),
-                bound: item,
-                minijinja,
-            });
-        };
-        let c = self.compiled();
-        let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
-        for node in &c.nodes {
-            match &node.body {
-                Body::Fact {
-                    expr,
-                    per_offer: true,
-                    ..
-                } => {
-                    for offer in &offers {
-                        check(node.id, expr, Some(("offer", offer.clone())));
-                    }
-                }
-                Body::Select { item, .. } => {
-                    // `from` first, then `where`, `order_by` and `map`, each per item.
-                    let exprs = node.exprs();
-                    let (from, per_item) = exprs.split_first().expect("a select has `from`");
-                    check(node.id, from, None);
-                    let list = from.compiled.eval(Value::from_pairs(named.clone()));
-                    let items: Vec<Value> = list
-                        .ok()
-                        .and_then(|l| l.try_iter().ok().map(Iterator::collect))
-                        .unwrap_or_default();
-                    for e in per_item {
-                        for candidate in &items {
-                            check(node.id, e, Some((item, candidate.clone())));
-                        }
-                    }
-                }
-                _ => {
-                    for e in node.exprs() {
-                        check(node.id, e, None);
-                    }
-                }
-            }
-        }
-        for e in c.outputs.exprs() {
-            check("outputs", e, None);
-        }
-        Ok(checks)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,7 +653,7 @@ mod tests {
             ("x", x),
             ("y", y),
         ];
-        let names = Names {
+        let names = Slots {
             index: vars
                 .iter()
                 .enumerate()
@@ -913,7 +803,7 @@ mod tests {
             "range(3)",
             "m | default(1, true)",
         ] {
-            let names = Names {
+            let names = Slots {
                 index: [("a", 0), ("s", 1), ("m", 2)]
                     .map(|(k, i)| (k.to_owned(), i))
                     .into(),

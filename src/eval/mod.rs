@@ -1,0 +1,447 @@
+//! Evaluating a compiled graph over one profile: values, type checks, texts and the trace.
+//!
+//! Evaluation is pure: the same graph, profile and `as_of` date give the same [`Decision`].
+//! All nodes read one shared context object whose slots are filled in evaluation order, so no
+//! context is cloned per node. Every value is checked against what the node promises (a
+//! `when:` must be true or false, a fact its declared type), because minijinja's strict mode
+//! lets some undefined or mistyped results through.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use minijinja::value::{Value, ValueKind};
+
+use crate::decision::{Decision, PolicyStamp, TraceEntry};
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::Expr;
+use crate::graph::nodes::{self, Outcomes};
+use crate::graph::run::{Run, show};
+use crate::graph::{Body, Graph, InvariantCheck};
+use crate::policy::PolicyOrigin;
+use crate::profile::Profile;
+use crate::source::Source;
+
+/// A decision plus every node's value, for templates that want more than the record.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub decision: Decision,
+    /// Node id → value, in evaluation order.
+    pub values: IndexMap<String, Value>,
+}
+
+impl Graph {
+    /// Checks the profile's references into the catalog (proposal and job offer ids), then that
+    /// every measured offer has claimed hours.
+    pub fn check_profile(&self, profile: &Profile, source: &Source) -> Result<()> {
+        let ids: Vec<&str> = self.policy().offer_ids().collect();
+        for (offer, field) in profile.offer_references() {
+            if !ids.contains(&offer.value.as_str()) {
+                let mut err = Error::new(
+                    ErrorKind::Profile,
+                    format!("unknown offer id `{}`", offer.value),
+                )
+                .at(
+                    &source.name,
+                    &source.text,
+                    crate::policy::position(offer.referenced),
+                )
+                .field(field);
+                if let Some(s) = crate::error::suggest(&offer.value, ids.iter().copied()) {
+                    err = err.help(format!("did you mean `{s}`?"));
+                }
+                return Err(err.help(format!("offers in the catalog: {}", ids.join(", "))));
+            }
+        }
+        profile.check_measured(source)
+    }
+
+    /// Evaluates every node over `profile` at date `as_of`, reads off the decision and checks
+    /// the policy's invariants: a decision that breaks one is an [`ErrorKind::Invariant`] error
+    /// (the first broken, in policy order), never a decision.
+    pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
+        let run = Run::new(self, profile, as_of);
+        let evaluation = run.all(profile, as_of, true)?;
+        run.check_invariants(profile)?;
+        Ok(evaluation)
+    }
+
+    /// Like [`Graph::evaluate`], without building the trace (the record's `trace` is empty):
+    /// for batches that do not print it.
+    pub fn evaluate_without_trace(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Evaluation> {
+        let run = Run::new(self, profile, as_of);
+        let evaluation = run.all(profile, as_of, false)?;
+        run.check_invariants(profile)?;
+        Ok(evaluation)
+    }
+
+    /// Evaluates `profile` in full (no trace) and checks every invariant, not only up to the
+    /// first broken: the violation error of each broken one, by index into the compiled
+    /// invariants. An error is an evaluation that failed for another reason (a rules fault, or
+    /// an invariant whose `holds:` cannot be evaluated). This is what `decide validate`'s
+    /// search runs.
+    pub(crate) fn violations(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Vec<(usize, Error)>> {
+        let run = Run::new(self, profile, as_of);
+        run.all(profile, as_of, false)?;
+        let mut out = Vec::new();
+        for (i, invariant) in self.compiled().invariants.iter().enumerate() {
+            if let Some(e) = run.invariant(invariant, profile)? {
+                out.push((i, e));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
+    /// own (whatever the hit policy). Only the nodes the table reads are evaluated. This is
+    /// what `decide validate` uses to look for gaps, overlaps and shadowed rows.
+    pub(crate) fn table_rows_matching(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        table: usize,
+        needed: &[usize],
+    ) -> Result<Vec<bool>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        for &i in needed {
+            let node = &c.nodes[i];
+            let value = nodes::evaluate(&run, node)?;
+            let _ = run.slots[self.owner().names.index[node.id]].set(value);
+        }
+        let node = &c.nodes[table];
+        let Body::Table(table) = &node.body else {
+            return Ok(Vec::new());
+        };
+        table
+            .rows
+            .iter()
+            .map(|(when, _)| run.condition(when, node, None).map(|v| v.is_true()))
+            .collect()
+    }
+}
+
+/// What the sensitivity analysis watches: a node's value, or an output expression.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Watch<'a> {
+    Node(usize),
+    Output(&'a Expr<'a>),
+}
+
+impl Graph {
+    /// Re-evaluates `dirty` (node indices, in evaluation order) over `profile`, taking every
+    /// other node's value from `base` (by node index), and returns the `watch` values. Texts,
+    /// warnings and the trace are skipped: this is the inner loop of the sensitivity analysis.
+    pub(crate) fn probe(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        base: &[Value],
+        dirty: &[usize],
+        watch: &[Watch<'_>],
+    ) -> Result<Vec<Value>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        let index = &self.owner().names.index;
+        let mut is_dirty = vec![false; c.nodes.len()];
+        for &i in dirty {
+            is_dirty[i] = true;
+        }
+        for (i, node) in c.nodes.iter().enumerate() {
+            if !is_dirty[i] {
+                let _ = run.slots[index[node.id]].set(base[i].clone());
+            }
+        }
+        for &i in dirty {
+            let node = &c.nodes[i];
+            let value = nodes::evaluate(&run, node)?;
+            let _ = run.slots[index[node.id]].set(value);
+        }
+        watch
+            .iter()
+            .map(|w| match w {
+                Watch::Node(i) => Ok(run.slots[index[c.nodes[*i].id]]
+                    .get()
+                    .cloned()
+                    .unwrap_or_default()),
+                Watch::Output(e) => run.eval(e, "outputs", None),
+            })
+            .collect()
+    }
+}
+
+impl Run<'_> {
+    #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
+    fn all(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        keep_trace: bool,
+    ) -> Result<Evaluation> {
+        let c = self.compiled;
+        let mut values = IndexMap::with_capacity(c.nodes.len());
+        // Values that read no profile field are computed once per `as_of` and reused.
+        let cached = self
+            .graph
+            .profile_free
+            .lock()
+            .ok()
+            .and_then(|c| c.clone())
+            .filter(|c| c.as_of == as_of);
+        let mut cached_at: Vec<Option<&Value>> = vec![None; c.nodes.len()];
+        if let Some(cache) = &cached {
+            for (i, v) in cache.values.iter() {
+                cached_at[*i] = Some(v);
+            }
+        }
+        // Node values by node index, beside `values` (by id) for the reads below.
+        let mut by_node = vec![Value::UNDEFINED; c.nodes.len()];
+        for &i in &c.order {
+            let node = &c.nodes[i];
+            let value = match cached_at[i] {
+                Some(v) => v.clone(),
+                None => nodes::evaluate(self, node)?,
+            };
+            let _ = self.slots[c.slot[i]].set(value.clone());
+            by_node[i] = value.clone();
+            values.insert(node.id.to_owned(), value);
+        }
+        if cached.is_none() {
+            let free: Arc<[(usize, Value)]> = c
+                .order
+                .iter()
+                .filter(|&&i| c.profile_free[i])
+                .map(|&i| (i, by_node[i].clone()))
+                .collect();
+            if let Ok(mut slot) = self.graph.profile_free.lock() {
+                *slot = Some(crate::graph::ProfileFree {
+                    as_of,
+                    values: free,
+                });
+            }
+        }
+        // Texts render once every value is known; outcomes are listed in policy order.
+        let mut outcomes = Outcomes::default();
+        let mut why = Vec::with_capacity(c.nodes.len());
+        for (node, value) in c.nodes.iter().zip(&by_node) {
+            why.push(nodes::explain(
+                self,
+                node,
+                value,
+                keep_trace,
+                &mut outcomes,
+            )?);
+        }
+        let trace = c
+            .order
+            .iter()
+            .filter(|_| keep_trace)
+            .map(|&i| {
+                let node = &c.nodes[i];
+                TraceEntry {
+                    id: node.id.to_owned(),
+                    kind: node.kind,
+                    value: trace_value(&by_node[i]),
+                    inputs: node
+                        .deps
+                        .iter()
+                        .map(|&d| c.nodes[d].id.to_owned())
+                        .collect(),
+                    why: std::mem::take(&mut why[i]),
+                }
+            })
+            .collect();
+
+        let outputs = &c.outputs;
+        let deployment = self.output_string(&outputs.deployment, "deployment")?;
+        if deployment != "bare_metal" && deployment != "container" {
+            return Err(self.fail_expr(
+                &outputs.deployment,
+                "outputs",
+                &format!(
+                    "`outputs.deployment` gave `{deployment}`, expected `bare_metal` or `container`"
+                ),
+            ));
+        }
+        let offer = self.output_string(&outputs.offer, "offer")?;
+        if !self.graph.policy().offer_ids().any(|id| id == offer) {
+            return Err(self.fail_expr(
+                &outputs.offer,
+                "outputs",
+                &format!("`outputs.offer` gave `{offer}`, which is not an offer id of the catalog"),
+            ));
+        }
+        let scenario = match &outputs.scenario {
+            Some(e) => {
+                let v = self.eval(e, "outputs", None)?;
+                match v.kind() {
+                    ValueKind::None => None,
+                    ValueKind::String => Some(v.to_string()),
+                    _ => {
+                        return Err(self.fail_expr(
+                            e,
+                            "outputs",
+                            &format!(
+                                "`outputs.scenario` gave {v} ({}), expected a row id or none",
+                                v.kind()
+                            ),
+                        ));
+                    }
+                }
+            }
+            None => None,
+        };
+        let mut costs = IndexMap::with_capacity(outputs.costs.len());
+        for (name, e) in &outputs.costs {
+            let v = self.eval(e, "outputs", None)?;
+            if v.is_undefined() {
+                return Err(self.fail_expr(
+                    e,
+                    "outputs",
+                    &format!("`outputs.costs.{name}` is undefined"),
+                ));
+            }
+            costs.insert((*name).to_owned(), to_json(&v));
+        }
+        let mut sections = IndexMap::with_capacity(outputs.sections.len());
+        for (name, e) in &outputs.sections {
+            let v = self.eval(e, "outputs", None)?;
+            if v.is_undefined() {
+                return Err(self.fail_expr(
+                    e,
+                    "outputs",
+                    &format!("`outputs.sections.{name}` is undefined"),
+                ));
+            }
+            sections.insert((*name).to_owned(), to_json(&v));
+        }
+        let policy = self.graph.policy();
+        let decision = Decision {
+            profile: profile.name.clone(),
+            as_of: as_of.to_string(),
+            policy: PolicyStamp {
+                name: policy.meta.name.get(self.graph.lang()).to_owned(),
+                version: policy.meta.version.clone(),
+                rules: match &policy.origin {
+                    PolicyOrigin::Embedded => "embedded".to_owned(),
+                    PolicyOrigin::Folder(p) => p.display().to_string(),
+                },
+                revision: policy.revision.clone(),
+            },
+            deployment,
+            offer,
+            criteria: outcomes.criteria,
+            scenario,
+            costs,
+            sections,
+            sensitivity: None,
+            warnings: outcomes.warnings,
+            checklist: outcomes.checklist,
+            trace,
+            audit: crate::decision::Audit {
+                decide_version: env!("CARGO_PKG_VERSION").to_owned(),
+                profile_revision: None,
+            },
+        };
+        Ok(Evaluation { decision, values })
+    }
+
+    /// The first invariant (in policy order) the evaluated decision breaks, as an error.
+    fn check_invariants(&self, profile: &Profile) -> Result<()> {
+        for invariant in &self.compiled.invariants {
+            if let Some(e) = self.invariant(invariant, profile)? {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether one invariant holds once every node is evaluated: `None` if `holds` is true,
+    /// else the violation (`Err` if `holds` or the message cannot be evaluated).
+    fn invariant(
+        &self,
+        invariant: &InvariantCheck<'_>,
+        profile: &Profile,
+    ) -> Result<Option<Error>> {
+        let holds = &invariant.holds;
+        let label = || format!("invariant `{}`", invariant.id);
+        let v = self.eval_labelled(holds, &label, None)?;
+        let verdict = match v.kind() {
+            ValueKind::Bool if v.is_true() => return Ok(None),
+            ValueKind::Bool => "gave false".to_owned(),
+            _ => format!("gave {}, which is not true or false", show(&v)),
+        };
+        let message = self.render(&invariant.message, invariant.file, holds.location, &label())?;
+        let policy = self.graph.policy();
+        let source = &policy.sources[invariant.file];
+        let profile_revision = profile.revision().unwrap_or_default();
+        Ok(Some(
+            Error::new(
+                ErrorKind::Invariant,
+                format!("invariant `{}` violated: {message}", invariant.id),
+            )
+            .at(
+                &source.name,
+                &source.text,
+                crate::policy::position(holds.location),
+            )
+            .help(format!("invariant: {}", invariant.title))
+            .help(format!("`holds: {}` {verdict}", holds.text.trim()))
+            .help(format!(
+                "profile `{}`, revision {profile_revision}",
+                self.profile_name
+            ))
+            .help(format!(
+                "policy `{}` {}, revision {}",
+                policy.meta.name.get(self.graph.lang()),
+                policy.meta.version,
+                policy.revision
+            ))
+            .help(
+                "a decision that contradicts itself is not written: fix the rules, or the invariant if it is the one at fault",
+            ),
+        ))
+    }
+
+    fn output_string(&self, e: &Expr<'_>, name: &str) -> Result<String> {
+        let v = self.eval(e, "outputs", None)?;
+        v.as_str().map(str::to_owned).ok_or_else(|| {
+            self.fail_expr(
+                e,
+                "outputs",
+                &format!("`outputs.{name}` gave {v} ({}), expected text", v.kind()),
+            )
+        })
+    }
+}
+
+fn to_json(v: &Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// The value shown in the trace: offers and rows (maps with an `id`) are named by their id
+/// rather than dumped whole.
+fn trace_value(v: &Value) -> serde_json::Value {
+    let id_of = |v: &Value| match v.get_attr("id") {
+        Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => Some(to_json(&id)),
+        _ => None,
+    };
+    match v.kind() {
+        ValueKind::Map => id_of(v).unwrap_or_else(|| to_json(v)),
+        ValueKind::Seq => serde_json::Value::Array(
+            v.try_iter()
+                .into_iter()
+                .flatten()
+                .map(|x| id_of(&x).unwrap_or_else(|| to_json(&x)))
+                .collect(),
+        ),
+        _ => to_json(v),
+    }
+}

@@ -1,0 +1,406 @@
+//! Compiling a policy into a graph: every node through its kind, then the outputs, the
+//! invariants and the questions, collecting every fault so one run shows them all.
+//!
+//! Text templates (`met:`, `message:`, `text:`) are rendered after the whole graph is evaluated,
+//! so they may mention any node without adding edges. Invariants (`holds:`) are compiled like the
+//! outputs: they read nodes and are no node themselves.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use minijinja::Environment;
+use minijinja::value::Value;
+use serde_saphyr::Spanned;
+
+use crate::error::{Error, Result};
+use crate::expr::{self, Slots};
+use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
+use crate::graph::scope::{ProfilePaths, Reads, Scope, template_error};
+use crate::graph::{Owner, nodes, order};
+use crate::lang::Lang;
+use crate::policy::rules::{RuleNode, Template};
+use crate::policy::{Policy, ROOT_NAMES};
+
+/// The environment with every text template of the policy, the slots, and the catalog values.
+pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
+    let mut env = expr::environment();
+    let mut index = HashMap::new();
+    for name in ROOT_NAMES {
+        index.insert((*name).to_owned(), index.len());
+    }
+    let add_text =
+        |env: &mut Environment<'static>, file: usize, id: &str, part: &str, text: &Template| {
+            let name = format!("{id}.{part}");
+            env.add_template_owned(name.clone(), text.value.get(lang).to_owned())
+                .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
+            Ok::<_, Error>(())
+        };
+    for n in &policy.nodes {
+        let id = &n.item.id().value;
+        match &n.item {
+            RuleNode::Criterion(c) => {
+                add_text(&mut env, n.file, id, "met", &c.met)?;
+                add_text(&mut env, n.file, id, "not_met", &c.not_met)?;
+            }
+            RuleNode::Warning(w) => add_text(&mut env, n.file, id, "message", &w.message)?,
+            RuleNode::Checklist(c) => add_text(&mut env, n.file, id, "text", &c.text)?,
+            _ => {}
+        }
+    }
+    // An invariant's `message:` is shown only when it is broken.
+    for n in &policy.invariants {
+        add_text(
+            &mut env,
+            n.file,
+            &n.item.id.value,
+            "message",
+            &n.item.message,
+        )?;
+    }
+    if let Some(n) = &policy.sensitivity {
+        add_text(&mut env, n.file, "sensitivity", "text", &n.item.text)?;
+        if let Some(unchanged) = &n.item.unchanged {
+            add_text(&mut env, n.file, "sensitivity", "unchanged", unchanged)?;
+        }
+        for (i, probe) in n.item.fields.iter().enumerate() {
+            add_text(
+                &mut env,
+                n.file,
+                "sensitivity",
+                &format!("says.{i}"),
+                &probe.says,
+            )?;
+        }
+    }
+    for id in node_ids(&policy) {
+        index.insert(id.to_owned(), index.len());
+    }
+    let offers: Vec<Value> = policy
+        .offers
+        .iter()
+        .map(|o| {
+            let fields = serde_json::Value::Object(o.item.fields.clone());
+            Value::from(minijinja::value::Serde(crate::lang::localize(
+                &fields, lang,
+            )))
+        })
+        .collect();
+    let catalog = Value::from_pairs(
+        policy
+            .offers
+            .iter()
+            .zip(&offers)
+            .map(|(o, v)| (o.item.id.clone(), v.clone())),
+    );
+    Ok(Owner {
+        env,
+        names: Arc::new(Slots { index }),
+        offers: Value::from(offers),
+        catalog,
+        policy,
+        lang,
+    })
+}
+
+fn node_ids(policy: &Policy) -> impl Iterator<Item = &str> {
+    policy.nodes.iter().map(|n| n.item.id().value.as_str())
+}
+
+/// Compiles every node, collecting every fault (not just the first) so that one run of
+/// `decide validate` shows them all. A node that fails still gets a place (with no body and no
+/// edges), so that the others' references and the cycle check still work.
+pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
+    let policy = &owner.policy;
+    let lang = owner.lang;
+    let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
+    globals.extend(expr::FUNCTIONS.iter().map(|s| (*s).to_owned()));
+    let node_index: HashMap<&str, usize> = node_ids(policy)
+        .enumerate()
+        .map(|(i, id)| (id, i))
+        .collect();
+    let scope = Scope {
+        owner,
+        profile_paths: ProfilePaths::from_schema(),
+        globals,
+        node_index,
+    };
+    let mut errors: Vec<Error> = Vec::new();
+    let mut nodes: Vec<Node<'_>> = Vec::with_capacity(policy.nodes.len());
+    for n in &policy.nodes {
+        let rule = &n.item;
+        let (body, reads) = nodes::compile(&scope, n.file, rule).unwrap_or_else(|e| {
+            errors.extend(e.into_all());
+            (Body::Constant(Value::UNDEFINED), Reads::default())
+        });
+        let id = rule.id();
+        nodes.push(Node {
+            id: &id.value,
+            kind: rule.kind(),
+            title: rule.title().get(lang),
+            because: rule.because().map(|b| b.get(lang)),
+            file: n.file,
+            location: id.referenced,
+            body,
+            deps: reads.nodes.into_iter().collect(),
+            text_deps: reads.texts.into_iter().collect(),
+            profile_paths: reads.profile.into_iter().collect(),
+            root_deps: reads.roots.into_iter().collect(),
+        });
+    }
+
+    sensitivity(policy, &scope, &mut errors);
+    questions(policy, &scope, &mut errors);
+    let outputs = match outputs(&scope) {
+        Ok(outputs) => Some(outputs),
+        Err(e) => {
+            errors.extend(e.into_all());
+            None
+        }
+    };
+    let mut invariants = Vec::with_capacity(policy.invariants.len());
+    for n in &policy.invariants {
+        match invariant(&scope, n.file, &n.item) {
+            Ok(invariant) => invariants.push(invariant),
+            Err(e) => errors.extend(e.into_all()),
+        }
+    }
+    let order = order::order(policy, &nodes).unwrap_or_else(|e| {
+        errors.push(e);
+        Vec::new()
+    });
+    if let Some(e) = Error::many(errors) {
+        return Err(e);
+    }
+    let (outputs, output_reads) = outputs.expect("outputs compiled when there is no error");
+    let mut profile_free = vec![false; nodes.len()];
+    for &i in &order {
+        let n = &nodes[i];
+        profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
+    }
+    Ok(Compiled {
+        slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
+        nodes,
+        order,
+        outputs,
+        output_deps: output_reads.nodes.into_iter().collect(),
+        output_roots: output_reads.roots.into_iter().collect(),
+        profile_free,
+        invariants,
+    })
+}
+
+/// Checks the sensitivity analysis's fields: each a profile field, each `line_under` one of them.
+fn sensitivity(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+    let Some(n) = &policy.sensitivity else {
+        return;
+    };
+    for probe in &n.item.fields {
+        let field = &probe.field.value;
+        let fault = |message: String, help: String| {
+            policy
+                .error_at(n.file, probe.field.referenced, message)
+                .field("sensitivity.fields")
+                .help(help)
+        };
+        if let Some(pair) = &probe.line_under
+            && !n.item.fields.iter().any(|f| &f.field.value == pair)
+        {
+            errors.push(fault(
+                format!(
+                    "sensitivity: `{field}` has `line_under: {pair}`, which is not a field the analysis varies"
+                ),
+                "name one of the `field:` entries of `sensitivity.fields`".to_owned(),
+            ));
+        }
+        if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+            errors.push(fault(
+                format!("sensitivity: `{field}` is not a profile field"),
+                hint,
+            ));
+        }
+    }
+}
+
+/// An invariant: its `holds:` compiled like an output expression (it reads nodes and adds
+/// no edge), its message checked like a warning's.
+fn invariant<'a>(
+    scope: &Scope<'a>,
+    file: usize,
+    n: &'a crate::policy::rules::Invariant,
+) -> Result<InvariantCheck<'a>> {
+    let id = &n.id.value;
+    let mut reads = Reads::default();
+    let holds = scope.expr(file, &n.holds, id, "holds", &[], &mut reads);
+    let text = scope.text(file, &n.message, id, "message", &mut reads);
+    let holds = match (holds, text) {
+        (Ok(holds), Ok(())) => holds,
+        (Err(a), Err(b)) => return Err(Error::many(vec![a, b]).expect("two errors")),
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
+    Ok(InvariantCheck {
+        id,
+        title: n.title.get(scope.owner.lang),
+        holds,
+        message: format!("{id}.message"),
+        file,
+        deps: reads.nodes.into_iter().collect(),
+        text_deps: reads.texts.into_iter().collect(),
+        profile_paths: reads.profile.into_iter().collect(),
+    })
+}
+
+fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
+    let policy = &scope.owner.policy;
+    let out = &policy.outputs;
+    let o = &out.item;
+    let mut reads = Reads::default();
+    let mut expr = |e: &'a Spanned<String>, field: &str| {
+        scope.expr(out.file, e, "outputs", field, &[], &mut reads)
+    };
+    let outputs = OutputExprs {
+        deployment: expr(&o.deployment, "deployment")?,
+        offer: expr(&o.offer, "offer")?,
+        scenario: o
+            .scenario
+            .as_ref()
+            .map(|e| expr(e, "scenario"))
+            .transpose()?,
+        costs: o
+            .costs
+            .iter()
+            .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("costs.{k}"))?)))
+            .collect::<Result<_>>()?,
+        sections: o
+            .sections
+            .iter()
+            .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("sections.{k}"))?)))
+            .collect::<Result<_>>()?,
+    };
+    for (name, e) in &o.sections {
+        if crate::decision::RECORD_FIELDS.contains(&name.as_str()) {
+            return Err(policy
+                .error_at(
+                    out.file,
+                    e.referenced,
+                    format!("`outputs.sections.{name}` would replace the record's own `{name}`"),
+                )
+                .field(format!("outputs.sections.{name}"))
+                .help(format!(
+                    "the record already has: {}; choose another name",
+                    crate::decision::RECORD_FIELDS.join(", ")
+                )));
+        }
+    }
+    for required in crate::decision::REQUIRED_COSTS {
+        if !o.costs.contains_key(*required) {
+            return Err(policy
+                .error_at(
+                    out.file,
+                    o.deployment.referenced,
+                    format!("`outputs.costs` has no `{required}`"),
+                )
+                .field("outputs.costs")
+                .help(format!(
+                    "the decision record needs these costs: {}",
+                    crate::decision::REQUIRED_COSTS.join(", ")
+                )));
+        }
+    }
+    Ok((outputs, reads))
+}
+
+/// Checks `decide init`'s questions: each fills a profile field, its `among` names one, and its
+/// `when` compiles and reads only the answers to earlier questions (`profile.…`).
+fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+    for (index, q) in policy.questions.iter().enumerate() {
+        let field = &q.item.field.value;
+        if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        q.item.field.referenced,
+                        format!("question: `{field}` is not a profile field"),
+                    )
+                    .field("questions[].field")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
+        if let Some(among) = &q.item.among
+            && let Err(hint) = scope
+                .profile_paths
+                .check(&format!("profile.{}", among.value))
+        {
+            errors.push(
+                policy
+                    .error_at(
+                        q.file,
+                        among.referenced,
+                        format!("question: `among: {}` is not a profile field", among.value),
+                    )
+                    .field("questions[].among")
+                    .help(hint.replace("profile.", "")),
+            );
+        }
+        if let Some(when) = &q.item.when
+            && let Err(e) = check_question_when(policy, scope, index, when)
+        {
+            errors.push(e.field("questions[].when"));
+        }
+    }
+}
+
+/// A question's `when`: a boolean expression over `profile`, the answers so far.
+fn check_question_when(
+    policy: &Policy,
+    scope: &Scope<'_>,
+    index: usize,
+    when: &Spanned<String>,
+) -> Result<()> {
+    let q = &policy.questions[index];
+    let field = &q.item.field.value;
+    let fail = |message: String| policy.error_at(q.file, when.referenced, message);
+    let compiled = scope
+        .owner
+        .env
+        .compile_expression(&when.value)
+        .map_err(|e| {
+            fail(format!(
+                "question `{field}`: `when` does not compile: {}",
+                e.detail().unwrap_or("syntax error")
+            ))
+            .help(format!("the expression is: {}", when.value.trim()))
+        })?;
+    let mut paths: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+    paths.sort();
+    for path in paths {
+        let Some(rest) = path.strip_prefix("profile.") else {
+            let root = path.split('.').next().unwrap_or(&path);
+            return Err(fail(format!(
+                "question `{field}`: unknown name `{root}` in `when`"
+            ))
+            .help("a question's `when` reads `profile`: the answers to the questions before it"));
+        };
+        if let Err(hint) = scope.profile_paths.check(&path) {
+            return Err(fail(format!(
+                "question `{field}`: `{path}` is not a profile field"
+            ))
+            .help(hint));
+        }
+        let asked = |other: &str| {
+            other == rest
+                || other.starts_with(&format!("{rest}."))
+                || rest.starts_with(&format!("{other}."))
+        };
+        if policy.questions[index..]
+            .iter()
+            .any(|later| asked(&later.item.field.value))
+        {
+            return Err(fail(format!(
+                "question `{field}`: `when` reads `{path}`, which is not answered before it"
+            ))
+            .help("a question's `when` may read only the answers to the questions before it"));
+        }
+    }
+    Ok(())
+}

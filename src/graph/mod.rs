@@ -1,0 +1,127 @@
+//! The decision graph: every node's expressions compiled once, edges derived from the names
+//! they reference, and an evaluation order.
+//!
+//! Nobody writes edges by hand: a node depends on the nodes its expressions mention (found with
+//! minijinja's `undeclared_variables`). That gives three load-time checks for free: a name that
+//! is neither a node nor a root (`profile`, `offers`, `catalog`, `as_of`) is an error with a
+//! suggestion, a `profile.` path that the profile does not have is an error, and a cycle is
+//! reported with every node on it. Text templates (`met:`, `message:`, `text:`) are rendered after
+//! the whole graph is evaluated, so they may mention any node without adding edges. Invariants
+//! (`holds:`) are compiled like the outputs: they read nodes and are no node themselves.
+//!
+//! The graph is compiled in steps, one file each: [`scope`] resolves the names an expression
+//! reads, [`nodes`] compiles (and evaluates) each kind of node, [`compile`] drives both over the
+//! policy's one node list, [`order`] sorts the nodes for evaluation (or reports the cycle), and
+//! [`model`] is the compiled data. [`run`] is one evaluation's state, which the nodes read.
+
+pub(crate) mod compile;
+pub(crate) mod model;
+pub(crate) mod nodes;
+pub(crate) mod order;
+pub(crate) mod run;
+pub(crate) mod scope;
+
+use std::sync::Arc;
+
+use minijinja::Environment;
+use minijinja::value::Value;
+
+use crate::error::Result;
+use crate::expr::Slots;
+use crate::kind::NodeKind;
+use crate::lang::Lang;
+use crate::policy::Policy;
+pub(crate) use model::{Body, Compiled, InvariantCheck, Node};
+
+/// What a compiled graph owns: the policy, the expression environment and the catalog values;
+/// the compiled nodes borrow from it.
+#[derive(Debug)]
+pub(crate) struct Owner {
+    pub env: Environment<'static>,
+    pub policy: Policy,
+    pub names: Arc<Slots>,
+    /// The catalog as a list and as a map by id, built once.
+    pub offers: Value,
+    pub catalog: Value,
+    /// The language the graph's texts are in.
+    pub lang: Lang,
+}
+
+self_cell::self_cell!(
+    struct Cell {
+        owner: Owner,
+        #[covariant]
+        dependent: Compiled,
+    }
+    impl {Debug}
+);
+
+/// A policy compiled into an evaluable graph. Build it once; evaluate it for many profiles.
+#[derive(Debug)]
+pub struct Graph {
+    cell: Cell,
+    /// Values of the nodes that read no profile field, for the last `as_of` date evaluated:
+    /// they are the same for every profile (a batch computes them once).
+    pub(crate) profile_free: std::sync::Mutex<Option<ProfileFree>>,
+}
+
+/// Node values that do not depend on the profile, for one `as_of` date.
+#[derive(Debug, Clone)]
+pub(crate) struct ProfileFree {
+    pub as_of: jiff::civil::Date,
+    pub values: Arc<[(usize, Value)]>,
+}
+
+impl Graph {
+    /// Compiles every expression and template of `policy` and orders the nodes.
+    pub fn compile(policy: Policy) -> Result<Self> {
+        Self::compile_in(policy, Lang::En)
+    }
+
+    /// Compiles `policy` with its texts (titles, reasons, messages) in `lang`; a text with no
+    /// version in `lang` is taken in English.
+    pub fn compile_in(policy: Policy, lang: Lang) -> Result<Self> {
+        let owner = compile::build_owner(policy, lang)?;
+        Cell::try_new(owner, compile::compile_nodes).map(|cell| Graph {
+            cell,
+            profile_free: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The language the graph's texts are in.
+    #[must_use]
+    pub fn lang(&self) -> Lang {
+        self.owner().lang
+    }
+
+    pub(crate) fn owner(&self) -> &Owner {
+        self.cell.borrow_owner()
+    }
+
+    pub(crate) fn compiled(&self) -> &Compiled<'_> {
+        self.cell.borrow_dependent()
+    }
+
+    /// The policy this graph was compiled from.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.owner().policy
+    }
+
+    /// Node ids in evaluation order with their kind and the ids they read.
+    #[must_use]
+    pub fn nodes(&self) -> Vec<(&str, NodeKind, Vec<&str>)> {
+        let c = self.compiled();
+        c.order
+            .iter()
+            .map(|&i| {
+                let n = &c.nodes[i];
+                (
+                    n.id,
+                    n.kind,
+                    n.deps.iter().map(|&d| c.nodes[d].id).collect(),
+                )
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,102 @@
+//! Facts: a named value computed by one expression (`expr:`) or given (`value:`), of a declared
+//! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
+
+use minijinja::value::Value;
+
+use crate::error::Result;
+use crate::expr::Expr;
+use crate::graph::model::{Body, Node};
+use crate::graph::nodes::Shape;
+use crate::graph::run::Run;
+use crate::graph::scope::{NodeResult, Reads, Scope};
+use crate::policy::rules::{Fact, FieldType};
+
+/// How the kind is drawn in `decide graph`: a rectangle.
+pub(crate) const SHAPE: Shape = Shape {
+    mermaid: ("[", "]"),
+    dot: "box",
+};
+
+/// A fact with an expression, compiled.
+#[derive(Debug)]
+pub(crate) struct FactBody<'a> {
+    pub expr: Expr<'a>,
+    pub ty: FieldType,
+    pub nullable: bool,
+    /// Evaluated once per catalog offer, with `offer` bound; its value is a map by offer id.
+    pub per_offer: bool,
+}
+
+/// Compiles a fact: its expression, or its `value:` checked against its type.
+pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeResult<'a> {
+    let policy = &scope.owner.policy;
+    let mut reads = Reads::default();
+    let body = match (&f.expr, &f.value) {
+        (Some(e), None) => {
+            let bound: &[&str] = if f.per_offer { &["offer"] } else { &[] };
+            Body::Fact(FactBody {
+                expr: scope.expr(file, e, &f.id.value, "expr", bound, &mut reads)?,
+                ty: f.kind,
+                nullable: f.nullable,
+                per_offer: f.per_offer,
+            })
+        }
+        (None, Some(v)) => {
+            if !crate::policy::type_matches(f.kind, &v.value) {
+                return Err(policy
+                    .error_at(
+                        file,
+                        v.referenced,
+                        format!(
+                            "fact `{}` has value {}, expected {}",
+                            f.id.value,
+                            v.value,
+                            crate::policy::type_name(f.kind)
+                        ),
+                    )
+                    .field(format!("{}.value", f.id.value)));
+            }
+            Body::Constant(Value::from(minijinja::value::Serde(&v.value)))
+        }
+        _ => {
+            return Err(policy
+                .error_at(
+                    file,
+                    f.id.referenced,
+                    format!(
+                        "fact `{}` needs exactly one of `expr:` and `value:`",
+                        f.id.value
+                    ),
+                )
+                .field(f.id.value.clone()));
+        }
+    };
+    Ok((body, reads))
+}
+
+/// The fact's value: the expression's (checked against the declared type), or per offer a map
+/// from offer id to value, leaving out the offers it gives none for.
+pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, fact: &FactBody<'_>) -> Result<Value> {
+    let FactBody {
+        expr,
+        ty,
+        nullable,
+        per_offer,
+    } = fact;
+    if !per_offer {
+        let v = run.eval(expr, node.id, None)?;
+        run.check(expr, node, &v, *ty, *nullable)?;
+        return Ok(v);
+    }
+    let offers = &run.graph.owner().offers;
+    let mut out = Vec::new();
+    for offer in offers.try_iter().into_iter().flatten() {
+        let v = run.eval(expr, node.id, Some(("offer", offer.clone())))?;
+        if v.is_none() {
+            continue;
+        }
+        run.check(expr, node, &v, *ty, *nullable)?;
+        out.push((offer.get_attr("id").unwrap_or_default(), v));
+    }
+    Ok(Value::from_pairs(out))
+}

@@ -1,0 +1,250 @@
+//! One evaluation's state: the slots every expression reads, and the helpers the node kinds
+//! evaluate with (expressions through the fast path or minijinja, conditions, type checks,
+//! texts, and errors that say which rule failed for which profile).
+
+use std::sync::{Arc, OnceLock};
+
+use minijinja::value::{Enumerator, Object, Value, ValueKind};
+use serde_saphyr::Location;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::expr::{Expr, Slots};
+use crate::graph::Graph;
+use crate::graph::model::{Compiled, Node};
+use crate::policy::rules::FieldType;
+use crate::profile::Profile;
+
+/// The root object expressions see: roots and node values by name, plus one bound item.
+#[derive(Debug)]
+struct Context {
+    names: Arc<Slots>,
+    slots: Arc<[OnceLock<Value>]>,
+    bound: Option<(Value, Value)>,
+}
+
+impl Object for Context {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        if let Some((name, value)) = &self.bound
+            && name == key
+        {
+            return Some(value.clone());
+        }
+        let index = *self.names.index.get(key.as_str()?)?;
+        self.slots[index].get().cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::NonEnumerable
+    }
+}
+
+/// One evaluation of a graph over one profile.
+pub(crate) struct Run<'g> {
+    pub graph: &'g Graph,
+    pub compiled: &'g Compiled<'g>,
+    /// Every root's and node's value, by slot, set once each in evaluation order.
+    pub slots: Arc<[OnceLock<Value>]>,
+    /// The object minijinja evaluates against: the slots by name.
+    pub root: Value,
+    pub profile_name: &'g str,
+}
+
+impl<'g> Run<'g> {
+    /// A run with the roots set (`profile`, `offers`, `catalog`, `as_of`) and no node evaluated.
+    pub(crate) fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
+        let owner = graph.owner();
+        let slots: Arc<[OnceLock<Value>]> = (0..owner.names.index.len())
+            .map(|_| OnceLock::new())
+            .collect();
+        let set = |name: &str, value: Value| {
+            let _ = slots[owner.names.index[name]].set(value);
+        };
+        set("profile", Value::from(minijinja::value::Serde(profile)));
+        set("offers", owner.offers.clone());
+        set("catalog", owner.catalog.clone());
+        set("as_of", Value::from(as_of.to_string()));
+        let root = Value::from_object(Context {
+            names: owner.names.clone(),
+            slots: slots.clone(),
+            bound: None,
+        });
+        Run {
+            graph,
+            compiled: graph.compiled(),
+            slots,
+            root,
+            profile_name: &profile.name,
+        }
+    }
+}
+
+impl Run<'_> {
+    pub(crate) fn condition(
+        &self,
+        when: &Expr<'_>,
+        node: &Node<'_>,
+        bound: Option<(&str, Value)>,
+    ) -> Result<Value> {
+        let v = self.eval(when, node.id, bound)?;
+        if v.kind() == ValueKind::Bool {
+            Ok(v)
+        } else {
+            Err(self
+                .fail_expr(
+                    when,
+                    node.id,
+                    &format!(
+                        "node `{}`: condition gave {}, expected true or false",
+                        node.id,
+                        show(&v)
+                    ),
+                )
+                .help("compare explicitly, e.g. `x > 0` or `x is not none`"))
+        }
+    }
+
+    pub(crate) fn check(
+        &self,
+        expr: &Expr<'_>,
+        node: &Node<'_>,
+        v: &Value,
+        ty: FieldType,
+        nullable: bool,
+    ) -> Result<()> {
+        if let Some(problem) = type_problem(v, ty, nullable) {
+            return Err(self.fail_expr(
+                expr,
+                node.id,
+                &format!("fact `{}` gave {}: {problem}", node.id, show(v)),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn eval(
+        &self,
+        expr: &Expr<'_>,
+        node: &str,
+        bound: Option<(&str, Value)>,
+    ) -> Result<Value> {
+        self.eval_labelled(expr, &|| format!("node `{node}`"), bound)
+    }
+
+    /// [`Run::eval`], with what failed named by `label` (called only on failure).
+    pub(crate) fn eval_labelled(
+        &self,
+        expr: &Expr<'_>,
+        label: &dyn Fn() -> String,
+        bound: Option<(&str, Value)>,
+    ) -> Result<Value> {
+        let fast = expr.fast.as_ref();
+        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, bound.as_ref().map(|(_, v)| v))) {
+            return Ok(v);
+        }
+        let ctx = match bound {
+            None => self.root.clone(),
+            Some((name, value)) => Value::from_object(Context {
+                names: self.graph.owner().names.clone(),
+                slots: self.slots.clone(),
+                bound: Some((Value::from(name), value)),
+            }),
+        };
+        expr.compiled.eval(ctx).map_err(|e| {
+            self.fail_expr(expr, "", &format!("{} failed: {}", label(), mj_message(&e)))
+        })
+    }
+
+    pub(crate) fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {
+        self.render(
+            template,
+            node.file,
+            node.location,
+            &format!("node `{}`", node.id),
+        )
+    }
+
+    /// Renders text template `template` of `label` (written at `file`, `location`).
+    pub(crate) fn render(
+        &self,
+        template: &str,
+        file: usize,
+        location: Location,
+        label: &str,
+    ) -> Result<String> {
+        let env = &self.graph.owner().env;
+        env.get_template(template)
+            .and_then(|t| t.render(self.root.clone()))
+            .map(|s| crate::expr::flow_text(&s))
+            .map_err(|e| {
+                self.fail_at(
+                    file,
+                    location,
+                    &format!("text `{template}` of {label} failed: {}", mj_message(&e)),
+                )
+            })
+    }
+
+    pub(crate) fn fail_expr(&self, expr: &Expr<'_>, _node: &str, message: &str) -> Error {
+        self.fail_at(expr.file, expr.location, message)
+            .help(format!("the expression is: {}", expr.text.trim()))
+    }
+
+    pub(crate) fn fail_at(&self, file: usize, location: Location, message: &str) -> Error {
+        let policy = self.graph.policy();
+        let source = &policy.sources[file];
+        Error::new(ErrorKind::Eval, message)
+            .at(
+                &source.name,
+                &source.text,
+                crate::policy::position(location),
+            )
+            .help(format!(
+                "while deciding profile `{}`; this is a fault in the rules",
+                self.profile_name
+            ))
+    }
+}
+
+pub(crate) fn mj_message(e: &minijinja::Error) -> String {
+    match e.detail() {
+        Some(d) => format!("{d} ({})", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+pub(crate) fn show(v: &Value) -> String {
+    match v.kind() {
+        ValueKind::Undefined => "an undefined value".to_owned(),
+        ValueKind::None => "none".to_owned(),
+        kind => format!("{v} ({kind})"),
+    }
+}
+
+/// What is wrong with `v` as a value of type `ty`, if anything.
+fn type_problem(v: &Value, ty: FieldType, nullable: bool) -> Option<String> {
+    match v.kind() {
+        ValueKind::Undefined => return Some("a name or attribute does not exist".to_owned()),
+        ValueKind::None if nullable => return None,
+        ValueKind::None => {
+            return Some(
+                "it may not be none (mark the fact `nullable: true` if it can)".to_owned(),
+            );
+        }
+        _ => {}
+    }
+    let ok = match ty {
+        FieldType::Number => {
+            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_finite)
+        }
+        FieldType::Integer => v.is_integer(),
+        FieldType::Bool => v.kind() == ValueKind::Bool,
+        FieldType::String => v.kind() == ValueKind::String,
+        FieldType::Date => v
+            .as_str()
+            .is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
+        FieldType::List => v.kind() == ValueKind::Seq,
+        FieldType::Map => v.kind() == ValueKind::Map,
+        FieldType::Any => true,
+    };
+    (!ok).then(|| format!("expected {}", crate::policy::type_name(ty)))
+}
