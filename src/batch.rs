@@ -130,9 +130,9 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let decision = &evaluation.decision;
         let deployment = decision.deployment.clone();
         let offer = decision.offer.clone();
-        let monthly_cny = decision
-            .costs
-            .get(crate::decision::MONTHLY_COST)
+        let monthly_cny = graph
+            .headline_cost()
+            .and_then(|name| decision.costs.get(name))
             .and_then(serde_json::Value::as_f64);
         let text = match options.format {
             Format::Json => {

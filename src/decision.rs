@@ -17,7 +17,7 @@ pub struct Decision {
     pub as_of: String,
     /// Which policy decided.
     pub policy: PolicyStamp,
-    /// `bare_metal` or `container`.
+    /// The recommended way to buy (the values it takes are the policy's `outputs.promises`).
     pub deployment: String,
     /// The recommended offer id (the container offer for containers).
     pub offer: String,
@@ -25,7 +25,8 @@ pub struct Decision {
     pub criteria: Vec<CriterionOutcome>,
     /// The scenario table row that matched, if any.
     pub scenario: Option<String>,
-    /// Monthly bills, break-even lines and job costs, as the policy's `outputs.costs` names them.
+    /// The policy's figures, as its `outputs.costs` names them (`outputs.promises.costs` says
+    /// which every record has).
     pub costs: IndexMap<String, serde_json::Value>,
     /// The policy's further sections (`outputs.sections`), as top-level entries, in policy order.
     #[serde(flatten)]
@@ -45,19 +46,6 @@ pub struct Decision {
     /// What produced this record, for the people who sign it.
     pub audit: Audit,
 }
-
-/// The cost the record headlines: what `decide diff` and batch summaries compare.
-pub const MONTHLY_COST: &str = "recommended_monthly_cny";
-
-/// The `costs` entries the decision record promises (its stable JSON contract).
-pub const REQUIRED_COSTS: &[&str] = &[
-    MONTHLY_COST,
-    "breakeven_hours_per_gpu",
-    "breakeven_hours_per_gpu_discounted",
-    "bare_metal_monthly_cny",
-    "container_monthly_cny",
-    "jobs",
-];
 
 /// The record's own top-level fields, which policy sections may not shadow.
 pub const RECORD_FIELDS: &[&str] = &[

@@ -14,9 +14,6 @@ use crate::expr::{group_thousands, md_escape, table_cell};
 use crate::graph::Graph;
 use crate::source::Source;
 
-/// The record's monthly figure the diff compares (part of the record's contract).
-pub use crate::decision::MONTHLY_COST;
-
 /// How one profile fared under both policies.
 #[derive(Debug)]
 pub struct ProfileDiff {
@@ -24,6 +21,18 @@ pub struct ProfileDiff {
     pub name: String,
     pub old: Decision,
     pub new: Decision,
+    /// The headline cost each policy names (`outputs.promises.headline_cost`), with its value
+    /// in each decision.
+    pub headline: Headline,
+}
+
+/// The cost both policies headline, as each decision gives it.
+#[derive(Debug, Default)]
+pub struct Headline {
+    /// The `costs` entries the old and the new policy name.
+    pub names: (Option<String>, Option<String>),
+    pub old: Option<f64>,
+    pub new: Option<f64>,
 }
 
 impl ProfileDiff {
@@ -33,7 +42,7 @@ impl ProfileDiff {
         self.old.deployment != self.new.deployment
             || self.old.offer != self.new.offer
             || warning_ids(&self.old) != warning_ids(&self.new)
-            || monthly(&self.old) != monthly(&self.new)
+            || self.headline.old != self.headline.new
     }
 
     /// Cost figures that differ, other than the monthly cost: (name, old, new).
@@ -48,7 +57,10 @@ impl ProfileDiff {
         );
         names
             .into_iter()
-            .filter(|k| k.as_str() != MONTHLY_COST)
+            .filter(|k| {
+                let name = Some(k.as_str());
+                name != self.headline.names.0.as_deref() && name != self.headline.names.1.as_deref()
+            })
             .filter_map(|k| {
                 let (a, b) = (self.old.costs.get(k), self.new.costs.get(k));
                 (a != b).then(|| (k.clone(), brief_json(a), brief_json(b)))
@@ -104,11 +116,25 @@ pub fn run(
             // The traces say which node changed first.
             let (profile, before) = crate::decide_with(old, source, as_of, crate::Detail::FULL)?;
             let (_, after) = crate::decide_with(new, source, as_of, crate::Detail::FULL)?;
+            let cost = |graph: &Graph, d: &Decision| {
+                d.costs
+                    .get(graph.headline_cost()?)
+                    .and_then(serde_json::Value::as_f64)
+            };
+            let headline = Headline {
+                names: (
+                    old.headline_cost().map(str::to_owned),
+                    new.headline_cost().map(str::to_owned),
+                ),
+                old: cost(old, &before.decision),
+                new: cost(new, &after.decision),
+            };
             Ok(ProfileDiff {
                 file: source.name.clone(),
                 name: profile.name,
                 old: before.decision,
                 new: after.decision,
+                headline,
             })
         })
         .collect()
@@ -162,7 +188,7 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
                 table_cell(&md_escape(&d.name)),
                 arrow(&d.old.deployment, &d.new.deployment),
                 arrow(&format!("`{}`", d.old.offer), &format!("`{}`", d.new.offer)),
-                money_change(monthly(&d.old), monthly(&d.new)),
+                money_change(d.headline.old, d.headline.new),
                 warnings_change(&d.old, &d.new),
             );
         }
@@ -228,7 +254,7 @@ fn details(out: &mut String, d: &ProfileDiff) {
     let _ = writeln!(
         out,
         "- Monthly cost: {}",
-        money_change(monthly(&d.old), monthly(&d.new))
+        money_change(d.headline.old, d.headline.new)
     );
     let _ = writeln!(out, "- Warnings: {}", warnings_change(&d.old, &d.new));
     for (id, before, after) in d.other_figures() {
@@ -372,12 +398,6 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
 
 fn warning_ids(d: &Decision) -> Vec<&str> {
     d.warnings.iter().map(|w| w.id.as_str()).collect()
-}
-
-fn monthly(d: &Decision) -> Option<f64> {
-    d.costs
-        .get(MONTHLY_COST)
-        .and_then(serde_json::Value::as_f64)
 }
 
 fn arrow(old: &str, new: &str) -> String {

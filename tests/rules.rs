@@ -351,3 +351,93 @@ fn assert_tables_intact(md: &str) {
         }
     }
 }
+
+/// The record's contract is the policy's: a promised cost the outputs do not define stops the
+/// rules from loading, with the costs that are defined and the nearest name.
+#[test]
+fn a_promised_cost_must_be_defined() {
+    let dir = common::edited_rules(&[(
+        "policy.yaml",
+        "      - container_monthly_cny\n      - jobs\n",
+        "      - container_monthly_cny\n      - jobs\n      - contianer_monthly_cny_x\n",
+    )]);
+    let err = common::compile_dir(dir.path()).unwrap_err();
+    assert!(
+        err.contains("`outputs.promises` names the cost `contianer_monthly_cny_x`, which `outputs.costs` does not define"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `container_monthly_cny`?"),
+        "{err}"
+    );
+    assert!(err.contains("policy.yaml:"), "{err}");
+}
+
+/// A deployment outside the promised values is a fault in the rules, said with the values the
+/// policy promises; without `promises.deployment` any text is a deployment.
+#[test]
+fn the_deployment_keeps_to_the_promised_values() {
+    let yaml = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n";
+    let dir = common::edited_rules(&[(
+        "policy.yaml",
+        "  deployment: deployment\n",
+        "  deployment: \"'colo'\"\n",
+    )]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    let err = common::decide_text(&graph, yaml).unwrap_err().render();
+    assert!(
+        err.contains("`outputs.deployment` gave `colo`, but the policy promises one of: bare_metal, container"),
+        "{err}"
+    );
+    let dir = common::edited_rules(&[
+        (
+            "policy.yaml",
+            "  deployment: deployment\n",
+            "  deployment: \"'colo'\"\n",
+        ),
+        (
+            "policy.yaml",
+            "    deployment: [bare_metal, container]\n",
+            "",
+        ),
+    ]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    let e = common::decide_text(&graph, yaml).unwrap();
+    assert_eq!(e.decision.deployment, "colo");
+}
+
+/// Without promises, a policy needs no placeholder costs, and has no headline cost to compare.
+#[test]
+fn a_policy_without_promises_needs_no_placeholder_costs() {
+    let mut from = String::new();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/policy.yaml"),
+    )
+    .unwrap();
+    let start = text.find("  promises:\n").unwrap();
+    from.push_str(&text[start..]);
+    let end = from
+        .find("headline_cost: recommended_monthly_cny\n")
+        .unwrap()
+        + "headline_cost: recommended_monthly_cny\n".len();
+    let promises = &from[..end];
+    let dir = common::edited_rules(&[
+        ("policy.yaml", promises, ""),
+        ("policy.yaml", "    jobs: job_costs\n", ""),
+        (
+            "policy.yaml",
+            "    breakeven_hours_per_gpu: breakeven_hours_per_gpu | round(1)\n",
+            "",
+        ),
+    ]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    assert_eq!(graph.headline_cost(), None);
+    let yaml = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n";
+    let e = common::decide_text(&graph, yaml).unwrap();
+    assert!(!e.decision.costs.contains_key("jobs"));
+    assert!(!e.decision.costs.contains_key("breakeven_hours_per_gpu"));
+    assert_eq!(
+        common::graph().headline_cost(),
+        Some("recommended_monthly_cny")
+    );
+}

@@ -261,12 +261,15 @@ impl Run<'_> {
 
         let outputs = &c.outputs;
         let deployment = self.output_string(&outputs.deployment, "deployment")?;
-        if deployment != "bare_metal" && deployment != "container" {
+        if let Some(allowed) = &self.graph.policy().outputs.item.promises.deployment
+            && !allowed.contains(&deployment)
+        {
             return Err(self.fail_expr(
                 &outputs.deployment,
                 "outputs",
                 &format!(
-                    "`outputs.deployment` gave `{deployment}`, expected `bare_metal` or `container`"
+                    "`outputs.deployment` gave `{deployment}`, but the policy promises one of: {}",
+                    allowed.join(", ")
                 ),
             ));
         }

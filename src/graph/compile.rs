@@ -291,19 +291,25 @@ fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
                 )));
         }
     }
-    for required in crate::decision::REQUIRED_COSTS {
-        if !o.costs.contains_key(*required) {
-            return Err(policy
+    let promises = &o.promises;
+    for required in promises.costs.iter().chain(&promises.headline_cost) {
+        if !o.costs.contains_key(required) {
+            let defined: Vec<&str> = o.costs.keys().map(String::as_str).collect();
+            let mut err = policy
                 .error_at(
                     out.file,
                     o.deployment.referenced,
-                    format!("`outputs.costs` has no `{required}`"),
+                    format!("`outputs.promises` names the cost `{required}`, which `outputs.costs` does not define"),
                 )
-                .field("outputs.costs")
-                .help(format!(
-                    "the decision record needs these costs: {}",
-                    crate::decision::REQUIRED_COSTS.join(", ")
-                )));
+                .field("outputs.promises");
+            if let Some(s) = crate::error::suggest(required, defined.iter().copied()) {
+                err = err.help(format!("did you mean `{s}`?"));
+            }
+            return Err(err.help(if defined.is_empty() {
+                "`outputs.costs` defines no cost".to_owned()
+            } else {
+                format!("`outputs.costs` defines: {}", defined.join(", "))
+            }));
         }
     }
     Ok((outputs, reads))

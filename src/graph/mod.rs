@@ -102,6 +102,13 @@ impl Graph {
         self.cell.borrow_dependent()
     }
 
+    /// The cost `decide diff` compares and `decide batch` totals, if the policy names one
+    /// (`outputs.promises.headline_cost`).
+    #[must_use]
+    pub fn headline_cost(&self) -> Option<&str> {
+        self.policy().outputs.item.promises.headline_cost.as_deref()
+    }
+
     /// The policy this graph was compiled from.
     #[must_use]
     pub fn policy(&self) -> &Policy {

@@ -84,7 +84,7 @@ pub struct PolicyMeta {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Outputs {
-    /// Must evaluate to `bare_metal` or `container`.
+    /// The recommended way to buy, as text (the values it may take are promised in `promises`).
     #[schemars(with = "String")]
     pub deployment: ExprText,
     /// Must evaluate to an offer id of the catalog.
@@ -104,6 +104,27 @@ pub struct Outputs {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
     pub sections: IndexMap<String, ExprText>,
+    /// What every record of this policy promises its readers, checked when the rules load and
+    /// at every decision: the record's contract, declared by the policy rather than the engine.
+    #[serde(default)]
+    pub promises: Promises,
+}
+
+/// The decision record's contract, as the policy declares it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Promises {
+    /// The values `deployment` may take (any text when not given); a decision that gives
+    /// another is a fault in the rules.
+    #[serde(default)]
+    pub deployment: Option<Vec<String>>,
+    /// The `costs` entries every record has: the policy must define each.
+    #[serde(default)]
+    pub costs: Vec<String>,
+    /// The cost (a `costs` entry, a number) that `decide diff` compares and `decide batch`
+    /// totals; without it they compare and total no cost.
+    #[serde(default)]
+    pub headline_cost: Option<String>,
 }
 
 /// The type a catalog field or fact value must have.
