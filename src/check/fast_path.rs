@@ -1,9 +1,16 @@
 //! The fast path checked against minijinja: every rule expression evaluated both ways over the
 //! values of one evaluation, so that a disagreement is found rather than shipped.
 
-use std::sync::OnceLock;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
 
-use minijinja::value::Value;
+use minijinja::value::{Enumerator, Object, Value};
+use rayon::prelude::*;
+use serde_saphyr::Location;
+
+use super::invariants::generated_profiles;
+use crate::error::Error;
+use crate::graph::Graph;
 
 /// One rule expression evaluated both ways, for the differential tests (`tests/interp.rs`).
 #[doc(hidden)]
@@ -19,9 +26,156 @@ pub struct FastCheck {
     pub fast: Option<Value>,
     /// minijinja's answer.
     pub minijinja: Result<Value, String>,
+    /// Where the expression is written: rule file index and position.
+    pub(crate) file: usize,
+    pub(crate) location: Location,
 }
 
-impl crate::Graph {
+impl FastCheck {
+    /// Whether the fast path's answer, if it gave one, is minijinja's: the same value, of the
+    /// same kind, integer or float alike, rendered alike. A fast answer where minijinja fails
+    /// is a disagreement too.
+    #[must_use]
+    pub fn agrees(&self) -> bool {
+        let Some(fast) = &self.fast else { return true };
+        match &self.minijinja {
+            Ok(slow) => agree(fast, slow),
+            Err(_) => false,
+        }
+    }
+}
+
+/// The names of one evaluation with one more bound: a select's item or `offer`.
+#[derive(Debug)]
+struct WithItem {
+    base: Value,
+    name: String,
+    item: Value,
+}
+
+impl Object for WithItem {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        if key.as_str() == Some(self.name.as_str()) {
+            return Some(self.item.clone());
+        }
+        self.base.get_item(key).ok().filter(|v| !v.is_undefined())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::NonEnumerable
+    }
+}
+
+/// Whether two values are the same to every reader: equal, of one kind, both integers or both
+/// not, and rendered alike.
+#[must_use]
+pub fn agree(fast: &Value, slow: &Value) -> bool {
+    slow == fast
+        && slow.kind() == fast.kind()
+        && slow.is_integer() == fast.is_integer()
+        && slow.to_string() == fast.to_string()
+}
+
+/// How many generated profiles `decide validate` compares the two paths on.
+pub const PROFILES: usize = 64;
+
+/// What `decide validate` found comparing the fast path with minijinja.
+#[derive(Debug, Default)]
+pub struct FastPathReport {
+    /// Distinct rule expressions (outputs included).
+    pub expressions: usize,
+    /// The expressions without a fast form, each as `file:line: node.field: text`: evaluated by
+    /// minijinja alone, which is slower and never wrong. Notes, not findings.
+    pub without_form: Vec<String>,
+    /// Generated profiles compared on.
+    pub profiles: usize,
+    /// Fast-path answers compared with minijinja's.
+    pub answers: usize,
+    /// Profiles that could not be evaluated (a rules fault the other checks report).
+    pub failed: usize,
+    /// The first disagreement of each expression that has one: a fault in the engine's fast
+    /// path, reported with the expression and the profile.
+    pub findings: Vec<Error>,
+}
+
+/// Runs every rule expression both ways over [`PROFILES`] generated profiles.
+#[must_use]
+pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> FastPathReport {
+    let profiles = generated_profiles(graph, PROFILES);
+    let results: Vec<Option<Vec<FastCheck>>> = profiles
+        .par_iter()
+        .map(|p| graph.fast_path_checks(p, as_of).ok())
+        .collect();
+    let mut report = FastPathReport {
+        profiles: profiles.len(),
+        ..FastPathReport::default()
+    };
+    let policy = graph.policy();
+    let c = graph.compiled();
+    let mut expressions: Vec<(&str, &crate::expr::Expr<'_>)> = Vec::new();
+    for node in &c.nodes {
+        expressions.extend(node.exprs().into_iter().map(|e| (node.id, e)));
+    }
+    expressions.extend(c.outputs.exprs().into_iter().map(|e| ("outputs", e)));
+    report.expressions = expressions.len();
+    report.without_form = expressions
+        .iter()
+        .filter(|(_, e)| e.fast.is_none())
+        .map(|(id, e)| {
+            format!(
+                "{}:{}: {id}: {}",
+                policy.sources[e.file].name,
+                e.location.line(),
+                e.text.trim()
+            )
+        })
+        .collect();
+    let mut seen: BTreeSet<(usize, u64, u64, String)> = BTreeSet::new();
+    for (profile, checks) in profiles.iter().zip(&results) {
+        let Some(checks) = checks else {
+            report.failed += 1;
+            continue;
+        };
+        for c in checks {
+            let key = (
+                c.file,
+                c.location.line(),
+                c.location.column(),
+                c.expr.clone(),
+            );
+            report.answers += usize::from(c.fast.is_some());
+            if c.agrees() || !seen.insert(key) {
+                continue;
+            }
+            let fast = c
+                .fast
+                .as_ref()
+                .map_or("none".to_owned(), |v| format!("{v:?}"));
+            let slow = match &c.minijinja {
+                Ok(v) => format!("{v:?}"),
+                Err(e) => format!("an error: {e}"),
+            };
+            report.findings.push(
+                policy
+                    .error_at(
+                        c.file,
+                        c.location,
+                        format!("the fast path and minijinja disagree on `{}`", c.expr),
+                    )
+                    .help(format!("fast path: {fast}; minijinja: {slow}"))
+                    .help(match &c.bound {
+                        Some(item) => format!("profile `{}`, with the item {item:?}", profile.name),
+                        None => format!("profile `{}`", profile.name),
+                    })
+                    .help("minijinja's answer is the meaning; this is a fault in decide's fast path, please report it")
+                    .as_warning(),
+            );
+        }
+    }
+    report
+}
+
+impl Graph {
     /// Evaluates `profile`, then every rule expression again both with the fast path and with
     /// minijinja over the values of that evaluation (per offer, per select item), for tests that
     /// check that the two agree. Not part of the stable API.
@@ -32,7 +186,10 @@ impl crate::Graph {
         as_of: jiff::civil::Date,
     ) -> crate::Result<Vec<FastCheck>> {
         use crate::graph::Body;
-        let evaluation = self.evaluate(profile, as_of)?;
+        // Every value, whether or not the decision keeps the invariants: the paths are compared
+        // on what the nodes give, not on whether the rules are right.
+        let evaluation =
+            crate::graph::run::Run::new(self, profile, as_of).all(profile, as_of, false)?;
         let owner = self.owner();
         let mut named: Vec<(String, Value)> = vec![
             (
@@ -56,13 +213,17 @@ impl crate::Graph {
             let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
         }
         let mut checks = Vec::new();
+        let base = Value::from_pairs(named.clone());
         let mut check = |id: &str, e: &crate::expr::Expr<'_>, bound: Option<(&str, Value)>| {
-            let mut root = named.clone();
-            root.extend(bound.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
-            let minijinja = e
-                .compiled
-                .eval(Value::from_pairs(root))
-                .map_err(|err| err.to_string());
+            let root = match &bound {
+                None => base.clone(),
+                Some((name, item)) => Value::from_object(WithItem {
+                    base: base.clone(),
+                    name: (*name).to_owned(),
+                    item: item.clone(),
+                }),
+            };
+            let minijinja = e.compiled.eval(root).map_err(|err| err.to_string());
             let item = bound.map(|(_, v)| v);
             checks.push(FastCheck {
                 expr: format!("{id}: {}", e.text.trim()),
@@ -70,6 +231,8 @@ impl crate::Graph {
                 fast: e.fast.as_ref().and_then(|f| f.eval(&slots, item.as_ref())),
                 bound: item,
                 minijinja,
+                file: e.file,
+                location: e.location,
             });
         };
         let c = self.compiled();

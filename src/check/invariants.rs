@@ -118,6 +118,22 @@ impl PartialOrd for Key {
     }
 }
 
+/// Up to `limit` generated profiles over every field the policy's nodes read: the base, each
+/// value tried alone, then combinations and random ones, spread evenly over what the invariant
+/// search would try. What `decide validate` runs the fast path against minijinja on.
+pub(crate) fn generated_profiles(graph: &Graph, limit: usize) -> Vec<Profile> {
+    let c = graph.compiled();
+    let deps: Vec<usize> = (0..c.nodes.len()).collect();
+    let space = Space::over(graph, &deps, BTreeSet::new(), Vec::new());
+    let (boundary, random) = space.generate();
+    let all: Vec<Assignment> = boundary.into_iter().chain(random).collect();
+    let step = all.len().div_ceil(limit.max(1)).max(1);
+    all.iter()
+        .step_by(step)
+        .filter_map(|a| space.profile(a))
+        .collect()
+}
+
 /// The fields the invariants read, with the values tried, and the base profile.
 struct Space {
     dimensions: Vec<Dimension>,
@@ -128,21 +144,34 @@ struct Space {
 }
 
 impl Space {
+    /// The space of the fields the invariants read, directly or through the nodes they read.
     fn new(graph: &Graph) -> Self {
         let c = graph.compiled();
-        let schema = crate::profile::json_schema();
         let deps: Vec<usize> = c
             .invariants
             .iter()
             .flat_map(|i| i.deps.iter().copied())
             .collect();
-        let reached = reached_from(graph, &deps);
         let mut paths: BTreeSet<&str> = BTreeSet::new();
         let mut texts: Vec<&str> = Vec::new();
         for invariant in &c.invariants {
             paths.extend(invariant.profile_paths.iter().map(String::as_str));
             texts.push(invariant.holds.text);
         }
+        Self::over(graph, &deps, paths, texts)
+    }
+
+    /// The space of the fields `paths` and the nodes `deps` read (with the nodes they read),
+    /// with the numbers of `texts` and of those nodes' expressions as values tried.
+    fn over<'g>(
+        graph: &'g Graph,
+        deps: &[usize],
+        mut paths: BTreeSet<&'g str>,
+        mut texts: Vec<&'g str>,
+    ) -> Self {
+        let c = graph.compiled();
+        let schema = crate::profile::json_schema();
+        let reached = reached_from(graph, deps);
         for &i in &reached {
             paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         }

@@ -1,5 +1,6 @@
 //! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, the
-//! decision-table analysis of [`tables`] and the search for broken invariants of [`invariants`].
+//! decision-table analysis of [`tables`], the search for broken invariants of [`invariants`]
+//! and the comparison of the fast expression path with minijinja of [`fast_path`].
 //!
 //! Loading and compiling already refuse what cannot run (schema, expressions, references,
 //! cycles, duplicate ids, fallbacks, catalog fields), all faults at once. What is left are
@@ -21,6 +22,7 @@ use crate::error::Error;
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
 
+pub use fast_path::FastPathReport;
 pub use invariants::InvariantReport;
 pub use tables::TableReport;
 
@@ -33,6 +35,8 @@ pub struct Report {
     pub tables: Vec<TableReport>,
     /// The search for profiles that break an invariant.
     pub invariants: InvariantReport,
+    /// The fast path compared with minijinja on generated profiles.
+    pub fast_path: FastPathReport,
     /// How many nodes of each kind, in the order kinds are written.
     pub counts: Vec<(NodeKind, usize)>,
     pub offers: usize,
@@ -46,6 +50,7 @@ impl Report {
             .iter()
             .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
             .chain(self.invariants.findings.iter())
+            .chain(self.fast_path.findings.iter())
     }
 }
 
@@ -66,6 +71,7 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
         findings,
         tables: tables::analyse(graph, as_of),
         invariants: invariants::search(graph, as_of),
+        fast_path: fast_path::search(graph, as_of),
         counts,
         offers: policy.offers.len(),
         files: policy.sources.len(),

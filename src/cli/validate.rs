@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::check::{self, InvariantReport, TableReport, tables::thousands};
+use crate::check::{self, FastPathReport, InvariantReport, TableReport, tables::thousands};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use crate::policy::rules::HitPolicy;
@@ -100,6 +100,13 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if report.invariants.invariants > 0 {
         let _ = writeln!(out, "{}", invariants_line(&report.invariants));
     }
+    let _ = writeln!(out, "{}", fast_path_line(&report.fast_path));
+    for note in &report.fast_path.without_form {
+        let _ = writeln!(
+            out,
+            "  note: {note} has no fast form: minijinja evaluates it (slower, same answer)"
+        );
+    }
     let findings = report.all_findings().count();
     if findings == 0 {
         out.push_str("Clean: no findings.\n");
@@ -114,6 +121,31 @@ pub fn run(args: &Args) -> Result<Outcome> {
         super::print(&out)?;
         Ok(Outcome::Flagged)
     }
+}
+
+/// The fast path against minijinja: what was compared and what was found.
+fn fast_path_line(r: &FastPathReport) -> String {
+    let forms = match r.without_form.len() {
+        0 => "each with a fast form".to_owned(),
+        1 => "1 without a fast form (noted below)".to_owned(),
+        n => format!("{n} without a fast form (noted below)"),
+    };
+    let failed = if r.failed > 0 {
+        format!(", {} could not be evaluated", thousands(r.failed as u128))
+    } else {
+        String::new()
+    };
+    let found = match r.findings.len() {
+        0 => "both paths agree".to_owned(),
+        1 => "1 disagreement".to_owned(),
+        n => format!("{n} disagreements"),
+    };
+    format!(
+        "Fast path: {} rule expressions, {forms}; {} answers compared with minijinja's on {} generated profiles{failed}: {found}.",
+        thousands(r.expressions as u128),
+        thousands(r.answers as u128),
+        thousands(r.profiles as u128),
+    )
 }
 
 /// The invariant search: what was generated and what was found.

@@ -179,7 +179,7 @@ impl Graph {
 
 impl Run<'_> {
     #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
-    fn all(
+    pub(crate) fn all(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
