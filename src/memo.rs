@@ -1,8 +1,9 @@
-//! Rendering a decision: the Markdown memo (from the embedded templates) and the JSON record.
+//! Rendering a decision: the Markdown memo (from the templates, compiled on demand) and the JSON record.
 //!
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer and the catalog, and format money, hours and
-//! percentages with the filters of [`crate::expr`]. Wording lives in `templates/`, not here.
+//! percentages with the filters of [`crate::expr`]. Wording lives in `templates/` (one memo
+//! template, a words file per language) or a `--rules` folder's `templates/`, not here.
 
 use std::collections::BTreeMap;
 use std::path::Path;
