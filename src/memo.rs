@@ -1,4 +1,4 @@
-//! Rendering a decision: the Markdown memo (from the templates, compiled on demand) and the JSON record.
+//! Rendering a decision: the Markdown memo (templates compiled on demand) and the JSON record.
 //!
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer and the catalog, and format money, hours and
