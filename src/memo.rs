@@ -1,17 +1,22 @@
-//! Rendering a decision: the Markdown memo (from the embedded templates) and the JSON record.
+//! Rendering a decision: the Markdown memo (templates compiled on demand) and the JSON record.
 //!
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer and the catalog, and format money, hours and
-//! percentages with the filters of [`crate::expr`]. Wording lives in `templates/`, not here.
+//! percentages with the filters of [`crate::expr`]. Wording lives in `templates/` (one memo
+//! template, a words file per language) or a `--rules` folder's `templates/`, not here.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Position, Result};
 use crate::eval::Evaluation;
 use crate::graph::Graph;
-use crate::lang::Lang;
 use crate::profile::Profile;
+use crate::source::Source;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,30 +25,132 @@ pub enum Format {
     Json,
 }
 
-/// The memo templates, loaded and compiled once.
+/// The memo's templates: the embedded ones, with a `--rules` folder's `templates/` over them.
+///
+/// A template is compiled the first time an output asks for it (by the environment's loader),
+/// so a JSON record compiles none and a memo only the files it uses.
 #[derive(Debug)]
 pub struct Memo {
     env: Environment<'static>,
+    templates: Templates,
 }
 
-/// The template the memo starts from, per language (`templates/memo.md.j2`,
-/// `templates/memo.zh.md.j2`).
-fn memo_template(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "memo.md.j2",
-        Lang::Zh => "memo.zh.md.j2",
+/// The template every memo starts from, in every language; it imports `words.<lang>.j2`.
+const MEMO_TEMPLATE: &str = "memo.md.j2";
+
+/// One template file: what an error calls it and its text.
+#[derive(Debug, Clone)]
+pub struct TemplateFile {
+    /// `templates/NAME` for an embedded file, the path for a file of a rules folder.
+    pub display: String,
+    pub text: Arc<str>,
+}
+
+/// Template sources by name: the embedded files, replaced or added to by a rules folder's.
+#[derive(Debug, Clone, Default)]
+pub struct Templates {
+    files: BTreeMap<String, TemplateFile>,
+}
+
+impl Templates {
+    /// The embedded templates, then, when `rules` is a folder with a `templates/` subfolder,
+    /// each file in it: a file named as an embedded one replaces it, any other is added.
+    pub fn for_rules(rules: Option<&Path>) -> Result<Self> {
+        let mut files: BTreeMap<String, TemplateFile> = crate::policy::embedded_templates()
+            .iter()
+            .map(|(name, text)| {
+                let file = TemplateFile {
+                    display: format!("templates/{name}"),
+                    text: Arc::from(*text),
+                };
+                ((*name).to_owned(), file)
+            })
+            .collect();
+        if let Some(dir) = rules.map(|r| r.join("templates")).filter(|d| d.is_dir()) {
+            let entries = std::fs::read_dir(&dir).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot read the templates folder: {e}"),
+                )
+                .in_file(dir.display().to_string())
+            })?;
+            for entry in entries {
+                let path = entry
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorKind::Io,
+                            format!("cannot read the templates folder: {e}"),
+                        )
+                        .in_file(dir.display().to_string())
+                    })?
+                    .path();
+                let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                if name.starts_with('.') || !path.is_file() {
+                    continue;
+                }
+                let source = Source::read(&path, ErrorKind::Rules)?;
+                files.insert(
+                    name.to_owned(),
+                    TemplateFile {
+                        display: source.name,
+                        text: source.text,
+                    },
+                );
+            }
+        }
+        Ok(Templates { files })
+    }
+
+    /// Every template by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &TemplateFile)> {
+        self.files.iter().map(|(name, file)| (name.as_str(), file))
+    }
+
+    /// The template called `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&TemplateFile> {
+        self.files.get(name)
+    }
+
+    /// Compiles every template (what `decide validate` checks); the errors found, each with
+    /// its file and line.
+    #[must_use]
+    pub fn check(&self) -> Vec<Error> {
+        let env = self.environment();
+        self.files
+            .keys()
+            .filter_map(|name| env.get_template(name).err())
+            .map(|e| template_error(&e, self))
+            .collect()
+    }
+
+    fn environment(&self) -> Environment<'static> {
+        let mut env = crate::expr::environment();
+        let files = self.files.clone();
+        env.set_loader(move |name| Ok(files.get(name).map(|f| f.text.to_string())));
+        env
     }
 }
 
 impl Memo {
     /// The templates embedded in the binary.
     pub fn embedded() -> Result<Self> {
-        let mut env = crate::expr::environment();
-        for (name, text) in crate::policy::embedded_templates() {
-            env.add_template(name, text)
-                .map_err(|e| template_error(&e, Lang::En))?;
-        }
-        Ok(Memo { env })
+        Memo::for_rules(None)
+    }
+
+    /// The embedded templates with those of the `templates/` folder of `rules`, if it has one
+    /// (see [`Templates::for_rules`]). Nothing is compiled yet.
+    pub fn for_rules(rules: Option<&Path>) -> Result<Self> {
+        Ok(Memo::new(Templates::for_rules(rules)?))
+    }
+
+    /// A memo rendered from `templates`.
+    #[must_use]
+    pub fn new(templates: Templates) -> Self {
+        let env = templates.environment();
+        Memo { env, templates }
     }
 
     /// Renders `evaluation` in `format`; the output ends with a newline.
@@ -88,9 +195,9 @@ impl Memo {
                 };
                 let mut out = self
                     .env
-                    .get_template(memo_template(lang))
+                    .get_template(MEMO_TEMPLATE)
                     .and_then(|t| t.render(ctx))
-                    .map_err(|e| template_error(&e, lang))?;
+                    .map_err(|e| template_error(&e, &self.templates))?;
                 if !out.ends_with('\n') {
                     out.push('\n');
                 }
@@ -100,13 +207,37 @@ impl Memo {
     }
 }
 
-fn template_error(e: &minijinja::Error, lang: Lang) -> Error {
-    let name = e.name().unwrap_or(memo_template(lang));
-    let line = e.line().map_or(String::new(), |l| format!(":{l}"));
-    Error::new(
-        ErrorKind::Rules,
-        format!("memo template failed: {}", e.detail().unwrap_or("error")),
-    )
-    .in_file(format!("templates/{name}{line}"))
-    .help(format!("{}", e.kind()))
+/// A template's error for people: the file (the rules folder's path for a file of
+/// `--rules DIR/templates/`), the line with its text, what failed and the kind of failure.
+fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
+    let name = e.name().unwrap_or(MEMO_TEMPLATE);
+    let kind = e.kind().to_string();
+    let mut error = match e.detail() {
+        Some(detail) => {
+            Error::new(ErrorKind::Rules, format!("memo template failed: {detail}")).help(kind)
+        }
+        None => Error::new(ErrorKind::Rules, format!("memo template failed: {kind}")),
+    };
+    if e.kind() == minijinja::ErrorKind::UndefinedError {
+        error = error.help(
+            "the template reads a name or field the memo does not have: the context is d (the \
+             record), values, offer, offers, catalog, policy, profile and lang",
+        );
+    }
+    let Some(file) = templates.get(name) else {
+        return error.in_file(format!("templates/{name}"));
+    };
+    match e.line() {
+        Some(line) => {
+            // The first character of the line that is not blank: the error has no column.
+            let column = file
+                .text
+                .lines()
+                .nth(line - 1)
+                .and_then(|l| l.chars().position(|c| !c.is_whitespace()))
+                .map_or(1, |c| c + 1);
+            error.at(&file.display, &file.text, Some(Position { line, column }))
+        }
+        None => error.in_file(file.display.clone()),
+    }
 }

@@ -91,9 +91,22 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
         used.extend(&invariant.deps);
         used.extend(&invariant.text_deps);
     }
+    // The templates this policy's memo is written from: a rules folder's `templates/` over
+    // the embedded ones (an unreadable folder is reported when a memo is written).
+    let rules = match &graph.policy().origin {
+        crate::policy::PolicyOrigin::Folder(dir) => Some(dir.as_path()),
+        crate::policy::PolicyOrigin::Embedded => None,
+    };
+    let templates = crate::memo::Templates::for_rules(rules).unwrap_or_default();
     let mut in_templates: HashSet<&str> = HashSet::new();
-    for (_, text) in crate::policy::embedded_templates() {
-        for token in tokenize(text, false, minijinja::syntax::SyntaxConfig::default()).flatten() {
+    for (_, file) in templates.iter() {
+        for token in tokenize(
+            &file.text,
+            false,
+            minijinja::syntax::SyntaxConfig::default(),
+        )
+        .flatten()
+        {
             if let Token::Ident(name) = token.0 {
                 in_templates.insert(name);
             }

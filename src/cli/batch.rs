@@ -85,7 +85,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // process, so that the temporary output file is removed and the old one left whole.
     let signals = Signals::watch()?;
     let graph = Graph::compile_in(super::load_policy(args.rules.as_deref())?, args.lang)?;
-    let memo = Memo::embedded()?;
+    let memo = Memo::for_rules(args.rules.as_deref())?;
     let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
     if format == Format::Markdown {
         profiles = profiles.unique_labels();

@@ -113,8 +113,12 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if now {
         let as_of = jiff::ZonedDateTime::now().date();
         let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
-        let memo =
-            Memo::embedded()?.render(&graph, &profile, &evaluation, crate::Format::Markdown)?;
+        let memo = Memo::for_rules(args.rules.as_deref())?.render(
+            &graph,
+            &profile,
+            &evaluation,
+            crate::Format::Markdown,
+        )?;
         super::print(&memo)?;
     }
     Ok(Outcome::Clean)

@@ -165,7 +165,7 @@ pub fn main() -> ExitCode {
 /// Decides one profile as `args` say and writes the result.
 pub fn run(args: &Args) -> Result<()> {
     let graph = Graph::compile_in(load_policy(args.rules.as_deref())?, args.lang)?;
-    let memo = Memo::embedded()?;
+    let memo = Memo::for_rules(args.rules.as_deref())?;
     let Some(profile) = &args.profile else {
         return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
     };

@@ -48,6 +48,11 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
+    // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
+    match crate::memo::Templates::for_rules(args.rules.as_deref()) {
+        Ok(templates) => errors.extend(templates.check()),
+        Err(e) => errors.push(e),
+    }
     let graph = policy.and_then(|policy| match Graph::compile(policy) {
         Ok(graph) => Some(graph),
         Err(e) => {
