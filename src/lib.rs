@@ -21,6 +21,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
+mod canonical;
 pub mod check;
 pub mod cli;
 pub mod decision;
