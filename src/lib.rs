@@ -42,6 +42,7 @@ pub mod schema;
 pub mod sensitivity;
 pub mod source;
 pub mod suite;
+pub mod today;
 
 pub use decision::Decision;
 pub use error::{Error, ErrorKind, Result};
