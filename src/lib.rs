@@ -133,7 +133,10 @@ fn read_checked(graph: &Graph, source: &Source, syntax: Syntax) -> Result<Profil
     let profile = Profile::read(source, syntax)?;
     match graph.check_profile(&profile, source) {
         Err(unplaced) if syntax == Syntax::Json => {
-            let placed = Profile::from_source(source)?;
+            // (A text JSON reads and YAML does not keeps the error without its place.)
+            let Ok(placed) = Profile::from_source(source) else {
+                return Err(unplaced);
+            };
             graph.check_profile(&placed, source)?;
             Err(unplaced)
         }
