@@ -1,5 +1,6 @@
 //! Benchmarks (divan): compiling the embedded policy, deciding one profile on the compiled graph
-//! (trace kept), deciding plus JSON, deciding plus the Markdown memo, and batch throughput.
+//! (trace kept), deciding plus JSON, deciding plus the Markdown memo, a JSON line to its record,
+//! and batch throughput.
 //!
 //! Run with `cargo bench`; numbers and the machine are in the README's "Performance" section.
 
@@ -41,6 +42,45 @@ fn compile_policy() -> (Graph, Memo) {
 fn parse_profile(b: divan::Bencher) {
     let source = Source::new("pretrain-70b-job.yaml", PROFILE);
     b.bench(|| Profile::from_source(divan::black_box(&source)).unwrap());
+}
+
+/// The 70B example as one line of JSON lines, as `scripts/fleet.py` writes it.
+const JSON_LINE: &str = r#"{"name":"70B continued pre-training","workload":{"task":"pretrain","model_params_b":70,"parallelism":["data","tensor","pipeline"],"tokens_b":4.6},"usage":{"gpus":8,"hours_per_gpu_month":720},"job":{"cadence":"one_off","deadline_days":10,"hours":{"h100-x8-ningxia1":168,"ascend910b-x8-huawei":420}}}"#;
+
+/// One JSON line read as a batch reads it.
+fn json_line_item() -> Item {
+    batch::split(&Source::new("fleet.jsonl", format!("{JSON_LINE}\n")))
+        .pop()
+        .unwrap()
+        .unwrap()
+}
+
+/// The profile's revision (`audit.profile_revision`), computed for every record.
+#[divan::bench]
+fn profile_revision(b: divan::Bencher) {
+    let profile = profile();
+    b.bench(|| divan::black_box(&profile).revision());
+}
+
+/// Parsing one line of JSON lines into a profile, as a batch does.
+#[divan::bench]
+fn parse_json_line(b: divan::Bencher) {
+    let item = json_line_item();
+    b.bench(|| Profile::from_json(&divan::black_box(&item).source).unwrap());
+}
+
+/// JSON text in, JSON record out: one line of JSON lines parsed, checked, decided (no trace or
+/// sensitivity, as `decide batch` writes by default) and written as its JSON line, on one core.
+#[divan::bench]
+fn json_line_to_record(b: divan::Bencher) {
+    let item = json_line_item();
+    let options = Options {
+        format: Format::Json,
+        as_of: as_of(),
+        trace: false,
+        sensitivity: false,
+    };
+    b.bench(|| batch::decide_one(&GRAPH, &MEMO, divan::black_box(&item), options).unwrap());
 }
 
 /// Evaluating one parsed profile on the compiled graph, trace kept.

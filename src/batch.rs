@@ -4,7 +4,8 @@
 //! policy and the templates are compiled once and shared, and profiles are decided on every
 //! core (rayon) and handed on in input order as soon as they are ready (`stream`). Inputs are
 //! files, folders of them, or streams: a file of JSON lines or a multi-document YAML stream,
-//! read a profile at a time (`read`). A bad profile is an error for that profile only, reported
+//! read a profile at a time (`read`); a line of JSON lines is parsed as JSON (`serde_json`),
+//! everything else as YAML. A bad profile is an error for that profile only, reported
 //! with its file and the line in that file; the others go on.
 
 pub mod read;
@@ -31,6 +32,8 @@ pub struct Item {
     pub first_line: usize,
     /// A file-name-safe label, unique in the batch (`lora-7b-4090`, `fleet-00042`).
     pub label: String,
+    /// JSON for a line of JSON lines, YAML otherwise.
+    pub syntax: crate::Syntax,
 }
 
 /// What deciding one item gave.
@@ -126,7 +129,8 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
             trace: options.trace,
             sensitivity: options.sensitivity || memo_wanted,
         };
-        let (profile, evaluation) = crate::decide_with(graph, &item.source, options.as_of, detail)?;
+        let (profile, evaluation) =
+            crate::decide_text(graph, &item.source, item.syntax, options.as_of, detail)?;
         let decision = &evaluation.decision;
         let deployment = decision.deployment.clone();
         let offer = decision.offer.clone();

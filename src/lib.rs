@@ -21,6 +21,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
+mod canonical;
 pub mod check;
 pub mod cli;
 pub mod decision;
@@ -41,6 +42,7 @@ pub mod schema;
 pub mod sensitivity;
 pub mod source;
 pub mod suite;
+pub mod today;
 
 pub use check::fast_path::FastCheck;
 pub use decision::Decision;
@@ -50,7 +52,7 @@ pub use graph::Graph;
 pub use lang::Lang;
 pub use memo::{Format, Memo};
 pub use policy::Policy;
-pub use profile::Profile;
+pub use profile::{Profile, Syntax};
 pub use source::Source;
 
 /// Parses a profile, checks it against the graph's catalog and evaluates it, with what
@@ -97,8 +99,19 @@ pub fn decide_with(
     as_of: jiff::civil::Date,
     detail: Detail,
 ) -> Result<(Profile, Evaluation)> {
-    let profile = Profile::from_source(source)?;
-    graph.check_profile(&profile, source)?;
+    decide_text(graph, source, Syntax::Yaml, as_of, detail)
+}
+
+/// Like [`decide_with`], for a profile written in `syntax` (a line of JSON lines is
+/// [`Syntax::Json`]).
+pub fn decide_text(
+    graph: &Graph,
+    source: &Source,
+    syntax: Syntax,
+    as_of: jiff::civil::Date,
+    detail: Detail,
+) -> Result<(Profile, Evaluation)> {
+    let profile = read_checked(graph, source, syntax)?;
     let mut evaluation = if detail.trace {
         graph.evaluate(&profile, as_of)?
     } else {
@@ -110,4 +123,22 @@ pub fn decide_with(
     }
     evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
+}
+
+/// A profile read in `syntax` and checked against the graph's catalog. A profile read from
+/// JSON has no places, so a bad offer id in it is looked for again in the text read as YAML,
+/// whose error points at the id's line and column as for a YAML profile.
+fn read_checked(graph: &Graph, source: &Source, syntax: Syntax) -> Result<Profile> {
+    let profile = Profile::read(source, syntax)?;
+    match graph.check_profile(&profile, source) {
+        Err(unplaced) if syntax == Syntax::Json => {
+            // (A text JSON reads and YAML does not keeps the error without its place.)
+            let Ok(placed) = Profile::from_source(source) else {
+                return Err(unplaced);
+            };
+            graph.check_profile(&placed, source)?;
+            Err(unplaced)
+        }
+        checked => checked.map(|()| profile),
+    }
 }

@@ -81,11 +81,18 @@ pub fn policy(texts: &[&str]) -> Result<String, String> {
     Ok(format!("sha256:{}", hex(&hasher.finalize(), 16)))
 }
 
-/// The revision of a value already parsed (a profile): `sha256:` and 16 hex digits of its
-/// canonical JSON.
+/// The revision of a value already parsed: `sha256:` and 16 hex digits of its canonical JSON.
+/// (A profile's is written straight from the typed profile, `crate::canonical`, to the same
+/// bytes.)
 #[must_use]
 pub fn value(value: &serde_json::Value) -> String {
     let mut doc = String::new();
     canonical(value, &mut doc);
-    format!("sha256:{}", hex(&Sha256::digest(doc.as_bytes()), 16))
+    digest(doc.as_bytes())
+}
+
+/// The revision of a canonical JSON text: `sha256:` and 16 hex digits of its SHA-256.
+#[must_use]
+pub fn digest(canonical: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(canonical), 16))
 }

@@ -175,7 +175,7 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
     };
     let file_as_of = match &file.as_of {
         Some(text) => date(text)?,
-        None => jiff::ZonedDateTime::now().date(),
+        None => crate::today::today(),
     };
     for case in file.cases {
         let as_of = match &case.as_of {

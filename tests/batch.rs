@@ -262,3 +262,189 @@ fn records_are_written_before_the_input_ends() {
     let first = first.expect("no record before the input ended");
     assert!(first.contains("\"p0000\""), "{first}");
 }
+
+/// The embedded graph and memo, compiled once for the in-process tests below.
+static GRAPH: std::sync::LazyLock<decide::Graph> = std::sync::LazyLock::new(common::graph);
+static MEMO: std::sync::LazyLock<decide::Memo> =
+    std::sync::LazyLock::new(|| decide::Memo::embedded().unwrap());
+
+/// Each profile of a JSON-lines text decided as `decide batch` decides it (trace and
+/// sensitivity kept): its record, or its error as shown.
+fn decide_lines(text: &str) -> Vec<Result<serde_json::Value, String>> {
+    let options = decide::batch::Options {
+        format: decide::Format::Json,
+        as_of: common::as_of(),
+        trace: true,
+        sensitivity: true,
+    };
+    decide::batch::split(&decide::Source::new("fleet.jsonl", text))
+        .into_iter()
+        .map(|item| {
+            let item = item.map_err(|e| e.render())?;
+            assert_eq!(item.syntax, decide::Syntax::Json);
+            decide::batch::decide_one(&GRAPH, &MEMO, &item, options)
+                .map(|d| serde_json::from_str(&d.text).unwrap())
+                .map_err(|e| e.render())
+        })
+        .collect()
+}
+
+/// A YAML profile as one line of compact JSON.
+fn json_line(yaml: &str) -> String {
+    let value: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
+    value.to_string()
+}
+
+#[test]
+fn a_json_line_is_decided_as_the_same_profile_in_yaml_with_the_same_revision() {
+    let mut paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    paths.sort();
+    let yamls: Vec<String> = paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let lines: String = yamls.iter().map(|y| json_line(y) + "\n").collect();
+    for line in lines.lines() {
+        // Read by serde_json itself, not by the YAML reader `from_json` falls back to.
+        let direct = serde_json::from_str::<decide::Profile>(line);
+        assert!(direct.is_ok(), "{line}: {:?}", direct.err());
+    }
+    let records = decide_lines(&lines);
+    assert_eq!(records.len(), paths.len());
+    for ((path, yaml), record) in paths.iter().zip(&yamls).zip(records) {
+        let source = decide::Source::new(path.display().to_string(), yaml.as_str());
+        let (_, single) =
+            decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::FULL).unwrap();
+        let single = serde_json::to_value(&single.decision).unwrap();
+        let record = record.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            record["audit"]["profile_revision"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("sha256:")),
+            "{record}"
+        );
+        assert_eq!(record, single, "{}", path.display());
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any valid profile written as a JSON line (full-precision numbers included) reads to the
+    /// profile its YAML reading gives: the same revision, and the revision of its JSON value.
+    #[test]
+    fn a_json_line_reads_to_the_profile_its_yaml_reading_gives(
+        value in common::profile_strategy(&GRAPH)
+    ) {
+        let source = decide::Source::new("fleet.jsonl", value.to_string());
+        // Read by serde_json itself, not by the YAML reader `from_json` falls back to.
+        let direct = serde_json::from_str::<decide::Profile>(&source.text);
+        proptest::prop_assert!(direct.is_ok(), "{:?}", direct.err());
+        let json = decide::Profile::from_json(&source).unwrap();
+        let yaml = decide::Profile::from_source(&source).unwrap();
+        let revision = json.revision().unwrap();
+        proptest::prop_assert_eq!(&revision, &yaml.revision().unwrap());
+        let as_value = serde_json::to_value(&yaml).unwrap();
+        proptest::prop_assert_eq!(&revision, &decide::revision::value(&as_value));
+    }
+}
+
+/// Lines that each break one rule of the profile format, after a good one.
+const BAD_JSON_LINES: &[(&str, &str)] = &[
+    (
+        r#"{"name": "wrong type", "workload": {"task": "inference", "model_params_b": 7}, "usage": {"gpus": "eight", "hours_per_gpu_month": 100}}"#,
+        "\"eight\"",
+    ),
+    (
+        r#"{"name": "unknown field", "workload": {"task": "inference", "model_params_b": 7}, "usage": {"gpus": 1, "hours_per_gpu_mnth": 100}}"#,
+        "\"hours_per_gpu_mnth\"",
+    ),
+    (
+        r#"{"name": "bad enum", "workload": {"task": "inferense", "model_params_b": 7}, "usage": {"gpus": 1, "hours_per_gpu_month": 100}}"#,
+        "\"inferense\"",
+    ),
+    (
+        r#"{"name": "over the bound", "workload": {"task": "inference", "model_params_b": 7}, "usage": {"gpus": 1, "hours_per_gpu_month": 745}}"#,
+        "745",
+    ),
+    (
+        r#"{"name": "missing usage", "workload": {"task": "inference", "model_params_b": 7}}"#,
+        // Where the YAML reader says a mapping's missing field is (its last key).
+        "\"workload\"",
+    ),
+    (
+        r#"{"name": "unknown offer", "workload": {"task": "pretrain", "model_params_b": 70}, "usage": {"gpus": 8, "hours_per_gpu_month": 700}, "job": {"hours": {"h100-x8-ningxia": 168}}}"#,
+        "\"h100-x8-ningxia\"",
+    ),
+    (
+        r#"{"name": "twice", "workload": {"task": "pretrain", "model_params_b": 70}, "usage": {"gpus": 8, "hours_per_gpu_month": 700}, "job": {"hours": {"h100-x8-ningxia1": 168, "h100-x8-ningxia1": 200}}}"#,
+        "\"h100-x8-ningxia1\": 200",
+    ),
+    (
+        r#"{"name": "measured", "workload": {"task": "pretrain", "model_params_b": 70}, "usage": {"gpus": 8, "hours_per_gpu_month": 700}, "job": {"hours": {"h100-x8-ningxia1": 168}, "measured": ["ascend910b-x8-huawei"]}}"#,
+        "\"ascend910b-x8-huawei\"",
+    ),
+];
+
+#[test]
+fn a_bad_json_line_is_reported_at_its_line_column_and_field_as_the_same_yaml_would_be() {
+    let good = r#"{"name": "good", "workload": {"task": "inference", "model_params_b": 7}, "usage": {"gpus": 1, "hours_per_gpu_month": 100}}"#;
+    let mut text = format!("{good}\n\n");
+    for (line, _) in BAD_JSON_LINES {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let results = decide_lines(&text);
+    assert_eq!(results.len(), 1 + BAD_JSON_LINES.len());
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    let mut shown = Vec::new();
+    for (i, ((line, at), result)) in BAD_JSON_LINES.iter().zip(&results[1..]).enumerate() {
+        let err = result.as_ref().expect_err(line);
+        // The file's line (a good line and a blank one come first) and the column of the value
+        // at fault, in characters from 1.
+        let column = line.find(at).unwrap() + 1;
+        let place = format!("fleet.jsonl:{}:{column}", i + 3);
+        assert!(err.contains(&place), "{place}:\n{err}");
+        // A snippet of the line (long lines are cut around the caret), showing the value.
+        let snippet = format!("{} | ", i + 3);
+        assert!(
+            err.contains(&snippet) && err.contains(at),
+            "no snippet:\n{err}"
+        );
+        // Worded exactly as the same profile written as YAML (a flow mapping) is.
+        let yaml = decide::Source::new("fleet.jsonl", *line);
+        let as_yaml = decide::decide_with(&GRAPH, &yaml, common::as_of(), decide::Detail::LEAN)
+            .map(|_| ())
+            .unwrap_err()
+            .starting_at_line(i + 3)
+            .render();
+        assert_eq!(err, &as_yaml);
+        shown.push(err.lines().next().unwrap().to_owned());
+    }
+    assert_eq!(
+        shown,
+        [
+            "error: usage.gpus: expected a whole number",
+            "error: usage.hours_per_gpu_mnth: unknown field `hours_per_gpu_mnth`, expected one of gpus, hours_per_gpu_month, months",
+            "error: workload.task: unknown variant `inferense`, expected one of lora_finetune, qlora_finetune, full_finetune, pretrain, inference",
+            "error: usage.hours_per_gpu_month: must be between 0 and 744 hours (a 31-day month), got 745",
+            "error: the required field `usage` is missing",
+            "error: job.hours: unknown offer id `h100-x8-ningxia`",
+            "error: job.hours: the key `h100-x8-ningxia1` is given twice; each key may appear once",
+            "error: job.measured: `ascend910b-x8-huawei` has no claimed hours in job.hours",
+        ]
+    );
+}
+
+#[test]
+fn a_line_of_yaml_flow_mapping_in_json_lines_is_still_decided() {
+    // Not JSON (bare keys), but YAML: read as it always was.
+    let line = "{name: bare keys, workload: {task: inference, model_params_b: 7}, usage: {gpus: 1, hours_per_gpu_month: 100}}\n";
+    let records = decide_lines(line);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].as_ref().unwrap()["profile"], "bare keys");
+}

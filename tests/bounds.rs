@@ -75,7 +75,21 @@ fn with_field(base: &Value, path: &str, literal: &str) -> String {
 
 fn decide_text(text: &str) -> decide::Result<String> {
     let source = Source::new("bound.yaml", text);
-    decide::decide(&GRAPH, &source, common::as_of()).map(|(_, e)| e.decision.deployment)
+    let decided =
+        decide::decide(&GRAPH, &source, common::as_of()).map(|(_, e)| e.decision.deployment);
+    // The same text as a line of JSON lines (read with serde_json, as `decide batch` does):
+    // the same answer, or the same error worded the same way.
+    let as_json_line = decide::decide_text(
+        &GRAPH,
+        &source,
+        decide::Syntax::Json,
+        common::as_of(),
+        decide::Detail::DEFAULT,
+    )
+    .map(|(_, e)| e.decision.deployment);
+    let shown = |r: &decide::Result<String>| r.as_ref().map_err(decide::Error::render).cloned();
+    assert_eq!(shown(&as_json_line), shown(&decided), "{text}");
+    decided
 }
 
 /// The schema node of the field at `path` (through `$ref`s; map values for `job.hours`).

@@ -194,10 +194,16 @@ impl Splitter {
         } else {
             self.stem.clone()
         };
+        let syntax = if self.mode == Some(Mode::JsonLines) {
+            crate::Syntax::Json
+        } else {
+            crate::Syntax::Yaml
+        };
         raw.source.map(|source| Item {
             source,
             first_line: raw.first_line,
             label,
+            syntax,
         })
     }
 

@@ -105,9 +105,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     let options = Options {
         format,
-        as_of: args
-            .as_of
-            .unwrap_or_else(|| jiff::ZonedDateTime::now().date()),
+        as_of: args.as_of.unwrap_or_else(crate::today::today),
         trace: args.trace,
         sensitivity: args.sensitivity,
     };

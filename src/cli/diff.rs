@@ -65,9 +65,7 @@ fn diff(args: &Args) -> Result<Outcome> {
             profiles.push(Source::read(path, ErrorKind::Profile)?);
         }
     }
-    let as_of = args
-        .as_of
-        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let as_of = args.as_of.unwrap_or_else(crate::today::today);
     let diffs = crate::diff::run(&old, &new, &profiles, as_of)?;
     super::print(&crate::diff::report(&old, &new, &diffs, as_of))?;
     if diffs.iter().any(crate::diff::ProfileDiff::decision_changed) {

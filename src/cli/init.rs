@@ -111,7 +111,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         .prompt()
         .map_err(|e| cancelled(&e))?;
     if now {
-        let as_of = jiff::ZonedDateTime::now().date();
+        let as_of = crate::today::today();
         let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
         let memo = Memo::for_rules(args.rules.as_deref())?.render(
             &graph,

@@ -174,9 +174,7 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         Source::read(profile, ErrorKind::Profile)?
     };
-    let as_of = args
-        .as_of
-        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let as_of = args.as_of.unwrap_or_else(crate::today::today);
     let detail = crate::Detail {
         trace: args.trace,
         ..crate::Detail::DEFAULT

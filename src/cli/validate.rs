@@ -77,9 +77,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
         (None, None) => unreachable!("no graph without an error"),
     };
-    let as_of = args
-        .as_of
-        .unwrap_or_else(|| jiff::ZonedDateTime::now().date());
+    let as_of = args.as_of.unwrap_or_else(crate::today::today);
     let report = check::check(&graph, as_of);
     let mut out = String::new();
     for finding in report.all_findings() {
