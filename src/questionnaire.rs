@@ -1,7 +1,8 @@
 //! The questionnaire behind `decide init`: the policy's questions turned into typed prompts.
 //!
 //! The words come from the rules (`questions:`, English and Chinese); how each is asked and
-//! checked comes from the profile's JSON Schema, the same one the YAML language server uses:
+//! checked comes from the profile's field model ([`crate::profile::fields`], read from the JSON
+//! Schema the YAML language server uses):
 //! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
 //! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
 //! per catalog offer. A question with a `when:` is asked only when that expression over the
@@ -10,6 +11,7 @@
 use serde_json::Value as J;
 
 use crate::policy::Policy;
+use crate::profile::fields::{Choice, FieldKind};
 
 /// How one question is asked and what its answer may be.
 #[derive(Debug, Clone)]
@@ -137,7 +139,6 @@ pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
 /// The policy's questions in order, in `lang`.
 #[must_use]
 pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
-    let schema = crate::profile::json_schema();
     let offers: Vec<(String, String)> = policy
         .offers
         .iter()
@@ -157,55 +158,56 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
         .filter_map(|q| {
             let q = &q.item;
             let path: Vec<String> = q.field.value.split('.').map(str::to_owned).collect();
-            let field = field_schema(&schema, &path)?;
+            let field = crate::profile::field(&q.field.value)?;
             let label = |value: &str| {
                 q.choices
                     .get(value)
                     .map_or_else(|| value.to_owned(), |w| w.get(lang).to_owned())
             };
-            let kind = if q.offer && field.types.iter().any(|t| t == "array") {
-                Kind::Offers {
+            let options = |choices: &[Choice]| {
+                choices
+                    .iter()
+                    .map(|c| (c.value.clone(), label(&c.value)))
+                    .collect()
+            };
+            let nullable = field.nullable;
+            let kind = match &*field.kind_as_listed() {
+                FieldKind::List(_) if q.offer => Kind::Offers {
                     offers: offers.clone(),
                     among: q
                         .among
                         .as_ref()
                         .map(|a| a.value.split('.').map(str::to_owned).collect()),
-                }
-            } else if q.offer {
-                Kind::Choice {
+                },
+                _ if q.offer => Kind::Choice {
                     options: offers.clone(),
-                    nullable: field.nullable,
-                }
-            } else if let Some(values) = &field.enumeration {
-                Kind::Choice {
-                    options: values.iter().map(|v| (v.clone(), label(v))).collect(),
-                    nullable: field.nullable,
-                }
-            } else if let Some(values) = &field.item_enumeration {
-                Kind::Choices {
-                    options: values.iter().map(|v| (v.clone(), label(v))).collect(),
-                }
-            } else if field.types.iter().any(|t| t == "boolean") {
-                Kind::Flag {
+                    nullable,
+                },
+                FieldKind::Enum(choices) => Kind::Choice {
+                    options: options(choices),
+                    nullable,
+                },
+                FieldKind::List(item) => match &**item {
+                    FieldKind::Enum(choices) => Kind::Choices {
+                        options: options(choices),
+                    },
+                    _ => Kind::Text { nullable },
+                },
+                FieldKind::Bool => Kind::Flag {
                     default: field.default.as_ref().and_then(J::as_bool).unwrap_or(false),
-                }
-            } else if field.types.iter().any(|t| t == "integer" || t == "number") {
-                Kind::Number(NumberRule {
-                    integer: field.types.iter().any(|t| t == "integer"),
-                    minimum: field.minimum,
-                    exclusive_minimum: field.exclusive_minimum,
-                    maximum: field.maximum,
-                    nullable: field.nullable,
+                },
+                FieldKind::Number(bounds) => Kind::Number(NumberRule {
+                    integer: bounds.integer,
+                    minimum: bounds.min,
+                    exclusive_minimum: bounds.exclusive_min,
+                    maximum: bounds.max,
+                    nullable,
                     default: field.default.as_ref().and_then(J::as_f64),
-                })
-            } else if field.open_map {
-                Kind::Hours {
+                }),
+                FieldKind::Map(_) => Kind::Hours {
                     offers: offers.clone(),
-                }
-            } else {
-                Kind::Text {
-                    nullable: field.nullable,
-                }
+                },
+                FieldKind::String | FieldKind::Object => Kind::Text { nullable },
             };
             Some(Prompt {
                 path,
@@ -216,95 +218,6 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
             })
         })
         .collect()
-}
-
-/// What the schema says about one field.
-#[derive(Debug, Default)]
-struct FieldSchema {
-    types: Vec<String>,
-    enumeration: Option<Vec<String>>,
-    item_enumeration: Option<Vec<String>>,
-    nullable: bool,
-    minimum: Option<f64>,
-    exclusive_minimum: Option<f64>,
-    maximum: Option<f64>,
-    default: Option<J>,
-    open_map: bool,
-}
-
-/// The parts of one schema node: `$ref`, `allOf` and `anyOf` followed; `{type: null}` parts
-/// make it nullable.
-fn flatten<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
-    let schema = crate::graph::scope::resolve_ref(root, schema);
-    if schema.get("type") == Some(&J::from("null")) {
-        *nullable = true;
-        return;
-    }
-    out.push(schema);
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for sub in schema.get(key).and_then(J::as_array).into_iter().flatten() {
-            flatten(root, sub, out, nullable);
-        }
-    }
-}
-
-fn field_schema(root: &J, path: &[String]) -> Option<FieldSchema> {
-    let mut node = root;
-    let mut outer_default = None;
-    for key in path {
-        let mut parts = Vec::new();
-        flatten(root, node, &mut parts, &mut false);
-        node = parts
-            .iter()
-            .find_map(|p| p.get("properties").and_then(|props| props.get(key)))?;
-        outer_default = node.get("default").cloned();
-    }
-    let mut parts = Vec::new();
-    let mut field = FieldSchema::default();
-    flatten(root, node, &mut parts, &mut field.nullable);
-    field.default = outer_default;
-    let strings = |v: &J| -> Option<Vec<String>> {
-        Some(
-            v.as_array()?
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect(),
-        )
-    };
-    for p in &parts {
-        match p.get("type") {
-            Some(J::String(t)) => field.types.push(t.clone()),
-            Some(J::Array(ts)) => {
-                for t in ts.iter().filter_map(J::as_str) {
-                    if t == "null" {
-                        field.nullable = true;
-                    } else {
-                        field.types.push(t.to_owned());
-                    }
-                }
-            }
-            _ => {}
-        }
-        if let Some(e) = p.get("enum").and_then(strings) {
-            field.enumeration = Some(e);
-        }
-        if let Some(items) = p.get("items") {
-            let mut item_parts = Vec::new();
-            flatten(root, items, &mut item_parts, &mut false);
-            field.item_enumeration = item_parts
-                .iter()
-                .find_map(|i| i.get("enum").and_then(strings));
-        }
-        field.minimum = field.minimum.or(p.get("minimum").and_then(J::as_f64));
-        field.exclusive_minimum = field
-            .exclusive_minimum
-            .or(p.get("exclusiveMinimum").and_then(J::as_f64));
-        field.maximum = field.maximum.or(p.get("maximum").and_then(J::as_f64));
-        if p.get("additionalProperties").is_some_and(J::is_object) {
-            field.open_map = true;
-        }
-    }
-    Some(field)
 }
 
 /// The offers a [`Kind::Offers`] question may offer, given the answers so far: all of them, or

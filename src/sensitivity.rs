@@ -1,8 +1,8 @@
 //! What would change the answer: the nearest single change to the profile that flips each
 //! criterion, the deployment and the offer, found by re-evaluating the rules.
 //!
-//! The policy lists the fields to vary (`sensitivity.fields`); the profile's JSON Schema says
-//! what each is (a number and its bounds, a flag, a choice). Flags are toggled and every other
+//! The policy lists the fields to vary (`sensitivity.fields`); the profile's field model
+//! ([`crate::profile::fields`]) says what each is (a number and its bounds, a flag, a choice). Flags are toggled and every other
 //! choice is tried. Numbers are searched outward from the profile's value in both directions,
 //! over candidates that include every number the rules write down (with its neighbours one
 //! step away, as `decide validate`'s table analysis does) and doubling steps up to the
@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use minijinja::value::Value;
 use serde_json::Value as J;
 
-use crate::check::space::{OrderedF64, numeric_constants, parts, types};
+use crate::check::space::{OrderedF64, numeric_constants};
 use crate::check::tables::ancestors;
 use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
@@ -29,19 +29,12 @@ use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;
 use crate::policy::rules::FieldType;
-use crate::profile::Profile;
+use crate::profile::{FieldKind, Profile};
 
 /// Most doubling steps tried in one direction from the profile's value.
 const MAX_DOUBLINGS: u32 = 16;
 /// An unbounded number is searched up to this many times its value.
 const UNBOUNDED_FACTOR: f64 = 100.0;
-
-/// What one varied field is, from the profile's JSON Schema.
-enum FieldKind {
-    Number { integer: bool, min: f64, max: f64 },
-    Flag,
-    Choice(Vec<J>),
-}
 
 /// One watched value: a criterion or an output.
 struct Target<'g> {
@@ -71,7 +64,6 @@ struct Study<'a, 'g> {
     watch: Vec<Watch<'g>>,
     needed: HashSet<usize>,
     base_values: Vec<Value>,
-    schema: &'static J,
     config: &'a crate::policy::rules::Sensitivity,
 }
 
@@ -114,7 +106,6 @@ pub fn analyse(
             .map(|n| evaluation.values.get(n.id).cloned().unwrap_or_default())
             .collect(),
         targets,
-        schema: crate::profile::schema(),
         config,
     };
     let before: Vec<Value> = study
@@ -249,7 +240,13 @@ impl Study<'_, '_> {
         let c = self.graph.compiled();
         let probe = &self.config.fields[probe_index];
         let path: Vec<&str> = probe.field.value.split('.').collect();
-        let kind = field_kind(self.schema, &path)?;
+        let ty = crate::profile::field(&probe.field.value)?.kind_as_listed();
+        if !matches!(
+            *ty,
+            FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Number(_)
+        ) {
+            return None;
+        }
         let current = get_path(json, &path).cloned()?;
         let mut dirty = dirty_nodes(self.graph, &probe.field.value, &self.needed);
         if dirty.is_empty() {
@@ -280,16 +277,17 @@ impl Study<'_, '_> {
             before.to_vec()
         };
         let mut numeric = false;
-        let found = match &kind {
-            FieldKind::Flag => {
+        let found = match &*ty {
+            FieldKind::Bool => {
                 prober.changes_at(&J::from(!current.as_bool()?), &before, "set", 1.0)
             }
-            FieldKind::Choice(values) => {
+            FieldKind::Enum(choices) => {
                 let mut found: Vec<Option<Found>> = before.iter().map(|_| None).collect();
-                for v in values.iter().filter(|v| **v != current) {
+                let values = choices.iter().map(|c| J::from(&*c.value));
+                for v in values.filter(|v| *v != current) {
                     for (slot, f) in found
                         .iter_mut()
-                        .zip(prober.changes_at(v, &before, "set", 1.0))
+                        .zip(prober.changes_at(&v, &before, "set", 1.0))
                     {
                         if slot.is_none() {
                             *slot = f;
@@ -298,10 +296,10 @@ impl Study<'_, '_> {
                 }
                 found
             }
-            FieldKind::Number { integer, min, max } => {
+            FieldKind::Number(range) => {
                 numeric = true;
                 let now = current.as_f64()?;
-                let step = if *integer {
+                let step = if range.integer {
                     1.0
                 } else {
                     probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
@@ -310,13 +308,11 @@ impl Study<'_, '_> {
                 let space = Space {
                     now,
                     step,
-                    integer: *integer,
-                    min: *min,
-                    max: if max.is_finite() {
-                        *max
-                    } else {
-                        (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)
-                    },
+                    integer: range.integer,
+                    min: range.lowest().unwrap_or(f64::NEG_INFINITY),
+                    max: range
+                        .max
+                        .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
                 };
                 let up = prober.search(&space, &constants, &before, true);
                 let down = prober.search(&space, &constants, &before, false);
@@ -328,6 +324,7 @@ impl Study<'_, '_> {
                     })
                     .collect()
             }
+            _ => return None,
         };
         Some(FieldResult {
             probe: probe_index,
@@ -698,42 +695,6 @@ fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
         }
     }
     constants
-}
-
-/// The kind and bounds of the profile field at `path`, from the schema.
-fn field_kind(root: &J, path: &[&str]) -> Option<FieldKind> {
-    let mut node = root;
-    for key in path {
-        let mut ps = Vec::new();
-        parts(root, node, &mut ps, &mut false);
-        node = ps
-            .iter()
-            .find_map(|p| p.get("properties").and_then(|props| props.get(*key)))?;
-    }
-    let mut ps = Vec::new();
-    parts(root, node, &mut ps, &mut false);
-    if let Some(list) = ps.iter().find_map(|p| p.get("enum").and_then(J::as_array)) {
-        return Some(FieldKind::Choice(
-            list.iter().filter(|v| !v.is_null()).cloned().collect(),
-        ));
-    }
-    let types = types(&ps);
-    if types.contains("boolean") {
-        return Some(FieldKind::Flag);
-    }
-    let integer = types.contains("integer");
-    if !integer && !types.contains("number") {
-        return None;
-    }
-    let bound = |key: &str| ps.iter().find_map(|p| p.get(key).and_then(J::as_f64));
-    let step = if integer { 1.0 } else { f64::EPSILON };
-    let min = bound("minimum")
-        .or_else(|| bound("exclusiveMinimum").map(|m| m + step))
-        .unwrap_or(f64::NEG_INFINITY);
-    let max = bound("maximum")
-        .or_else(|| bound("exclusiveMaximum").map(|m| m - step))
-        .unwrap_or(f64::INFINITY);
-    Some(FieldKind::Number { integer, min, max })
 }
 
 fn get_path<'a>(json: &'a J, path: &[&str]) -> Option<&'a J> {

@@ -181,8 +181,8 @@ impl Space {
             texts.extend(c.nodes[i].expr_texts());
         }
         let offers: Vec<&str> = graph.policy().offer_ids().collect();
-        let dimensions = input_space(&schema, paths, &texts, &offers);
-        let base = base_value(&schema, &schema);
+        let dimensions = input_space(paths, &texts, &offers);
+        let base = base_value();
         let read = serde_json::from_value::<Profile>(base.clone())
             .ok()
             .and_then(|p| serde_json::to_value(p).ok())

@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 use minijinja::machinery::{Token, tokenize};
 use serde_json::{Map, Value as J};
 
+use crate::profile::fields::{self, FieldKind};
 use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD};
 
 /// The input dimensions of `paths` (profile paths as rule expressions read them, `profile.…`),
@@ -19,7 +20,6 @@ use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD};
 /// (catalog ids), the fields that name offers are dimensions too: the proposal is each offer or
 /// none, the job hours none or one offer at each number tried.
 pub(crate) fn input_space<'a>(
-    schema: &J,
     paths: impl IntoIterator<Item = &'a str>,
     texts: &[&str],
     offers: &[&str],
@@ -29,15 +29,25 @@ pub(crate) fn input_space<'a>(
     let mut dimensions = Vec::new();
     let mut seen = HashSet::new();
     for path in &paths {
-        let parts: Vec<String> = path.split('.').skip(1).map(str::to_owned).collect();
-        leaves(
-            schema,
-            schema,
-            parts,
-            &constants,
-            &mut dimensions,
-            &mut seen,
-        );
+        // The field read, and every field of it when it is a section (`profile` is them all).
+        let within = path.split_once('.').map_or("", |(_, rest)| rest);
+        for field in fields::under(within) {
+            let ty = field.kind_as_listed();
+            if *ty == FieldKind::Object || !seen.insert(field.path.as_str()) {
+                continue;
+            }
+            let mut values = candidates(&ty, &constants);
+            if values.is_empty() {
+                continue;
+            }
+            if field.nullable {
+                values.push(J::Null);
+            }
+            dimensions.push(Dimension {
+                path: split(&field.path),
+                values,
+            });
+        }
     }
     let read = |field: &str| {
         let full = format!("profile.{field}");
@@ -45,7 +55,6 @@ pub(crate) fn input_space<'a>(
             full == *p || full.starts_with(&format!("{p}.")) || p.starts_with(&format!("{full}."))
         })
     };
-    let split = |field: &str| field.split('.').map(str::to_owned).collect::<Vec<_>>();
     if !offers.is_empty() && read(OFFER_FIELD) {
         let mut values: Vec<J> = offers.iter().map(|&id| J::from(id)).collect();
         values.push(J::Null);
@@ -54,10 +63,11 @@ pub(crate) fn input_space<'a>(
             values,
         });
     }
-    if !offers.is_empty() && read(OFFER_HOURS_FIELD) {
-        let positive = serde_json::json!({"type": "number", "exclusiveMinimum": 0,
-                                          "maximum": crate::profile::MAX_JOB_HOURS});
-        let numbers = candidates(&positive, &[&positive], &constants);
+    if !offers.is_empty()
+        && read(OFFER_HOURS_FIELD)
+        && let Some(FieldKind::Map(hours)) = fields::field(OFFER_HOURS_FIELD).map(|f| &f.kind)
+    {
+        let numbers = candidates(hours, &constants);
         let mut values = vec![J::Object(Map::new())];
         for &id in offers {
             for n in &numbers {
@@ -69,9 +79,15 @@ pub(crate) fn input_space<'a>(
             values,
         });
     }
-    let order = schema_order(schema, schema, &mut Vec::new());
-    dimensions.sort_by_key(|d| order.iter().position(|p| *p == d.path));
+    dimensions.sort_by_key(|d| {
+        let path = d.path.join(".");
+        fields::fields().iter().position(|f| f.path == path)
+    });
     dimensions
+}
+
+fn split(path: &str) -> Vec<String> {
+    path.split('.').map(str::to_owned).collect()
 }
 
 /// One input dimension: a profile leaf path (without `profile.`) and the values tried.
@@ -140,148 +156,25 @@ impl Ord for OrderedF64 {
     }
 }
 
-/// Resolves `$ref`, and `allOf` / `anyOf` wrappers of one schema, into its parts; `nullable` is
-/// set when one part is `{type: null}`.
-pub(crate) fn parts<'a>(root: &'a J, schema: &'a J, out: &mut Vec<&'a J>, nullable: &mut bool) {
-    let schema = crate::graph::scope::resolve_ref(root, schema);
-    let mut wrapped = false;
-    for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(list) = schema.get(key).and_then(J::as_array) {
-            wrapped = true;
-            for sub in list {
-                parts(root, sub, out, nullable);
-            }
+/// The values tried for a field of type `ty`: every choice, both flags, a list of choices
+/// empty and with each alone, and for a number its lowest value (at least 1) and each of
+/// `constants` with its neighbours, within the field's bounds.
+pub(crate) fn candidates(ty: &FieldKind, constants: &BTreeSet<OrderedF64>) -> Vec<J> {
+    let range = match ty {
+        FieldKind::Enum(choices) => return choices.iter().map(|c| J::from(&*c.value)).collect(),
+        FieldKind::Bool => return vec![J::from(false), J::from(true)],
+        FieldKind::List(item) => {
+            let FieldKind::Enum(choices) = &**item else {
+                return Vec::new();
+            };
+            let mut out = vec![J::Array(Vec::new())];
+            out.extend(choices.iter().map(|c| J::Array(vec![J::from(&*c.value)])));
+            return out;
         }
-    }
-    if schema.get("type") == Some(&J::from("null")) {
-        *nullable = true;
-    } else if !wrapped || schema.get("type").is_some() || schema.get("enum").is_some() {
-        out.push(schema);
-    }
-}
-
-/// The leaf dimensions under `path` (a profile field, or an object whose fields all count).
-pub(crate) fn leaves(
-    root: &J,
-    schema: &J,
-    path: Vec<String>,
-    constants: &BTreeSet<OrderedF64>,
-    out: &mut Vec<Dimension>,
-    seen: &mut HashSet<Vec<String>>,
-) {
-    // Walk down to the field.
-    let mut node = schema;
-    for key in &path {
-        let mut ps = Vec::new();
-        parts(root, node, &mut ps, &mut false);
-        let Some(next) = ps
-            .iter()
-            .find_map(|p| p.get("properties").and_then(|props| props.get(key)))
-        else {
-            return; // inside an open map (e.g. job hours by offer): not varied
-        };
-        node = next;
-    }
-    let mut ps = Vec::new();
-    let mut nullable = false;
-    parts(root, node, &mut ps, &mut nullable);
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        for key in props.keys() {
-            let mut sub = path.clone();
-            sub.push(key.clone());
-            leaves(root, schema, sub, constants, out, seen);
-        }
-        return;
-    }
-    if !seen.insert(path.clone()) {
-        return;
-    }
-    let mut values = candidates(root, &ps, constants);
-    if values.is_empty() {
-        return;
-    }
-    if nullable || types(&ps).contains("null") {
-        values.push(J::Null);
-    }
-    out.push(Dimension { path, values });
-}
-
-pub(crate) fn types<'a>(ps: &[&'a J]) -> BTreeSet<&'a str> {
-    let mut out = BTreeSet::new();
-    for p in ps {
-        match p.get("type") {
-            Some(J::String(t)) => {
-                out.insert(t.as_str());
-            }
-            Some(J::Array(list)) => out.extend(list.iter().filter_map(J::as_str)),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Every field path of the schema, depth first in the order the schema lists them.
-pub(crate) fn schema_order(root: &J, schema: &J, prefix: &mut Vec<String>) -> Vec<Vec<String>> {
-    let mut ps = Vec::new();
-    parts(root, schema, &mut ps, &mut false);
-    let mut out = Vec::new();
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        for (key, sub) in props {
-            prefix.push(key.clone());
-            out.push(prefix.clone());
-            out.extend(schema_order(root, sub, prefix));
-            prefix.pop();
-        }
-    }
-    out
-}
-
-/// The values tried for one leaf field.
-pub(crate) fn candidates(root: &J, ps: &[&J], constants: &BTreeSet<OrderedF64>) -> Vec<J> {
-    if let Some(list) = ps.iter().find_map(|p| p.get("enum").and_then(J::as_array)) {
-        return list.iter().filter(|v| !v.is_null()).cloned().collect();
-    }
-    let types = types(ps);
-    if types.contains("boolean") {
-        return vec![J::from(false), J::from(true)];
-    }
-    if types.contains("array") {
-        // A set of enumerated values: try empty and each value alone.
-        let items = ps.iter().find_map(|p| p.get("items"));
-        let mut item_parts = Vec::new();
-        if let Some(items) = items {
-            parts(root, items, &mut item_parts, &mut false);
-        }
-        let Some(list) = item_parts
-            .iter()
-            .find_map(|p| p.get("enum").and_then(J::as_array))
-        else {
-            return Vec::new();
-        };
-        let mut out = vec![J::Array(Vec::new())];
-        out.extend(list.iter().map(|v| J::Array(vec![v.clone()])));
-        return out;
-    }
-    let integer = types.contains("integer");
-    if !integer && !types.contains("number") {
-        return Vec::new();
-    }
-    let bound = |key: &str| ps.iter().find_map(|p| p.get(key).and_then(J::as_f64));
-    let (min, exclusive_min, max) = (
-        bound("minimum"),
-        bound("exclusiveMinimum"),
-        bound("maximum"),
-    );
-    let lowest = min
-        .or(exclusive_min.map(|e| e + 1.0))
-        .unwrap_or(0.0)
-        .max(1.0);
+        FieldKind::Number(range) => range,
+        _ => return Vec::new(),
+    };
+    let lowest = range.lowest().unwrap_or(0.0).max(1.0);
     let mut values: BTreeSet<OrderedF64> = BTreeSet::from([OrderedF64(lowest)]);
     for &OrderedF64(c) in constants {
         for v in [c - 1.0, c, c + 1.0] {
@@ -291,12 +184,7 @@ pub(crate) fn candidates(root: &J, ps: &[&J], constants: &BTreeSet<OrderedF64>) 
     values
         .into_iter()
         .map(|OrderedF64(v)| v)
-        .filter(|&v| {
-            min.is_none_or(|m| v >= m)
-                && exclusive_min.is_none_or(|m| v > m)
-                && max.is_none_or(|m| v <= m)
-                && (!integer || v.fract() == 0.0)
-        })
+        .filter(|&v| range.admits(v))
         .map(|v| {
             #[allow(clippy::cast_possible_truncation)] // checked whole and small above
             if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -309,34 +197,23 @@ pub(crate) fn candidates(root: &J, ps: &[&J], constants: &BTreeSet<OrderedF64>) 
 }
 
 /// The smallest valid profile: every required field with its first or lowest value.
-pub(crate) fn base_value(root: &J, schema: &J) -> J {
-    let mut ps = Vec::new();
-    parts(root, schema, &mut ps, &mut false);
-    if let Some(props) = ps
-        .iter()
-        .find_map(|p| p.get("properties").and_then(J::as_object))
-    {
-        let required: BTreeSet<&str> = ps
-            .iter()
-            .filter_map(|p| p.get("required").and_then(J::as_array))
-            .flatten()
-            .filter_map(J::as_str)
-            .collect();
+pub(crate) fn base_value() -> J {
+    fn section(path: &str) -> J {
         let mut map = Map::new();
-        for (key, sub) in props {
-            if required.contains(key.as_str()) {
-                map.insert(key.clone(), base_value(root, sub));
-            }
+        for field in fields::children(path).filter(|f| f.required) {
+            let value = match &*field.kind_as_listed() {
+                FieldKind::Object => section(&field.path),
+                FieldKind::String => J::from("generated profile"),
+                ty => candidates(ty, &BTreeSet::new())
+                    .into_iter()
+                    .next()
+                    .unwrap_or(J::Null),
+            };
+            map.insert(field.name().to_owned(), value);
         }
-        return J::Object(map);
+        J::Object(map)
     }
-    if types(&ps).contains("string") && !ps.iter().any(|p| p.get("enum").is_some()) {
-        return J::from("generated profile");
-    }
-    candidates(root, &ps, &BTreeSet::new())
-        .into_iter()
-        .next()
-        .unwrap_or(J::Null)
+    section("")
 }
 
 /// The `index`-th combination of the dimensions' values (mixed radix).

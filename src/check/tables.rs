@@ -42,15 +42,14 @@ pub struct TableReport {
 #[must_use]
 pub fn analyse(graph: &Graph, as_of: jiff::civil::Date) -> Vec<TableReport> {
     let c = graph.compiled();
-    let schema = crate::profile::json_schema();
     (0..c.nodes.len())
         .filter(|&i| c.nodes[i].kind == NodeKind::Table)
-        .map(|i| analyse_table(graph, &schema, i, as_of))
+        .map(|i| analyse_table(graph, i, as_of))
         .collect()
 }
 
 #[allow(clippy::too_many_lines)] // generate, evaluate, then one block per kind of finding
-fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Date) -> TableReport {
+fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> TableReport {
     let c = graph.compiled();
     let node = &c.nodes[table];
     let Body::Table(crate::graph::nodes::table::TableBody {
@@ -77,8 +76,8 @@ fn analyse_table(graph: &Graph, schema: &J, table: usize, as_of: jiff::civil::Da
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());
     }
-    let dimensions = input_space(schema, paths, &texts, &[]);
-    let base = base_value(schema, schema);
+    let dimensions = input_space(paths, &texts, &[]);
+    let base = base_value();
     // Saturating: a huge space is sampled all the same (found by reading the fuzz findings: a
     // row listing thousands of numbers overflowed the product and the stride).
     let combinations: u128 = dimensions

@@ -15,11 +15,12 @@ use serde_saphyr::Spanned;
 use crate::error::{Error, Result};
 use crate::expr::{self, Slots};
 use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
-use crate::graph::scope::{ProfilePaths, Reads, Scope, template_error};
+use crate::graph::scope::{Reads, Scope, template_error};
 use crate::graph::{Owner, nodes, order};
 use crate::lang::Lang;
 use crate::policy::rules::{RuleNode, Template};
 use crate::policy::{Policy, ROOT_NAMES};
+use crate::profile::check_path;
 
 /// The environment with every text template of the policy, the slots, and the catalog values.
 pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
@@ -120,7 +121,6 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         .collect();
     let scope = Scope {
         owner,
-        profile_paths: ProfilePaths::from_schema(),
         globals,
         node_index,
     };
@@ -148,7 +148,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         });
     }
 
-    sensitivity(policy, &scope, &mut errors);
+    sensitivity(policy, &mut errors);
     questions(policy, &scope, &mut errors);
     let outputs = match outputs(&scope) {
         Ok(outputs) => Some(outputs),
@@ -190,7 +190,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
 }
 
 /// Checks the sensitivity analysis's fields: each a profile field, each `line_under` one of them.
-fn sensitivity(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+fn sensitivity(policy: &Policy, errors: &mut Vec<Error>) {
     let Some(n) = &policy.sensitivity else {
         return;
     };
@@ -212,7 +212,7 @@ fn sensitivity(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
                 "name one of the `field:` entries of `sensitivity.fields`".to_owned(),
             ));
         }
-        if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+        if let Err(hint) = check_path(&format!("profile.{field}")) {
             errors.push(fault(
                 format!("sensitivity: `{field}` is not a profile field"),
                 hint,
@@ -320,7 +320,7 @@ fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
 fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
     for (index, q) in policy.questions.iter().enumerate() {
         let field = &q.item.field.value;
-        if let Err(hint) = scope.profile_paths.check(&format!("profile.{field}")) {
+        if let Err(hint) = check_path(&format!("profile.{field}")) {
             errors.push(
                 policy
                     .error_at(
@@ -333,9 +333,7 @@ fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
             );
         }
         if let Some(among) = &q.item.among
-            && let Err(hint) = scope
-                .profile_paths
-                .check(&format!("profile.{}", among.value))
+            && let Err(hint) = check_path(&format!("profile.{}", among.value))
         {
             errors.push(
                 policy
@@ -387,7 +385,7 @@ fn check_question_when(
             ))
             .help("a question's `when` reads `profile`: the answers to the questions before it"));
         };
-        if let Err(hint) = scope.profile_paths.check(&path) {
+        if let Err(hint) = check_path(&path) {
             return Err(fail(format!(
                 "question `{field}`: `{path}` is not a profile field"
             ))

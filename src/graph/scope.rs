@@ -21,7 +21,6 @@ use crate::policy::{Policy, ROOT_NAMES};
 /// Everything the compiler needs to resolve names.
 pub(crate) struct Scope<'a> {
     pub owner: &'a Owner,
-    pub profile_paths: ProfilePaths,
     pub globals: HashSet<String>,
     pub node_index: HashMap<&'a str, usize>,
 }
@@ -105,7 +104,7 @@ impl<'a> Scope<'a> {
                 continue;
             }
             if root == "profile" {
-                if let Err(hint) = self.profile_paths.check(path) {
+                if let Err(hint) = crate::profile::check_path(path) {
                     return Err(policy
                         .error_at(
                             file,
@@ -263,97 +262,5 @@ impl<'a> Scope<'a> {
             Some(e) => Err(e),
             None => Ok((body(when, &names), reads)),
         }
-    }
-}
-
-/// The dotted paths a profile has, read off its JSON Schema, so rule expressions that name a
-/// field the profile does not have are caught at load time.
-pub(crate) struct ProfilePaths {
-    known: HashSet<String>,
-    /// Paths whose children are free (maps such as `profile.job.hours`).
-    open: HashSet<String>,
-}
-
-impl ProfilePaths {
-    pub(crate) fn from_schema() -> Self {
-        let schema = crate::profile::schema();
-        let mut paths = ProfilePaths {
-            known: HashSet::from(["profile".to_owned()]),
-            open: HashSet::new(),
-        };
-        paths.walk(schema, schema, "profile");
-        paths
-    }
-
-    fn walk(&mut self, root: &serde_json::Value, schema: &serde_json::Value, prefix: &str) {
-        let schema = resolve_ref(root, schema);
-        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
-            for (key, sub) in props {
-                let path = format!("{prefix}.{key}");
-                self.known.insert(path.clone());
-                self.walk(root, sub, &path);
-            }
-        }
-        if schema
-            .get("additionalProperties")
-            .is_some_and(serde_json::Value::is_object)
-        {
-            self.open.insert(prefix.to_owned());
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(list) = schema.get(key).and_then(|l| l.as_array()) {
-                for sub in list {
-                    self.walk(root, sub, prefix);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn check(&self, path: &str) -> Result<(), String> {
-        if self.known.contains(path) {
-            return Ok(());
-        }
-        let mut prefix = path;
-        while let Some((head, _)) = prefix.rsplit_once('.') {
-            if self.open.contains(head) {
-                return Ok(());
-            }
-            if self.known.contains(head) {
-                let siblings = self
-                    .known
-                    .iter()
-                    .filter(|k| k.rsplit_once('.').is_some_and(|(h, _)| h == head))
-                    .map(String::as_str);
-                let wrong = &path[head.len() + 1..];
-                let wrong = wrong.split('.').next().unwrap_or(wrong);
-                let candidates: Vec<&str> = siblings.collect();
-                let names: Vec<&str> = candidates
-                    .iter()
-                    .filter_map(|c| c.rsplit('.').next())
-                    .collect();
-                if let Some(s) = suggest_name(wrong, names.iter().copied()) {
-                    return Err(format!("did you mean `{head}.{s}`?"));
-                }
-                let mut names = names;
-                names.sort_unstable();
-                return Err(format!("`{head}` has: {}", names.join(", ")));
-            }
-            prefix = head;
-        }
-        Err("see the profile format in the README".to_owned())
-    }
-}
-
-/// Follows a local `$ref` (`#/definitions/...` or `#/$defs/...`) of a JSON Schema.
-pub(crate) fn resolve_ref<'a>(
-    root: &'a serde_json::Value,
-    schema: &'a serde_json::Value,
-) -> &'a serde_json::Value {
-    match schema.get("$ref").and_then(|r| r.as_str()) {
-        Some(r) => r
-            .strip_prefix("#/")
-            .and_then(|p| p.split('/').try_fold(root, |v, k| v.get(k)))
-            .unwrap_or(schema),
-        None => schema,
     }
 }

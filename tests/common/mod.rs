@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use decide::profile::{self, Field, FieldKind};
 use decide::{Evaluation, Graph, Policy, Source};
 use proptest::prelude::*;
 use serde_json::json;
@@ -84,24 +85,39 @@ pub fn run_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The values of an enumerated profile field, or of a list field's items, from the profile
+/// model.
+pub fn choices(path: &str) -> Vec<String> {
+    let field = profile::field(path).unwrap_or_else(|| panic!("{path} is a profile field"));
+    let kind = match &field.kind {
+        FieldKind::List(item) => &**item,
+        kind => kind,
+    };
+    let FieldKind::Enum(choices) = kind else {
+        panic!("{path} is not a choice");
+    };
+    choices.iter().map(|c| c.value.clone()).collect()
+}
+
+/// The bounds of a number field of the profile, from the profile model.
+pub fn bounds(path: &str) -> profile::fields::Bounds {
+    *profile::field(path)
+        .and_then(Field::bounds)
+        .unwrap_or_else(|| panic!("{path} is a number field"))
+}
+
 /// A valid profile over the whole format, as the JSON value of its YAML: every task, sizes
 /// from 0.1B to 1,000B, 1 to 200 GPUs, 0 to 744 hours, each requirement flag, budgets, job hours
 /// on any of `graph`'s offers (some of them measured) and any proposal.
 pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Value> + use<> {
     let ids: Vec<String> = graph.policy().offer_ids().map(str::to_owned).collect();
     let workload = (
-        prop::sample::select(vec![
-            "lora_finetune",
-            "qlora_finetune",
-            "full_finetune",
-            "pretrain",
-            "inference",
-        ]),
+        prop::sample::select(choices("workload.task")),
         prop_oneof![0.1f64..20.0, 20.0f64..1000.0],
-        prop::sample::subsequence(vec!["data", "tensor", "pipeline"], 0..=3),
+        prop::sample::subsequence(choices("workload.parallelism"), 0..=3),
         1u32..=4,
         prop::option::of(0.1f64..20_000.0),
-        prop::option::of(prop::sample::select(vec!["low", "high"])),
+        prop::option::of(prop::sample::select(choices("workload.concurrency"))),
         prop::option::of((1u32..=1_000_000, 1u32..=10_000)),
         any::<bool>(),
     )
@@ -113,12 +129,28 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
                    "custom_cuda_operators": cuda})
             },
         );
-    let usage = (1u32..=200, 0.0f64..=744.0, 1u32..=36).prop_map(|(gpus, hours, months)| {
-        json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
-    });
-    let requirements = any::<[bool; 4]>().prop_map(|f| {
-        json!({"physical_isolation": f[0], "domestic_accelerator": f[1],
-               "custom_kernel": f[2], "custom_network": f[3]})
+    let hours = bounds("usage.hours_per_gpu_month");
+    let usage = (
+        1u32..=200,
+        hours.min.unwrap()..=hours.max.unwrap(),
+        1u32..=36,
+    )
+        .prop_map(|(gpus, hours, months)| {
+            json!({"gpus": gpus, "hours_per_gpu_month": hours, "months": months})
+        });
+    // Every flag of `requirements`, each on or off.
+    let flags: Vec<&str> = profile::fields::children("requirements")
+        .filter(|f| f.kind == FieldKind::Bool)
+        .map(Field::name)
+        .collect();
+    let requirements = prop::collection::vec(any::<bool>(), flags.len()).prop_map(move |on| {
+        serde_json::Value::Object(
+            flags
+                .iter()
+                .zip(on)
+                .map(|(flag, on)| ((*flag).to_owned(), on.into()))
+                .collect(),
+        )
     });
     let budget = prop::option::of(100.0f64..500_000.0);
     let job = (
@@ -130,7 +162,7 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
                 (Just(hours), prop::sample::subsequence(keys, 0..=n))
             }),
         prop::option::of(0.5f64..400.0),
-        prop::option::of(prop::sample::select(vec!["one_off", "weekly"])),
+        prop::option::of(prop::sample::select(choices("job.cadence"))),
     )
         .prop_map(|((hours, measured), deadline, cadence)| {
             json!({"hours": hours, "measured": measured, "deadline_days": deadline,

@@ -16,6 +16,10 @@ use serde_saphyr::Spanned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 
+pub mod fields;
+
+pub use fields::{Field, FieldKind, check_path, field, fields};
+
 /// A buyer's workload profile (format version 1).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -349,11 +353,16 @@ pub fn json_schema() -> serde_json::Value {
     schema().clone()
 }
 
-/// The profile's JSON Schema, generated once per process: compiling a graph and every
-/// sensitivity analysis read it.
+/// The profile's JSON Schema, generated once per process from the type itself (not through
+/// [`crate::schema`], which reaches the rules' and test cases' types): [`fields`] reads it.
 pub(crate) fn schema() -> &'static serde_json::Value {
     static SCHEMA: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-    SCHEMA.get_or_init(|| crate::schema::profile(crate::schema::Draft::Draft7))
+    SCHEMA.get_or_init(|| {
+        schemars::generate::SchemaSettings::draft07()
+            .into_generator()
+            .into_root_schema_for::<Profile>()
+            .to_value()
+    })
 }
 
 /// Sets the field at `path` (segments) of a profile held as JSON, creating mappings on the way.
