@@ -3,11 +3,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::check::{self, InvariantReport, TableReport, tables::thousands};
-use crate::error::{Error, Result};
-use crate::graph::Graph;
-use crate::policy::rules::HitPolicy;
-use crate::policy::{Policy, PolicyOrigin};
+use decide::check::{self, InvariantReport, TableReport, tables::thousands};
+use decide::error::{Error, Result};
+use decide::graph::Graph;
+use decide::policy::rules::HitPolicy;
+use decide::policy::{Policy, PolicyOrigin};
 
 use super::Outcome;
 
