@@ -12,9 +12,8 @@ use std::ops::Range;
 
 use serde::Serialize;
 use serde::ser::{self, Impossible};
-
-/// The error of a value canonical JSON cannot hold (a mapping key that is not text or a number).
-pub type Error = serde_json::Error;
+// The error of a value canonical JSON cannot hold (a mapping key that is not text or a number).
+use serde_json::Error;
 
 /// The canonical JSON of `value`: what `serde_json::to_value` and then the revision's
 /// canonical writer give, without the intermediate value.

@@ -40,25 +40,25 @@ pub fn dot(graph: &Graph) -> String {
 
 /// One end of an edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End<'g> {
+enum EdgeEnd<'g> {
     Input(&'static str),
     Node(&'g str),
     Outputs,
 }
 
-impl End<'_> {
+impl EdgeEnd<'_> {
     /// The picture id: role prefix plus name, valid in Mermaid and (quoted) in DOT.
     fn id(self) -> String {
         match self {
-            End::Input(root) => format!("in_{root}"),
-            End::Node(id) => format!("n_{id}"),
-            End::Outputs => "out".to_owned(),
+            EdgeEnd::Input(root) => format!("in_{root}"),
+            EdgeEnd::Node(id) => format!("n_{id}"),
+            EdgeEnd::Outputs => "out".to_owned(),
         }
     }
 }
 
 /// A policy node as drawn.
-struct Item<'g> {
+struct DrawnNode<'g> {
     id: &'g str,
     kind: NodeKind,
     title: &'g str,
@@ -69,10 +69,10 @@ struct Picture<'g> {
     /// Roots read by some expression, in `ROOT_NAMES` order.
     inputs: Vec<&'static str>,
     /// Nodes in evaluation order.
-    nodes: Vec<Item<'g>>,
+    nodes: Vec<DrawnNode<'g>>,
     /// Per node in evaluation order: the roots it reads, then the nodes it reads; then the
     /// edges into the sink.
-    edges: Vec<(End<'g>, End<'g>)>,
+    edges: Vec<(EdgeEnd<'g>, EdgeEnd<'g>)>,
 }
 
 impl<'g> Picture<'g> {
@@ -83,7 +83,7 @@ impl<'g> Picture<'g> {
         let mut edges = Vec::new();
         for &i in &c.order {
             let n = &c.nodes[i];
-            nodes.push(Item {
+            nodes.push(DrawnNode {
                 id: n.id,
                 kind: n.kind,
                 title: n.title,
@@ -95,19 +95,19 @@ impl<'g> Picture<'g> {
             }
             for root in roots {
                 inputs_read.insert(root);
-                edges.push((End::Input(ROOT_NAMES[root]), End::Node(n.id)));
+                edges.push((EdgeEnd::Input(ROOT_NAMES[root]), EdgeEnd::Node(n.id)));
             }
             for &d in &n.deps {
-                edges.push((End::Node(c.nodes[d].id), End::Node(n.id)));
+                edges.push((EdgeEnd::Node(c.nodes[d].id), EdgeEnd::Node(n.id)));
             }
         }
         for &root in &c.output_roots {
             inputs_read.insert(root);
-            edges.push((End::Input(ROOT_NAMES[root]), End::Outputs));
+            edges.push((EdgeEnd::Input(ROOT_NAMES[root]), EdgeEnd::Outputs));
         }
         for &i in &c.order {
             if c.output_deps.contains(&i) {
-                edges.push((End::Node(c.nodes[i].id), End::Outputs));
+                edges.push((EdgeEnd::Node(c.nodes[i].id), EdgeEnd::Outputs));
             }
         }
         Picture {
@@ -124,7 +124,7 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
         let _ = writeln!(
             s,
             "  {}[(\"{}\")]",
-            End::Input(root).id(),
+            EdgeEnd::Input(root).id(),
             mermaid_text(root)
         );
     }
@@ -133,12 +133,12 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
         let _ = writeln!(
             s,
             "  {}{open}\"{}<br/>{}\"{close}",
-            End::Node(n.id).id(),
+            EdgeEnd::Node(n.id).id(),
             mermaid_text(n.id),
             mermaid_text(n.title)
         );
     }
-    let _ = writeln!(s, "  {}{{{{\"outputs\"}}}}", End::Outputs.id());
+    let _ = writeln!(s, "  {}{{{{\"outputs\"}}}}", EdgeEnd::Outputs.id());
     for (from, to) in &p.edges {
         let _ = writeln!(s, "  {} --> {}", from.id(), to.id());
     }
@@ -150,14 +150,14 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
         .collect();
     if !taken.is_empty() {
         s.push_str("  classDef taken fill:#dfd,stroke:#393,stroke-width:2px\n");
-        let ids: Vec<String> = taken.iter().map(|id| End::Node(id).id()).collect();
+        let ids: Vec<String> = taken.iter().map(|id| EdgeEnd::Node(id).id()).collect();
         let _ = writeln!(s, "  class {} taken", ids.join(","));
         let links: Vec<String> = p
             .edges
             .iter()
             .enumerate()
             .filter(|(_, (from, to))| {
-                matches!((from, to), (End::Node(a), End::Node(b)) if taken.contains(a) && taken.contains(b))
+                matches!((from, to), (EdgeEnd::Node(a), EdgeEnd::Node(b)) if taken.contains(a) && taken.contains(b))
             })
             .map(|(i, _)| i.to_string())
             .collect();
@@ -196,7 +196,7 @@ fn render_dot(p: &Picture<'_>) -> String {
         let _ = writeln!(
             s,
             "  {} [shape=cylinder, label={}];",
-            dot_string(&End::Input(root).id()),
+            dot_string(&EdgeEnd::Input(root).id()),
             dot_string(root)
         );
     }
@@ -205,7 +205,7 @@ fn render_dot(p: &Picture<'_>) -> String {
         let _ = writeln!(
             s,
             "  {} [shape={shape}, label=\"{}\\n{}\"];",
-            dot_string(&End::Node(n.id).id()),
+            dot_string(&EdgeEnd::Node(n.id).id()),
             dot_escape(n.id),
             dot_escape(n.title)
         );
@@ -213,7 +213,7 @@ fn render_dot(p: &Picture<'_>) -> String {
     let _ = writeln!(
         s,
         "  {} [shape=doubleoctagon, label=\"outputs\"];",
-        dot_string(&End::Outputs.id())
+        dot_string(&EdgeEnd::Outputs.id())
     );
     for (from, to) in &p.edges {
         let _ = writeln!(

@@ -15,15 +15,18 @@
 //!
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
+//!
+//! The command line (`src/cli/`: clap, the `init` prompts, progress bars, signals) is the
+//! `decide` binary's, not part of this library; it uses nothing here that is not public.
+//! `tests/architecture.rs` keeps the modules free of import cycles and backward arrows.
 
-// `println!` and `eprintln!` panic when the reader of a pipe goes away: writes go through
-// `cli::stdio`, which ends quietly instead.
+// `println!` and `eprintln!` panic when the reader of a pipe goes away: the library writes to
+// no terminal, and the program's writes (`src/cli/stdio.rs`, in the binary) end quietly instead.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
 mod canonical;
 pub mod check;
-pub mod cli;
 pub mod decision;
 pub mod diagram;
 pub mod diff;

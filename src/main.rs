@@ -1,5 +1,14 @@
-//! The `decide` program: a thin shell over the library's command line.
+//! The `decide` program: the command line (`src/cli/`) over the `decide` library.
+
+// `println!` and `eprintln!` panic when the reader of a pipe goes away: writes go through
+// `cli::stdio`, which ends quietly instead.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod cli;
 
 fn main() -> std::process::ExitCode {
-    decide::cli::main()
+    match cli::run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(code) => std::process::ExitCode::from(code),
+    }
 }

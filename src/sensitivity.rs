@@ -305,7 +305,7 @@ impl Study<'_, '_> {
                     probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
                 };
                 let constants = constants_read(self.graph, &dirty);
-                let space = Space {
+                let space = SearchRange {
                     now,
                     step,
                     integer: range.integer,
@@ -464,7 +464,7 @@ fn dirty_nodes(graph: &Graph, field: &str, needed: &HashSet<usize>) -> Vec<usize
 }
 
 /// The numbers one field is searched over.
-struct Space {
+struct SearchRange {
     now: f64,
     step: f64,
     integer: bool,
@@ -472,7 +472,7 @@ struct Space {
     max: f64,
 }
 
-impl Space {
+impl SearchRange {
     /// `v` on the field's grid (whole numbers for integers, multiples of `step` from the
     /// current value otherwise), within bounds.
     fn snap(&self, v: f64) -> f64 {
@@ -557,7 +557,7 @@ impl Prober<'_, '_> {
     /// changes.
     fn search(
         &mut self,
-        space: &Space,
+        space: &SearchRange,
         constants: &BTreeSet<OrderedF64>,
         before: &[Value],
         up: bool,

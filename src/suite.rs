@@ -93,7 +93,7 @@ impl CaseResult {
 /// Something a case can exercise: a criterion outcome, a table row, a warning, a checklist
 /// condition.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Item {
+pub struct CoverageItem {
     pub kind: &'static str,
     pub id: String,
 }
@@ -101,14 +101,14 @@ pub struct Item {
 /// What the cases exercised, out of what the policy has.
 #[derive(Debug, Default)]
 pub struct Coverage {
-    pub all: BTreeSet<Item>,
-    pub hit: BTreeSet<Item>,
+    pub all: BTreeSet<CoverageItem>,
+    pub hit: BTreeSet<CoverageItem>,
 }
 
 impl Coverage {
     /// The policy's items no case exercised, by kind and id.
     #[must_use]
-    pub fn missed(&self) -> Vec<&Item> {
+    pub fn missed(&self) -> Vec<&CoverageItem> {
         self.all.difference(&self.hit).collect()
     }
 
@@ -300,9 +300,9 @@ fn json_close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 }
 
 /// Everything the policy has that a case can exercise.
-fn universe(graph: &Graph) -> BTreeSet<Item> {
+fn universe(graph: &Graph) -> BTreeSet<CoverageItem> {
     let mut all = BTreeSet::new();
-    let item = |kind, id: String| Item { kind, id };
+    let item = |kind, id: String| CoverageItem { kind, id };
     for node in &graph.compiled().nodes {
         match &node.body {
             Body::Criterion(_) => {
@@ -331,22 +331,22 @@ fn universe(graph: &Graph) -> BTreeSet<Item> {
 }
 
 /// Records what one decision exercised.
-fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<Item>) {
+fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<CoverageItem>) {
     let d = &evaluation.decision;
     for c in &d.criteria {
-        hit.insert(Item {
+        hit.insert(CoverageItem {
             kind: "criterion",
             id: format!("{} {}", c.id, met_word(c.met)),
         });
     }
     for w in &d.warnings {
-        hit.insert(Item {
+        hit.insert(CoverageItem {
             kind: "warning",
             id: w.id.clone(),
         });
     }
     for c in &d.checklist {
-        hit.insert(Item {
+        hit.insert(CoverageItem {
             kind: "checklist item",
             id: c.id.clone(),
         });
@@ -361,7 +361,7 @@ fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<Item>) {
         let rows: Vec<Value> = match value.kind() {
             ValueKind::Seq => value.try_iter().into_iter().flatten().collect(),
             ValueKind::None => {
-                hit.insert(Item {
+                hit.insert(CoverageItem {
                     kind: "table row",
                     id: format!("{}: no row", node.id),
                 });
@@ -370,7 +370,7 @@ fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<Item>) {
             _ => vec![value.clone()],
         };
         for row in rows {
-            hit.insert(Item {
+            hit.insert(CoverageItem {
                 kind: "table row",
                 id: format!("{}.{}", node.id, row_id(&row)),
             });

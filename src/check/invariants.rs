@@ -170,7 +170,6 @@ impl Space {
         mut texts: Vec<&'g str>,
     ) -> Self {
         let c = graph.compiled();
-        let schema = crate::profile::json_schema();
         let reached = reached_from(graph, deps);
         for &i in &reached {
             paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));

@@ -5,7 +5,7 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
+use decide::error::{Error, ErrorKind, Result};
 
 /// The prefix of the temporary files beside an output file; a process killed outright
 /// (`SIGKILL`) leaves one behind.

@@ -4,10 +4,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::batch::{self, End, Flow, Options, Summary};
-use crate::error::{Error, ErrorKind, Result};
-use crate::expr::group_thousands;
-use crate::{Format, Graph, Memo};
+use decide::batch::{self, End, Flow, Options, Summary};
+use decide::error::{Error, ErrorKind, Result};
+use decide::expr::group_thousands;
+use decide::{Format, Graph, Memo};
 
 use super::atomic::AtomicFile;
 use super::signals::Signals;
@@ -66,8 +66,8 @@ pub struct Args {
     #[arg(long)]
     pub sensitivity: bool,
     /// The language of the memos and of the records' texts.
-    #[arg(long, value_enum, default_value_t = crate::Lang::En)]
-    pub lang: crate::Lang,
+    #[arg(long, value_enum, default_value_t = decide::Lang::En)]
+    pub lang: decide::Lang,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -105,7 +105,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     let options = Options {
         format,
-        as_of: args.as_of.unwrap_or_else(crate::today::today),
+        as_of: args.as_of.unwrap_or_else(decide::today::today),
         trace: args.trace,
         sensitivity: args.sensitivity,
     };

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::error::{ErrorKind, Result};
-use crate::graph::Graph;
-use crate::policy::Policy;
-use crate::source::Source;
+use decide::error::{ErrorKind, Result};
+use decide::graph::Graph;
+use decide::policy::Policy;
+use decide::source::Source;
 
 use super::Outcome;
 
@@ -54,8 +54,8 @@ fn diff(args: &Args) -> Result<Outcome> {
     for path in &args.profiles {
         if path.is_dir() {
             let files =
-                crate::source::files_in(path, crate::source::YAML_EXTENSIONS).map_err(|e| {
-                    crate::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
+                decide::source::files_in(path, decide::source::YAML_EXTENSIONS).map_err(|e| {
+                    decide::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
                         .in_file(path.display().to_string())
                 })?;
             for file in files {
@@ -65,10 +65,13 @@ fn diff(args: &Args) -> Result<Outcome> {
             profiles.push(Source::read(path, ErrorKind::Profile)?);
         }
     }
-    let as_of = args.as_of.unwrap_or_else(crate::today::today);
-    let diffs = crate::diff::run(&old, &new, &profiles, as_of)?;
-    super::print(&crate::diff::report(&old, &new, &diffs, as_of))?;
-    if diffs.iter().any(crate::diff::ProfileDiff::decision_changed) {
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let diffs = decide::diff::run(&old, &new, &profiles, as_of)?;
+    super::print(&decide::diff::report(&old, &new, &diffs, as_of))?;
+    if diffs
+        .iter()
+        .any(decide::diff::ProfileDiff::decision_changed)
+    {
         Ok(Outcome::Flagged)
     } else {
         Ok(Outcome::Clean)

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use crate::Graph;
-use crate::diagram;
-use crate::error::Result;
+use decide::Graph;
+use decide::diagram;
+use decide::error::Result;
 
 use super::Outcome;
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use inquire::validator::Validation;
 use serde_json::{Map, Value as J};
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::questionnaire::{self, Kind, Prompt};
-use crate::{Graph, Lang, Memo, Source};
+use decide::error::{Error, ErrorKind, Result};
+use decide::questionnaire::{self, Kind, Prompt};
+use decide::{Graph, Lang, Memo, Source};
 
 use super::Outcome;
 
@@ -83,7 +83,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // The same checks as any profile file, so what is written is what `decide` accepts.
     let name = args.file.display().to_string();
     let source = Source::new(name, yaml.clone());
-    let checked = crate::Profile::from_source(&source)
+    let checked = decide::Profile::from_source(&source)
         .and_then(|p| graph.check_profile(&p, &source).map(|()| p));
     if let Err(e) = checked {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
@@ -111,13 +111,13 @@ pub fn run(args: &Args) -> Result<Outcome> {
         .prompt()
         .map_err(|e| cancelled(&e))?;
     if now {
-        let as_of = crate::today::today();
-        let (profile, evaluation) = crate::decide(&graph, &source, as_of)?;
+        let as_of = decide::today::today();
+        let (profile, evaluation) = decide::decide(&graph, &source, as_of)?;
         let memo = Memo::for_rules(args.rules.as_deref())?.render(
             &graph,
             &profile,
             &evaluation,
-            crate::Format::Markdown,
+            decide::Format::Markdown,
         )?;
         super::print(&memo)?;
     }
@@ -230,7 +230,7 @@ fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Result
     }
     let rule = questionnaire::NumberRule {
         exclusive_minimum: Some(0.0),
-        maximum: Some(crate::profile::MAX_JOB_HOURS as f64),
+        maximum: Some(decide::profile::MAX_JOB_HOURS as f64),
         nullable: true,
         ..questionnaire::NumberRule::default()
     };

@@ -3,7 +3,7 @@
 //! `decide PROFILE` decides one profile; the subcommands are the policy author's toolkit
 //! (`validate`, `schema`, `graph`, `test`, `diff`). Exit codes: 0 success, 1 bad profile or
 //! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
-//! decision is made.
+//! decision is made: that is the library's, and this module is the binary's (`src/main.rs`).
 
 mod atomic;
 mod batch;
@@ -13,19 +13,18 @@ mod init;
 mod schema;
 mod shell;
 mod signals;
-pub mod stdio;
+mod stdio;
 mod test;
 mod validate;
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::{Format, Graph, Lang, Memo, Policy, Source};
+use decide::error::{Error, ErrorKind, Result};
+use decide::{Format, Graph, Lang, Memo, Policy, Source};
 
-pub use atomic::write_atomically;
+use atomic::write_atomically;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -127,18 +126,21 @@ pub(crate) fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, Stri
         .map_err(|e| format!("expected a date YYYY-MM-DD ({e})"))
 }
 
-/// Runs the command line and returns the process exit code.
-#[must_use]
-pub fn main() -> ExitCode {
+/// Runs the command line: `Ok` when the command ended clean, otherwise the process exit code
+/// (the error, if any, already written to standard error).
+pub fn run() -> std::result::Result<(), u8> {
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+            return match e.exit_code() {
+                0 => Ok(()),
+                code => Err(u8::try_from(code).unwrap_or(2)),
+            };
         }
     };
     let result = match &args.command {
-        None => run(&args).map(|()| Outcome::Clean),
+        None => decide_profile(&args).map(|()| Outcome::Clean),
         Some(Command::Init(a)) => init::run(a),
         Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Validate(a)) => validate::run(a),
@@ -150,20 +152,20 @@ pub fn main() -> ExitCode {
         Some(Command::Man(a)) => shell::man(a),
     };
     match result {
-        Ok(Outcome::Clean) => ExitCode::SUCCESS,
-        Ok(Outcome::Flagged) => ExitCode::from(1),
-        Ok(Outcome::Failed) => ExitCode::from(2),
-        Ok(Outcome::Interrupted(code)) => ExitCode::from(code),
+        Ok(Outcome::Clean) => Ok(()),
+        Ok(Outcome::Flagged) => Err(1),
+        Ok(Outcome::Failed) => Err(2),
+        Ok(Outcome::Interrupted(code)) => Err(code),
         Err(e) => {
             // A closed standard error does not change the exit code the error calls for.
             stdio::err(&format!("{}\n", render(&e)));
-            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))
+            Err(u8::try_from(e.exit_code()).unwrap_or(1))
         }
     }
 }
 
 /// Decides one profile as `args` say and writes the result.
-pub fn run(args: &Args) -> Result<()> {
+fn decide_profile(args: &Args) -> Result<()> {
     let graph = Graph::compile_in(load_policy(args.rules.as_deref())?, args.lang)?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
     let Some(profile) = &args.profile else {
@@ -174,12 +176,12 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         Source::read(profile, ErrorKind::Profile)?
     };
-    let as_of = args.as_of.unwrap_or_else(crate::today::today);
-    let detail = crate::Detail {
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let detail = decide::Detail {
         trace: args.trace,
-        ..crate::Detail::DEFAULT
+        ..decide::Detail::DEFAULT
     };
-    let (profile, evaluation) = crate::decide_with(&graph, &source, as_of, detail)?;
+    let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
     let format = match args.format {
         OutputFormat::Md => Format::Markdown,
         OutputFormat::Json => Format::Json,

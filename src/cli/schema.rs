@@ -2,8 +2,8 @@
 
 use clap::ValueEnum;
 
-use crate::error::Result;
-use crate::schema;
+use decide::error::Result;
+use decide::schema;
 
 use super::Outcome;
 

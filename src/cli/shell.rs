@@ -3,7 +3,7 @@
 
 use clap::CommandFactory;
 
-use crate::error::{Error, ErrorKind, Result};
+use decide::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use crate::error::{Error, ErrorKind, Result};
+use decide::error::{Error, ErrorKind, Result};
 
 /// The signals received since [`Signals::watch`].
 pub struct Signals {

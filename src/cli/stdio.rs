@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use crate::error::{Error, ErrorKind, Result};
+use decide::error::{Error, ErrorKind, Result};
 
 /// Whether the reader of a stream is still there after a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

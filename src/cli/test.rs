@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
-use crate::source::Source;
-use crate::suite::{self, ITEM_KINDS};
+use decide::error::{Error, ErrorKind, Result};
+use decide::graph::Graph;
+use decide::source::Source;
+use decide::suite::{self, ITEM_KINDS};
 
 use super::Outcome;
 
@@ -49,7 +49,7 @@ fn case_sources(args: &Args) -> Result<Vec<Source>> {
     if args.paths.is_empty() {
         return match &args.rules {
             Some(dir) => yaml_files(&dir.join("tests")),
-            None => Ok(crate::policy::embedded_cases()
+            None => Ok(decide::policy::embedded_cases()
                 .iter()
                 .map(|(name, text)| Source::new(format!("rules/tests/{name}"), *text))
                 .collect()),
@@ -68,7 +68,7 @@ fn case_sources(args: &Args) -> Result<Vec<Source>> {
 
 /// Every `*.yaml` / `*.yml` file directly in `dir`, in name order.
 fn yaml_files(dir: &Path) -> Result<Vec<Source>> {
-    let paths = crate::source::files_in(dir, crate::source::YAML_EXTENSIONS).map_err(|e| {
+    let paths = decide::source::files_in(dir, decide::source::YAML_EXTENSIONS).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read the case folder: {e}"))
             .in_file(dir.display().to_string())
             .help(

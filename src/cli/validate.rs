@@ -3,11 +3,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::check::{self, FastPathReport, InvariantReport, TableReport, tables::thousands};
-use crate::error::{Error, Result};
-use crate::graph::Graph;
-use crate::policy::rules::HitPolicy;
-use crate::policy::{Policy, PolicyOrigin};
+use decide::check::{self, FastPathReport, InvariantReport, TableReport, tables::thousands};
+use decide::error::{Error, Result};
+use decide::graph::Graph;
+use decide::policy::rules::HitPolicy;
+use decide::policy::{Policy, PolicyOrigin};
 
 use super::Outcome;
 
@@ -49,7 +49,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
     // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
-    match crate::memo::Templates::for_rules(args.rules.as_deref()) {
+    match decide::memo::Templates::for_rules(args.rules.as_deref()) {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
@@ -77,7 +77,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
         (None, None) => unreachable!("no graph without an error"),
     };
-    let as_of = args.as_of.unwrap_or_else(crate::today::today);
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let report = check::check(&graph, as_of);
     let mut out = String::new();
     for finding in report.all_findings() {

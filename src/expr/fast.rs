@@ -30,26 +30,26 @@ use super::Slots;
 
 /// An expression compiled for the fast path.
 #[derive(Debug)]
-pub(crate) struct Fast(Node);
+pub(crate) struct Fast(FastNode);
 
 #[derive(Debug)]
-enum Node {
+enum FastNode {
     Const(Value),
     /// A root or node value, by slot.
     Slot(usize),
     /// The item the node binds (`offer` in a per-offer fact, a select's item).
     Bound,
-    Attr(Box<Node>, Box<str>),
-    Item(Box<Node>, Box<Node>),
-    Not(Box<Node>),
-    Neg(Box<Node>),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
-    Bin(Op, Box<Node>, Box<Node>),
-    If(Box<Node>, Box<Node>, Option<Box<Node>>),
-    List(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-    Call(Func, Vec<Node>),
+    Attr(Box<FastNode>, Box<str>),
+    Item(Box<FastNode>, Box<FastNode>),
+    Not(Box<FastNode>),
+    Neg(Box<FastNode>),
+    And(Box<FastNode>, Box<FastNode>),
+    Or(Box<FastNode>, Box<FastNode>),
+    Bin(Op, Box<FastNode>, Box<FastNode>),
+    If(Box<FastNode>, Box<FastNode>, Option<Box<FastNode>>),
+    List(Vec<FastNode>),
+    Map(Vec<(FastNode, FastNode)>),
+    Call(Func, Vec<FastNode>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -122,25 +122,25 @@ struct Compiler<'a> {
 }
 
 impl Compiler<'_> {
-    fn node(&self, expr: &ast::Expr<'_>) -> Option<Node> {
+    fn node(&self, expr: &ast::Expr<'_>) -> Option<FastNode> {
         // minijinja folds constant sub-expressions the same way before generating code.
         if let Some(v) = expr.as_const() {
-            return Some(Node::Const(v));
+            return Some(FastNode::Const(v));
         }
         let boxed = |e: &ast::Expr<'_>| self.node(e).map(Box::new);
         Some(match expr {
             ast::Expr::Var(v) => self.var(v.id)?,
-            ast::Expr::Const(c) => Node::Const(c.value.clone()),
+            ast::Expr::Const(c) => FastNode::Const(c.value.clone()),
             ast::Expr::UnaryOp(u) => match u.op {
-                ast::UnaryOpKind::Not => Node::Not(boxed(&u.expr)?),
-                ast::UnaryOpKind::Neg => Node::Neg(boxed(&u.expr)?),
+                ast::UnaryOpKind::Not => FastNode::Not(boxed(&u.expr)?),
+                ast::UnaryOpKind::Neg => FastNode::Neg(boxed(&u.expr)?),
             },
             ast::Expr::BinOp(b) => {
                 let (l, r) = (boxed(&b.left)?, boxed(&b.right)?);
                 match b.op {
-                    ast::BinOpKind::ScAnd => Node::And(l, r),
-                    ast::BinOpKind::ScOr => Node::Or(l, r),
-                    op => Node::Bin(bin_op(op)?, l, r),
+                    ast::BinOpKind::ScAnd => FastNode::And(l, r),
+                    ast::BinOpKind::ScOr => FastNode::Or(l, r),
+                    op => FastNode::Bin(bin_op(op)?, l, r),
                 }
             }
             // Chained comparisons (`a < b < c`) are left to minijinja.
@@ -155,9 +155,9 @@ impl Compiler<'_> {
                     ast::CompareOpKind::In => Op::In,
                     ast::CompareOpKind::NotIn => Op::NotIn,
                 };
-                Node::Bin(op, boxed(&c.expr)?, boxed(&c.ops[0].expr)?)
+                FastNode::Bin(op, boxed(&c.expr)?, boxed(&c.ops[0].expr)?)
             }
-            ast::Expr::IfExpr(i) => Node::If(
+            ast::Expr::IfExpr(i) => FastNode::If(
                 boxed(&i.test_expr)?,
                 boxed(&i.true_expr)?,
                 match &i.false_expr {
@@ -165,15 +165,15 @@ impl Compiler<'_> {
                     None => None,
                 },
             ),
-            ast::Expr::GetAttr(g) => Node::Attr(boxed(&g.expr)?, g.name.into()),
-            ast::Expr::GetItem(g) => Node::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?),
-            ast::Expr::List(l) => Node::List(
+            ast::Expr::GetAttr(g) => FastNode::Attr(boxed(&g.expr)?, g.name.into()),
+            ast::Expr::GetItem(g) => FastNode::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?),
+            ast::Expr::List(l) => FastNode::List(
                 l.items
                     .iter()
                     .map(|e| self.node(e))
                     .collect::<Option<_>>()?,
             ),
-            ast::Expr::Map(m) => Node::Map(
+            ast::Expr::Map(m) => FastNode::Map(
                 m.keys
                     .iter()
                     .zip(&m.values)
@@ -187,7 +187,7 @@ impl Compiler<'_> {
                 }
                 let mut args = vec![self.node(f.expr.as_ref()?)?];
                 args.extend(self.args(&f.args)?);
-                Node::Call(func, args)
+                FastNode::Call(func, args)
             }
             ast::Expr::Test(t) => {
                 let func = match (t.name, t.args.len()) {
@@ -196,7 +196,7 @@ impl Compiler<'_> {
                     ("undefined", 0) => Func::IsUndefined,
                     _ => return None,
                 };
-                Node::Call(func, vec![self.node(&t.expr)?])
+                FastNode::Call(func, vec![self.node(&t.expr)?])
             }
             ast::Expr::Call(c) => {
                 // A plain function call: a global name that no node, root or item shadows.
@@ -212,21 +212,21 @@ impl Compiler<'_> {
                     ("days_between", 2) => Func::DaysBetween,
                     _ => return None,
                 };
-                Node::Call(func, self.args(&c.args)?)
+                FastNode::Call(func, self.args(&c.args)?)
             }
             _ => return None,
         })
     }
 
-    fn var(&self, name: &str) -> Option<Node> {
+    fn var(&self, name: &str) -> Option<FastNode> {
         if self.bound.first() == Some(&name) {
-            return Some(Node::Bound);
+            return Some(FastNode::Bound);
         }
-        self.names.index.get(name).map(|&i| Node::Slot(i))
+        self.names.index.get(name).map(|&i| FastNode::Slot(i))
     }
 
     /// Positional arguments only.
-    fn args(&self, args: &[ast::CallArg<'_>]) -> Option<Vec<Node>> {
+    fn args(&self, args: &[ast::CallArg<'_>]) -> Option<Vec<FastNode>> {
         args.iter()
             .map(|a| match a {
                 ast::CallArg::Pos(e) => self.node(e),
@@ -305,31 +305,31 @@ fn defined<V: std::borrow::Borrow<Value>>(v: V) -> Option<V> {
 }
 
 impl<'a> Eval<'a> {
-    fn eval(&self, node: &'a Node) -> Option<Val<'a>> {
+    fn eval(&self, node: &'a FastNode) -> Option<Val<'a>> {
         Some(match node {
-            Node::Const(v) => Cow::Borrowed(defined(v)?),
-            Node::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
-            Node::Bound => Cow::Borrowed(defined(self.bound?)?),
-            Node::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
-            Node::Item(e, key) => {
+            FastNode::Const(v) => Cow::Borrowed(defined(v)?),
+            FastNode::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
+            FastNode::Bound => Cow::Borrowed(defined(self.bound?)?),
+            FastNode::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
+            FastNode::Item(e, key) => {
                 let v = self.eval(e)?;
                 Cow::Owned(defined(v.get_item(&*self.eval(key)?).ok()?)?)
             }
-            Node::Not(e) => Cow::Owned(Value::from(!self.eval(e)?.is_true())),
-            Node::Neg(e) => Cow::Owned(match num(&*self.eval(e)?)? {
+            FastNode::Not(e) => Cow::Owned(Value::from(!self.eval(e)?.is_true())),
+            FastNode::Neg(e) => Cow::Owned(match num(&*self.eval(e)?)? {
                 Num::Int(i) => int_value(i.checked_neg()?),
                 Num::Float(f) => Value::from(-f),
             }),
-            Node::And(l, r) => {
+            FastNode::And(l, r) => {
                 let l = self.eval(l)?;
                 if l.is_true() { self.eval(r)? } else { l }
             }
-            Node::Or(l, r) => {
+            FastNode::Or(l, r) => {
                 let l = self.eval(l)?;
                 if l.is_true() { l } else { self.eval(r)? }
             }
-            Node::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
-            Node::If(test, yes, no) => {
+            FastNode::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
+            FastNode::If(test, yes, no) => {
                 if self.eval(test)?.is_true() {
                     self.eval(yes)?
                 } else {
@@ -337,20 +337,20 @@ impl<'a> Eval<'a> {
                     self.eval(no.as_deref()?)?
                 }
             }
-            Node::List(items) => Cow::Owned(Value::from(
+            FastNode::List(items) => Cow::Owned(Value::from(
                 items
                     .iter()
                     .map(|e| self.eval(e).map(Cow::into_owned))
                     .collect::<Option<Vec<_>>>()?,
             )),
-            Node::Map(pairs) => {
+            FastNode::Map(pairs) => {
                 let pairs = pairs
                     .iter()
                     .map(|(k, v)| Some((self.eval(k)?.into_owned(), self.eval(v)?.into_owned())))
                     .collect::<Option<Vec<_>>>()?;
                 Cow::Owned(Value::from_pairs(pairs))
             }
-            Node::Call(func, args) => {
+            FastNode::Call(func, args) => {
                 let subject = self.eval(&args[0])?;
                 let second = match args.get(1) {
                     Some(e) => Some(self.eval(e)?),

@@ -1,0 +1,876 @@
+//! The library's architecture, read from `src/`: no import cycle, no backward arrow, no type name twice.
+//!
+//! Every `src/**/*.rs` of the library is read (not `src/main.rs` and the modules it declares:
+//! those are the binary), comments and string literals are removed, and each file's references
+//! to the crate's top-level modules (`crate::x::...`, `use crate::{x, y::z}`, `super::` chains
+//! that climb to the crate root) become arrows between modules: `src/graph/scope.rs` is module
+//! `graph`, `src/kind.rs` is `kind`, `src/lib.rs` is the crate root, shown as `crate`. A name
+//! the root re-exports (`crate::Graph`) is an arrow to the module it comes from; an item defined
+//! in the root (`crate::decide_with`) is an arrow to `crate`. Rust compiles a cycle between
+//! modules without a word, so this test is what keeps the layers apart.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use petgraph::graphmap::DiGraphMap;
+
+/// The crate root (`src/lib.rs`) as a node of the module graph.
+const ROOT: &str = "crate";
+
+/// Modules that import no other module of the library: the vocabulary everything shares.
+const LEAVES: &[&str] = &["error", "kind", "lang", "revision"];
+
+/// The engine: reading rules and profiles, compiling and evaluating the graph, the record.
+const ENGINE: &[&str] = &[
+    "canonical",
+    "decision",
+    "error",
+    "eval",
+    "expr",
+    "graph",
+    "kind",
+    "lang",
+    "policy",
+    "profile",
+    "revision",
+    "source",
+    "today",
+];
+
+/// What is built on the engine: the memo, the policy author's toolkit, batches, `init`'s
+/// questions and the root's `decide` functions.
+const ON_TOP: &[&str] = &[
+    "batch",
+    "check",
+    "diagram",
+    "diff",
+    "memo",
+    "questionnaire",
+    "schema",
+    "sensitivity",
+    "suite",
+    ROOT,
+];
+
+/// Arrows that must never exist, directly or through other modules: (from, to, why).
+const NEVER: &[(&[&str], &[&str], &str)] = &[
+    (
+        ENGINE,
+        ON_TOP,
+        "the engine knows nothing of what is built on it (memo, toolkit, batch)",
+    ),
+    (
+        &["eval"],
+        &["memo"],
+        "the memo renders an evaluation: nothing the evaluation needs may need the memo",
+    ),
+    (
+        &["policy"],
+        &["graph", "eval", "profile", "expr"],
+        "the rules as written are read before anything compiles or evaluates them",
+    ),
+    (
+        &["graph"],
+        &["eval"],
+        "the compiled graph is what evaluation runs, not the other way round",
+    ),
+];
+
+/// One `.rs` file of the library: its path under `src/` (with `/`) and its text.
+struct SourceFile {
+    path: String,
+    text: String,
+}
+
+/// Every file of the library under `src/`, in path order.
+fn library_files() -> Vec<SourceFile> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let main = std::fs::read_to_string(src.join("main.rs")).expect("src/main.rs");
+    let bin_modules = declared_modules(&tokens(&code(&main)));
+    let mut files = Vec::new();
+    let mut folders = vec![src.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a folder of src/") {
+            let path = entry.expect("a folder entry").path();
+            let relative = path
+                .strip_prefix(&src)
+                .expect("under src/")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let first = relative.split('/').next().unwrap_or_default();
+            if relative == "main.rs"
+                || bin_modules.contains(first)
+                || bin_modules.contains(first.trim_end_matches(".rs"))
+            {
+                continue;
+            }
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                files.push(SourceFile {
+                    path: relative,
+                    text,
+                });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    assert!(
+        files.iter().any(|f| f.path == "lib.rs"),
+        "src/lib.rs is one of the library's files"
+    );
+    files
+}
+
+/// The module path of a file under `src/`: `lib.rs` is the root (empty), `graph/mod.rs` and
+/// `graph.rs` are `[graph]`, `graph/scope.rs` is `[graph, scope]`.
+fn module_path(path: &str) -> Vec<String> {
+    let stem = path.trim_end_matches(".rs");
+    let mut parts: Vec<String> = stem.split('/').map(str::to_owned).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    if parts == ["lib"] {
+        parts.clear();
+    }
+    parts
+}
+
+/// The code of a Rust file with comments (doc comments included), string literals and
+/// character literals blanked out, so a `crate::x` in a sentence or a string is no arrow.
+fn code(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            loop {
+                if i >= chars.len() {
+                    break;
+                }
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r'))
+            && !is_ident(at(i.wrapping_sub(1)))
+            && raw_string_start(&chars, i).is_some()
+        {
+            let (hashes, open) = raw_string_start(&chars, i).unwrap_or_default();
+            i = open + 1;
+            while i < chars.len() {
+                if chars[i] == '"' && (1..=hashes).all(|k| at(i + k) == '#') {
+                    i += hashes + 1;
+                    break;
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && at(i + 1) == '\\' {
+            // '\n', '\'', '\u{1F600}'
+            i += 2;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+            out.push_str("' '");
+        } else if c == '\'' && at(i + 2) == '\'' {
+            // 'x' (a lifetime `'a` has no closing quote after one character)
+            i += 3;
+            out.push_str("' '");
+        } else {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        // What was blanked out keeps its line breaks, so line numbers stay right.
+        let skipped = chars[start..i.min(chars.len())].iter();
+        out.extend(skipped.filter(|&&c| c == '\n'));
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// At `r"`, `r#"`, `br##"`...: the number of `#` and the index of the opening quote.
+fn raw_string_start(chars: &[char], mut i: usize) -> Option<(usize, usize)> {
+    if chars.get(i) == Some(&'b') {
+        i += 1;
+    }
+    if chars.get(i) != Some(&'r') {
+        return None;
+    }
+    i += 1;
+    let mut hashes = 0;
+    while chars.get(i) == Some(&'#') {
+        hashes += 1;
+        i += 1;
+    }
+    (chars.get(i) == Some(&'"')).then_some((hashes, i))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    /// `::`
+    PathSep,
+    Punct(char),
+}
+
+impl Token {
+    fn ident(&self) -> Option<&str> {
+        match self {
+            Token::Ident(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Identifiers, `::` and single punctuation characters of code (numbers are identifiers too;
+/// no module is named like one).
+fn tokens(code: &str) -> Vec<Token> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if is_ident(c) {
+            let start = i;
+            while i < chars.len() && is_ident(chars[i]) {
+                i += 1;
+            }
+            out.push(Token::Ident(chars[start..i].iter().collect()));
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            out.push(Token::PathSep);
+            i += 2;
+        } else {
+            if !c.is_whitespace() {
+                out.push(Token::Punct(c));
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The modules a file declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
+fn declared_modules(tokens: &[Token]) -> BTreeSet<String> {
+    tokens
+        .windows(3)
+        .filter(|w| w[0].ident() == Some("mod") && w[2] == Token::Punct(';'))
+        .filter_map(|w| w[1].ident().map(str::to_owned))
+        .collect()
+}
+
+/// The first path segments of `{a, b::c, d::{e, f}}` starting at the `{` at `start`.
+fn group_heads(tokens: &[Token], start: usize) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut expect_head = true;
+    for token in &tokens[start..] {
+        match token {
+            Token::Punct('{') => depth += 1,
+            Token::Punct('}') => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            Token::Punct(',') if depth == 1 => expect_head = true,
+            Token::Ident(name) if depth == 1 && expect_head => {
+                if name != "self" {
+                    heads.push(name.clone());
+                }
+                expect_head = false;
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// The names at the crate root a file's code refers to: the segment after `crate::` (or
+/// `$crate::`), each head of a `crate::{...}` group, and a top-level module reached through a
+/// `super::` chain that climbs to the root from the file's module `path`.
+fn root_references(path: &[String], tokens: &[Token], modules: &BTreeSet<String>) -> Vec<String> {
+    let mut names = Vec::new();
+    let heads_at = |j: usize| -> Vec<String> {
+        match tokens.get(j) {
+            Some(Token::Ident(name)) => vec![name.clone()],
+            Some(Token::Punct('{')) => group_heads(tokens, j),
+            _ => Vec::new(),
+        }
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let after_sep = i > 0 && tokens[i - 1] == Token::PathSep;
+        match tokens[i].ident() {
+            Some("crate") if !after_sep && tokens.get(i + 1) == Some(&Token::PathSep) => {
+                names.extend(heads_at(i + 2));
+                i += 2;
+            }
+            Some("super") if !after_sep => {
+                let mut j = i;
+                let mut climbs = 0;
+                while tokens.get(j).and_then(Token::ident) == Some("super")
+                    && tokens.get(j + 1) == Some(&Token::PathSep)
+                {
+                    climbs += 1;
+                    j += 2;
+                }
+                if climbs > 0 && climbs == path.len() {
+                    // An inline module (`mod tests { use super::... }`) is one level deeper than
+                    // its file, so only a top-level module's name counts as reaching the root.
+                    names.extend(heads_at(j).into_iter().filter(|n| modules.contains(n)));
+                }
+                i = j.max(i + 1);
+            }
+            _ => i += 1,
+        }
+    }
+    names
+}
+
+/// A root statement that declares: whether it is `pub`, its keyword (`mod`, `use`, `fn`...)
+/// and the tokens after it; attributes and the visibility's `(crate)` are skipped.
+fn declaration(statement: &[Token]) -> Option<(bool, &str, &[Token])> {
+    let mut i = 0;
+    while statement.get(i) == Some(&Token::Punct('#')) {
+        i += 1;
+        if statement.get(i) == Some(&Token::Punct('!')) {
+            i += 1;
+        }
+        let mut depth = 0usize;
+        while let Some(token) = statement.get(i) {
+            i += 1;
+            match token {
+                Token::Punct('[') => depth += 1,
+                Token::Punct(']') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let public = statement.get(i).and_then(Token::ident) == Some("pub");
+    if public {
+        i += 1;
+        if statement.get(i) == Some(&Token::Punct('(')) {
+            while statement.get(i).is_some_and(|t| *t != Token::Punct(')')) {
+                i += 1;
+            }
+            i += 1;
+        }
+    }
+    let keyword = statement.get(i)?.ident()?;
+    Some((public, keyword, &statement[i + 1..]))
+}
+
+/// The names `src/lib.rs` re-exports (`pub use graph::Graph;`), each with its module.
+fn root_reexports(tokens: &[Token], modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut aliases = BTreeMap::new();
+    for statement in root_statements(tokens) {
+        let Some((true, "use", [Token::Ident(module), rest @ ..])) = declaration(statement) else {
+            continue;
+        };
+        if !modules.contains(module) {
+            continue;
+        }
+        for name in rest.iter().filter_map(Token::ident) {
+            if name != "self" && name != "as" {
+                aliases.insert(name.to_owned(), module.clone());
+            }
+        }
+    }
+    aliases
+}
+
+/// The root's code as `;`-separated statements at brace depth 0 (a `fn` body is part of the
+/// statement it opens).
+fn root_statements(tokens: &[Token]) -> Vec<&[Token]> {
+    let mut statements = Vec::new();
+    let mut start = 0;
+    let mut depth = 0usize;
+    for (i, token) in tokens.iter().enumerate() {
+        match token {
+            Token::Punct('{') => depth += 1,
+            Token::Punct('}') => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    statements.push(&tokens[start..=i]);
+                    start = i + 1;
+                }
+            }
+            Token::Punct(';') if depth == 0 => {
+                statements.push(&tokens[start..=i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    statements.push(&tokens[start..]);
+    statements
+}
+
+/// The module graph: for each top-level module (and `crate`), the modules it refers to, each
+/// with the files that make the arrow.
+type ModuleGraph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+fn module_graph(files: &[SourceFile]) -> ModuleGraph {
+    let parsed: Vec<(&SourceFile, Vec<String>, Vec<Token>)> = files
+        .iter()
+        .map(|f| (f, module_path(&f.path), tokens(&code(&f.text))))
+        .collect();
+    let modules: BTreeSet<String> = parsed
+        .iter()
+        .filter_map(|(_, path, _)| path.first().cloned())
+        .collect();
+    let root_tokens: &[Token] = parsed
+        .iter()
+        .find(|(_, path, _)| path.is_empty())
+        .map_or(&[], |(_, _, t)| t);
+    let aliases = root_reexports(root_tokens, &modules);
+    let resolve = |name: &str| -> String {
+        if modules.contains(name) {
+            name.to_owned()
+        } else if let Some(module) = aliases.get(name) {
+            module.clone()
+        } else {
+            ROOT.to_owned()
+        }
+    };
+    let mut graph = ModuleGraph::new();
+    for module in modules.iter().map(String::as_str).chain([ROOT]) {
+        graph.entry(module.to_owned()).or_default();
+    }
+    for (file, path, tokens) in &parsed {
+        let from = path.first().map_or(ROOT, String::as_str);
+        let targets: Vec<String> = if path.is_empty() {
+            // The root: its own code, not its `mod` declarations and re-exports (the tree and the
+            // facade); a name in scope there is a module (`sensitivity::analyse`) or a re-export.
+            root_statements(tokens)
+                .into_iter()
+                .filter(|s| !matches!(declaration(s), Some((_, "mod", _) | (true, "use", _))))
+                .flat_map(|s| s.iter().enumerate())
+                .filter_map(|(i, t)| t.ident().map(|name| (i, name)))
+                .filter(|&(_, name)| modules.contains(name) || aliases.contains_key(name))
+                .map(|(_, name)| resolve(name))
+                .collect()
+        } else {
+            root_references(path, tokens, &modules)
+                .iter()
+                .map(|name| resolve(name))
+                .collect()
+        };
+        for to in targets {
+            if to != from {
+                graph
+                    .entry(from.to_owned())
+                    .or_default()
+                    .entry(to)
+                    .or_default()
+                    .insert(format!("src/{}", file.path));
+            }
+        }
+    }
+    graph
+}
+
+/// Each import cycle as its path (`a → b → c → a`), one per strongly connected group.
+fn cycles(graph: &ModuleGraph) -> Vec<Vec<String>> {
+    let mut g = DiGraphMap::<&str, ()>::new();
+    for (from, tos) in graph {
+        g.add_node(from.as_str());
+        for to in tos.keys() {
+            g.add_edge(from.as_str(), to.as_str(), ());
+        }
+    }
+    let mut found = Vec::new();
+    for mut group in petgraph::algo::tarjan_scc(&g) {
+        if group.len() < 2 {
+            continue;
+        }
+        group.sort_unstable();
+        let members: BTreeSet<&str> = group.iter().copied().collect();
+        let start = group[0];
+        // The shortest way from `start` back to itself inside the group.
+        let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = VecDeque::from([start]);
+        'search: while let Some(node) = queue.pop_front() {
+            for next in g.neighbors(node) {
+                if !members.contains(next) {
+                    continue;
+                }
+                if next == start {
+                    let mut path = vec![start.to_owned(), node.to_owned()];
+                    let mut at = node;
+                    while at != start {
+                        at = previous[at];
+                        path.push(at.to_owned());
+                    }
+                    path.reverse();
+                    found.push(path);
+                    break 'search;
+                }
+                if next != start && !previous.contains_key(next) {
+                    previous.insert(next, node);
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The path from `from` to `to` along the graph's arrows, if there is one.
+fn path_between(graph: &ModuleGraph, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = VecDeque::from([from]);
+    while let Some(node) = queue.pop_front() {
+        for next in graph.get(node).into_iter().flat_map(BTreeMap::keys) {
+            let next = next.as_str();
+            if next == from || previous.contains_key(next) {
+                continue;
+            }
+            previous.insert(next, node);
+            if next == to {
+                let mut path = vec![to.to_owned()];
+                let mut at = to;
+                while at != from {
+                    at = previous[at];
+                    path.push(at.to_owned());
+                }
+                path.reverse();
+                return Some(path);
+            }
+            queue.push_back(next);
+        }
+    }
+    None
+}
+
+/// A path with the files that make each of its arrows.
+fn explain(graph: &ModuleGraph, path: &[String]) -> String {
+    let mut out = path.join(" → ");
+    for pair in path.windows(2) {
+        let files = &graph[&pair[0]][&pair[1]];
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let _ = write!(out, "\n    {} → {}: {}", pair[0], pair[1], files.join(", "));
+    }
+    out
+}
+
+/// The whole graph, one line a module, for a failure message.
+fn render(graph: &ModuleGraph) -> String {
+    let mut out = String::new();
+    for (from, tos) in graph {
+        let tos: Vec<&str> = tos.keys().map(String::as_str).collect();
+        let _ = writeln!(out, "  {from} → {}", tos.join(", "));
+    }
+    out
+}
+
+/// Struct, enum, union, type alias and trait definitions: (name, `file:line`). An associated
+/// type (`type Item = u8;` in an `impl` or a `trait`) defines no type of its own.
+fn type_definitions(file: &SourceFile) -> Vec<(String, String)> {
+    let code = code(&file.text);
+    let mut found = Vec::new();
+    // Per open brace: does it open an `impl` or `trait` block?
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut header_is_impl = false;
+    let mut line = 1;
+    let mut word = String::new();
+    let mut expect_name: Option<&str> = None;
+    for c in code.chars().chain([' ']) {
+        if is_ident(c) {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            if let Some(keyword) = expect_name.take() {
+                let associated = keyword == "type" && blocks.last() == Some(&true);
+                if !associated {
+                    found.push((word.clone(), format!("src/{}:{line}", file.path)));
+                }
+            }
+            match word.as_str() {
+                "struct" | "enum" | "union" | "trait" | "type" => {
+                    expect_name = Some(if word == "type" { "type" } else { "item" });
+                    if word == "trait" {
+                        header_is_impl = true;
+                    }
+                }
+                "impl" => header_is_impl = true,
+                _ => {}
+            }
+            word.clear();
+        }
+        match c {
+            '\n' => line += 1,
+            '{' => {
+                blocks.push(header_is_impl);
+                header_is_impl = false;
+            }
+            '}' => {
+                blocks.pop();
+                header_is_impl = false;
+            }
+            ';' => header_is_impl = false,
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Names defined more than once, each with where.
+fn duplicate_types(files: &[SourceFile]) -> BTreeMap<String, Vec<String>> {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        for (name, place) in type_definitions(file) {
+            by_name.entry(name).or_default().push(place);
+        }
+    }
+    by_name.retain(|_, places| places.len() > 1);
+    by_name
+}
+
+#[test]
+fn the_library_has_no_import_cycle() {
+    let graph = module_graph(&library_files());
+    // The scan reads the real files: the arrows every version of the engine has are found.
+    for (from, to) in [("eval", "graph"), ("graph", "policy"), ("memo", "eval")] {
+        assert!(
+            graph.get(from).is_some_and(|tos| tos.contains_key(to)),
+            "the scan of src/ misses {from} → {to}:\n{}",
+            render(&graph)
+        );
+    }
+    let cycles = cycles(&graph);
+    assert!(
+        cycles.is_empty(),
+        "import cycles between the library's top-level modules (one per group of modules that \
+         reach each other; break it and run again):\n  {}\n\nthe module graph:\n{}",
+        cycles
+            .iter()
+            .map(|c| explain(&graph, c))
+            .collect::<Vec<_>>()
+            .join("\n  "),
+        render(&graph)
+    );
+}
+
+#[test]
+fn no_arrow_runs_backwards() {
+    let graph = module_graph(&library_files());
+    let mut wrong = Vec::new();
+    for leaf in LEAVES {
+        let Some(tos) = graph.get(*leaf) else {
+            wrong.push(format!("{leaf} is listed in LEAVES but is no module"));
+            continue;
+        };
+        let imports: Vec<&str> = tos.keys().map(String::as_str).collect();
+        if !imports.is_empty() {
+            wrong.push(format!(
+                "{leaf} is a leaf (the shared vocabulary) but imports {}",
+                imports.join(", ")
+            ));
+        }
+    }
+    for to in graph.get("decision").into_iter().flat_map(BTreeMap::keys) {
+        if !LEAVES.contains(&to.as_str()) {
+            wrong.push(format!(
+                "decision (the record: plain data) imports only leaves ({}), not {}",
+                LEAVES.join(", "),
+                explain(&graph, &["decision".to_owned(), to.clone()])
+            ));
+        }
+    }
+    for (froms, tos, why) in NEVER {
+        for from in *froms {
+            for to in *tos {
+                if let Some(path) = path_between(&graph, from, to) {
+                    wrong.push(format!("{why}: {}", explain(&graph, &path)));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "arrows that must not exist:\n  {}\n\nthe module graph:\n{}",
+        wrong.join("\n  "),
+        render(&graph)
+    );
+}
+
+#[test]
+fn every_module_is_placed_in_the_layers() {
+    // A new top-level module must be placed (in the engine, or on top of it), and a module
+    // that is gone must leave the lists, or the checks above would pass without looking.
+    let graph = module_graph(&library_files());
+    let unplaced: Vec<&str> = graph
+        .keys()
+        .map(String::as_str)
+        .filter(|m| !ENGINE.contains(m) && !ON_TOP.contains(m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules in neither ENGINE nor ON_TOP of tests/architecture.rs: {}",
+        unplaced.join(", ")
+    );
+    let listed = ENGINE.iter().chain(ON_TOP).chain(LEAVES);
+    let named = NEVER
+        .iter()
+        .flat_map(|(from, to, _)| from.iter().chain(*to));
+    let gone: BTreeSet<&str> = listed
+        .chain(named)
+        .copied()
+        .filter(|m| !graph.contains_key(*m))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "tests/architecture.rs names modules that do not exist: {gone:?}"
+    );
+}
+
+#[test]
+fn no_two_types_share_a_name() {
+    let files = library_files();
+    let defined: BTreeSet<String> = files
+        .iter()
+        .flat_map(type_definitions)
+        .map(|(name, _)| name)
+        .collect();
+    for known in ["Profile", "Policy", "Graph", "Decision", "Error"] {
+        assert!(
+            defined.contains(known),
+            "the scan of src/ misses type {known}"
+        );
+    }
+    let duplicates = duplicate_types(&files);
+    let mut list = String::new();
+    for (name, places) in &duplicates {
+        let _ = writeln!(list, "  {name}: {}", places.join(", "));
+    }
+    assert!(
+        duplicates.is_empty(),
+        "types defined more than once in the library (give each a name of its own):\n{list}"
+    );
+}
+
+/// A small crate in memory: (path under `src/`, text).
+fn synthetic(files: &[(&str, &str)]) -> Vec<SourceFile> {
+    files
+        .iter()
+        .map(|(path, text)| SourceFile {
+            path: (*path).to_owned(),
+            text: (*text).to_owned(),
+        })
+        .collect()
+}
+
+const LIB: &str = "pub mod a;\npub mod b;\npub mod c;\npub use a::Thing;\n\
+                   pub fn run() -> Thing { c::go() }\n";
+
+#[test]
+fn the_parser_finds_a_cycle_in_a_small_input() {
+    let files = synthetic(&[
+        ("lib.rs", LIB),
+        ("a.rs", "use crate::{b::X, self as me};\npub struct Thing;"),
+        ("b/mod.rs", "mod inner;\npub struct X;"),
+        (
+            "b/inner.rs",
+            "fn f() -> crate::Thing { super::super::c::go(); todo!() }",
+        ),
+        (
+            "c.rs",
+            "// use crate::a;\n/// [`crate::b`]\n/* crate::a /* nested */ crate::b */\n\
+             const S: &str = \"crate::a\";\nconst R: &str = r#\"crate::\"b\"#;\n\
+             fn q<'a>(_: &'a str) -> char { '\"' }\npub fn go() {}\n",
+        ),
+    ]);
+    let graph = module_graph(&files);
+    let arrows = |m: &str| -> Vec<&str> { graph[m].keys().map(String::as_str).collect() };
+    assert_eq!(
+        arrows("a"),
+        ["b"],
+        "a `crate::{{...}}` group; `self` is no module"
+    );
+    assert_eq!(
+        arrows("b"),
+        ["a", "c"],
+        "a re-export resolves to its module; `super::super::` from b/inner.rs is the root"
+    );
+    assert_eq!(
+        arrows("c"),
+        Vec::<&str>::new(),
+        "comments, doc comments, strings and raw strings are no arrows"
+    );
+    assert_eq!(arrows(ROOT), ["a", "c"], "the root's code, not its tree");
+    assert_eq!(cycles(&graph), [["a", "b", "a"]]);
+    assert!(explain(&graph, &cycles(&graph)[0]).contains("b → a: src/b/inner.rs"));
+
+    let without = synthetic(&[
+        ("lib.rs", LIB),
+        ("a.rs", "use crate::b::X;\npub struct Thing;"),
+        ("b/mod.rs", "pub struct X;"),
+        ("c.rs", "pub fn go() {}"),
+    ]);
+    assert!(cycles(&module_graph(&without)).is_empty());
+
+    let long = synthetic(&[
+        ("lib.rs", "pub fn f() { crate::d::g() }"),
+        ("a.rs", "use crate::b;"),
+        ("b.rs", "use crate::c::x;"),
+        ("c.rs", "use crate::{a::y, d};"),
+        ("d.rs", ""),
+    ]);
+    assert_eq!(cycles(&module_graph(&long)), [["a", "b", "c", "a"]]);
+}
+
+#[test]
+fn the_type_scan_ignores_associated_types() {
+    let files = synthetic(&[
+        (
+            "a.rs",
+            "pub struct Item;\nimpl Iterator for Item {\n    type Item = u8;\n    \
+             fn next(&mut self) -> Option<u8> { None }\n}\n\
+             trait Walk { type Item; }\n// struct Item;\n",
+        ),
+        ("b.rs", "pub(crate) enum Item { A }\npub type Other = u8;\n"),
+    ]);
+    let duplicates = duplicate_types(&files);
+    assert_eq!(duplicates.len(), 1, "{duplicates:?}");
+    assert_eq!(duplicates["Item"], ["src/a.rs:1", "src/b.rs:1"]);
+}
