@@ -20,11 +20,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use minijinja::value::Value;
 use serde_json::Value as J;
 
-use crate::check::space::{OrderedF64, numeric_constants};
-use crate::check::tables::ancestors;
 use crate::decision::Flip;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{Evaluation, Watch};
+use crate::expr::numbers::{OrderedF64, numeric_constants};
+use crate::graph::reach::ancestors;
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;

@@ -75,6 +75,11 @@ const NEVER: &[(&[&str], &[&str], &str)] = &[
         &["eval"],
         "the compiled graph is what evaluation runs, not the other way round",
     ),
+    (
+        &["sensitivity"],
+        &["check"],
+        "what `decide` prints at run time does not borrow from what `decide validate` checks",
+    ),
 ];
 
 /// One `.rs` file of the library: its path under `src/` (with `/`) and its text.

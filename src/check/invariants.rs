@@ -20,9 +20,10 @@ use rayon::prelude::*;
 use serde_json::{Map, Value as J};
 
 use super::space::{Dimension, base_value, input_space, sample_index, set_path};
-use super::tables::{reached_from, thousands};
+use super::tables::thousands;
 use crate::error::Error;
 use crate::graph::Graph;
+use crate::graph::reach::reached_from;
 use crate::profile::Profile;
 
 /// Profiles combining several fields' values, sampled evenly from all combinations.

@@ -8,12 +8,13 @@
 //! row reported as never winning is so over the generated set, which is built to hit each
 //! boundary the rules write down, not over every conceivable profile.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as J;
 
 use super::space::{base_value, decode, example, input_space, sample_index, set_path};
 use crate::error::Error;
+use crate::graph::reach::ancestors;
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
 use crate::policy::rules::{HitPolicy, NoMatch};
@@ -262,24 +263,6 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         );
     }
     report
-}
-
-/// Every node `target` reads, directly or through others.
-pub(crate) fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
-    reached_from(graph, &graph.compiled().nodes[target].deps)
-}
-
-/// The nodes `deps`, and every node they read, directly or through others.
-pub(crate) fn reached_from(graph: &Graph, deps: &[usize]) -> HashSet<usize> {
-    let c = graph.compiled();
-    let mut seen = HashSet::new();
-    let mut stack = deps.to_vec();
-    while let Some(i) = stack.pop() {
-        if seen.insert(i) {
-            stack.extend(&c.nodes[i].deps);
-        }
-    }
-    seen
 }
 
 /// An example profile on one line, in YAML flow style (`none` for null).

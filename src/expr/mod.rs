@@ -10,6 +10,7 @@
 
 pub(crate) mod fast;
 mod functions;
+pub(crate) mod numbers;
 
 use std::collections::HashMap;
 
