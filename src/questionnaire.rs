@@ -171,7 +171,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     .collect()
             };
             let nullable = field.nullable;
-            let kind = match &*field.kind_as_listed() {
+            let kind = match &field.kind {
                 FieldKind::List(_) if q.offer => Kind::Offers {
                     offers: offers.clone(),
                     among: q

@@ -240,7 +240,7 @@ impl Study<'_, '_> {
         let c = self.graph.compiled();
         let probe = &self.config.fields[probe_index];
         let path: Vec<&str> = probe.field.value.split('.').collect();
-        let ty = crate::profile::field(&probe.field.value)?.kind_as_listed();
+        let ty = &crate::profile::field(&probe.field.value)?.kind;
         if !matches!(
             *ty,
             FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Number(_)
@@ -277,7 +277,7 @@ impl Study<'_, '_> {
             before.to_vec()
         };
         let mut numeric = false;
-        let found = match &*ty {
+        let found = match ty {
             FieldKind::Bool => {
                 prober.changes_at(&J::from(!current.as_bool()?), &before, "set", 1.0)
             }

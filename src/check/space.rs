@@ -32,11 +32,11 @@ pub(crate) fn input_space<'a>(
         // The field read, and every field of it when it is a section (`profile` is them all).
         let within = path.split_once('.').map_or("", |(_, rest)| rest);
         for field in fields::under(within) {
-            let ty = field.kind_as_listed();
+            let ty = &field.kind;
             if *ty == FieldKind::Object || !seen.insert(field.path.as_str()) {
                 continue;
             }
-            let mut values = candidates(&ty, &constants);
+            let mut values = candidates(ty, &constants);
             if values.is_empty() {
                 continue;
             }
@@ -165,7 +165,7 @@ pub(crate) fn base_value() -> J {
     fn section(path: &str) -> J {
         let mut map = Map::new();
         for field in fields::children(path).filter(|f| f.required) {
-            let value = match &*field.kind_as_listed() {
+            let value = match &field.kind {
                 FieldKind::Object => section(&field.path),
                 FieldKind::String => J::from("generated profile"),
                 ty => candidates(ty, &BTreeSet::new())

@@ -7,7 +7,6 @@
 //! question is asked) and the tests' profile generators. The list follows the schema, which
 //! follows the [`Profile`](super::Profile) type, so a field added there shows up everywhere.
 
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use serde_json::Value as J;
@@ -118,33 +117,6 @@ impl Field {
             FieldKind::Number(bounds) => Some(bounds),
             _ => None,
         }
-    }
-
-    /// The type as `decide init`, `decide validate` and the sensitivity analysis have always
-    /// read it: choices only from the schema's `enum` lists, so a variant schemars writes as a
-    /// documented `const` (`qlora_finetune`, both `cadence` values) is not among them, and an
-    /// enumeration with none left is free text. Kept so that this restructure changes no
-    /// output; the step after it reads [`Field::ty`] instead.
-    pub(crate) fn kind_as_listed(&self) -> Cow<'_, FieldKind> {
-        fn listed(ty: &FieldKind) -> Option<FieldKind> {
-            match ty {
-                FieldKind::Enum(choices) => {
-                    let kept: Vec<Choice> = choices
-                        .iter()
-                        .filter(|c| c.description.is_none())
-                        .cloned()
-                        .collect();
-                    Some(if kept.is_empty() {
-                        FieldKind::String
-                    } else {
-                        FieldKind::Enum(kept)
-                    })
-                }
-                FieldKind::List(item) => listed(item).map(|i| FieldKind::List(Box::new(i))),
-                _ => None,
-            }
-        }
-        listed(&self.kind).map_or(Cow::Borrowed(&self.kind), Cow::Owned)
     }
 }
 
@@ -453,12 +425,8 @@ mod tests {
             panic!("parallelism is a list");
         };
         assert!(matches!(&**parallelism, FieldKind::Enum(c) if c.len() == 3));
-        // What the consumers read for now: the `enum` lists only.
-        let listed = field("workload.task").unwrap().kind_as_listed();
-        assert!(matches!(&*listed, FieldKind::Enum(c) if c.len() == 4));
         let cadence = field("job.cadence").unwrap();
         assert!(matches!(&cadence.kind, FieldKind::Enum(c) if c.len() == 2));
-        assert_eq!(*cadence.kind_as_listed(), FieldKind::String);
     }
 
     #[test]
