@@ -23,7 +23,8 @@ fn main() {
 }
 
 /// Distinct profiles cycled through (the peer evaluates 100,000 distinct ones per pass; these
-/// are enough to defeat any caching and to mix the table's rows).
+/// are enough to mix the table's rows). Each per-profile benchmark takes 1,000 samples of 100
+/// calls, 100,000 calls like one pass of the peer's; a sample's time is the mean of its calls.
 const PROFILES: usize = 10_000;
 
 static GRAPH: LazyLock<Graph> =
@@ -68,7 +69,7 @@ fn compile() -> Graph {
 }
 
 /// One parsed profile evaluated without the trace (ZEN: a compiled decision, polled once).
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 100)]
 fn evaluate_no_trace(b: divan::Bencher) {
     let (graph, as_of) = (&*GRAPH, as_of());
     let mut next = cycle(&PARSED);
@@ -82,7 +83,7 @@ fn evaluate_no_trace(b: divan::Bencher) {
 }
 
 /// One parsed profile evaluated with the trace (ZEN: the same, trace on).
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 100)]
 fn evaluate_trace(b: divan::Bencher) {
     let (graph, as_of) = (&*GRAPH, as_of());
     let mut next = cycle(&PARSED);
@@ -93,7 +94,7 @@ fn evaluate_trace(b: divan::Bencher) {
 
 /// One JSON line in, one JSON record out (ZEN: JSON string -> `Variable` -> evaluate -> JSON
 /// string).
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 100)]
 fn json_in_json_out(b: divan::Bencher) {
     let (graph, as_of) = (&*GRAPH, as_of());
     let mut next = cycle(&LINES);
