@@ -165,7 +165,7 @@ def divan(name):
 
 # Per profile, two statistics of each side: the mean over all calls (what zen-bench headlines;
 # a busy machine inflates it) and a median (more robust to other processes; ours is the median
-# of 100-call samples, ZEN's the median single call).
+# of 10-call samples, ZEN's the median single call).
 rows = []
 for what, ours_name, zen_name in [
     ("evaluate, no trace", "evaluate_no_trace", "compiled | poll_once (no runtime)"),
@@ -199,7 +199,7 @@ for name, ours, zen in rows:
     fmt = (lambda x: f"{x:.0f}") if name.endswith("(bytes)") else (lambda x: f"{x:.2f}")
     print(f"| {name:<{w}} | {fmt(ours):>9} | {fmt(zen):>9} | {ours / zen:>6.2f} |")
 print()
-print("ours: divan (benches/peer.rs), 1,000 samples of 100 calls; ZEN: zen-bench N profiles, "
+print("ours: divan (benches/peer.rs), 10,000 samples of 10 calls; ZEN: zen-bench N profiles, "
       "compiled decision polled once, mean = median of 5 passes, median = p50 of a timed pass")
 print("raw outputs in " + out)
 PY
