@@ -90,6 +90,18 @@ fn evaluate(b: divan::Bencher) {
     b.bench(|| graph.evaluate(divan::black_box(&profile), as_of).unwrap());
 }
 
+/// Evaluating one parsed profile without the trace: the decision record as `decide` and
+/// `decide batch` build it by default.
+#[divan::bench]
+fn evaluate_without_trace(b: divan::Bencher) {
+    let (graph, profile, as_of) = (&*GRAPH, profile(), as_of());
+    b.bench(|| {
+        graph
+            .evaluate_without_trace(divan::black_box(&profile), as_of)
+            .unwrap()
+    });
+}
+
 /// Evaluating plus the JSON record.
 #[divan::bench]
 fn evaluate_json(b: divan::Bencher) {
