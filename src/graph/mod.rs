@@ -18,6 +18,7 @@ pub(crate) mod compile;
 pub(crate) mod model;
 pub(crate) mod nodes;
 pub(crate) mod order;
+pub(crate) mod per_offer;
 pub(crate) mod reach;
 pub(crate) mod run;
 pub(crate) mod scope;
@@ -43,6 +44,8 @@ pub(crate) struct Owner {
     pub names: Arc<Slots>,
     /// The catalog as a list and as a map by id, built once.
     pub offers: Value,
+    /// The catalog's offer ids, in order.
+    pub offer_ids: Arc<[Value]>,
     pub catalog: Value,
     /// The language the graph's texts are in.
     pub lang: Lang,

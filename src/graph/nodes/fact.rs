@@ -6,6 +6,7 @@ use minijinja::value::Value;
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
+use crate::graph::per_offer::PerOffer;
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Reads, Scope};
@@ -88,15 +89,16 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, fact: &FactBody<'_>) -> R
         run.check(expr, node, &v, *ty, *nullable)?;
         return Ok(v);
     }
-    let offers = &run.graph.owner().offers;
-    let mut out = Vec::new();
-    for offer in offers.try_iter().into_iter().flatten() {
+    let owner = run.graph.owner();
+    let mut values = Vec::with_capacity(owner.offer_ids.len());
+    for offer in owner.offers.try_iter().into_iter().flatten() {
         let v = run.eval(expr, node.id, Some(("offer", offer.clone())))?;
         if v.is_none() {
+            values.push(None);
             continue;
         }
         run.check(expr, node, &v, *ty, *nullable)?;
-        out.push((offer.get_attr("id").unwrap_or_default(), v));
+        values.push(Some(v));
     }
-    Ok(Value::from_pairs(out))
+    Ok(PerOffer::value(owner.offer_ids.clone(), values))
 }
