@@ -96,7 +96,11 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     Ok(Owner {
         env,
         names: Arc::new(Slots { index }),
-        offer_ids: policy.offers.iter().map(|o| Value::from(o.item.id.as_str())).collect(),
+        offer_ids: policy
+            .offers
+            .iter()
+            .map(|o| Value::from(o.item.id.as_str()))
+            .collect(),
         offers: Value::from(offers),
         catalog,
         policy,
