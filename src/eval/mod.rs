@@ -301,30 +301,8 @@ impl Run<'_> {
             }
             None => None,
         };
-        let mut costs = IndexMap::with_capacity(outputs.costs.len());
-        for (name, e) in &outputs.costs {
-            let v = self.eval(e, "outputs", None)?;
-            if v.is_undefined() {
-                return Err(self.fail_expr(
-                    e,
-                    "outputs",
-                    &format!("`outputs.costs.{name}` is undefined"),
-                ));
-            }
-            costs.insert((*name).to_owned(), to_json(&v));
-        }
-        let mut sections = IndexMap::with_capacity(outputs.sections.len());
-        for (name, e) in &outputs.sections {
-            let v = self.eval(e, "outputs", None)?;
-            if v.is_undefined() {
-                return Err(self.fail_expr(
-                    e,
-                    "outputs",
-                    &format!("`outputs.sections.{name}` is undefined"),
-                ));
-            }
-            sections.insert((*name).to_owned(), to_json(&v));
-        }
+        let costs = self.named_outputs("costs", &outputs.costs)?;
+        let sections = self.named_outputs("sections", &outputs.sections)?;
         let policy = self.graph.policy();
         let decision = Decision {
             profile: profile.name.clone(),
@@ -411,6 +389,28 @@ impl Run<'_> {
                 "a decision that contradicts itself is not written: fix the rules, or the invariant if it is the one at fault",
             ),
         ))
+    }
+
+    /// The values of a named group of outputs (`costs`, `sections`), in policy order, as JSON;
+    /// an undefined one is a fault in the rules.
+    fn named_outputs(
+        &self,
+        group: &str,
+        exprs: &[(&str, Expr<'_>)],
+    ) -> Result<IndexMap<String, serde_json::Value>> {
+        let mut out = IndexMap::with_capacity(exprs.len());
+        for (name, e) in exprs {
+            let v = self.eval(e, "outputs", None)?;
+            if v.is_undefined() {
+                return Err(self.fail_expr(
+                    e,
+                    "outputs",
+                    &format!("`outputs.{group}.{name}` is undefined"),
+                ));
+            }
+            out.insert((*name).to_owned(), to_json(&v));
+        }
+        Ok(out)
     }
 
     fn output_string(&self, e: &Expr<'_>, name: &str) -> Result<String> {
