@@ -9,35 +9,46 @@
 
 use sha2::{Digest, Sha256};
 
-/// The canonical JSON text of a value: mapping keys sorted, no whitespace.
-fn canonical(value: &serde_json::Value, out: &mut String) {
+/// The canonical JSON text of a value: mapping keys sorted, no whitespace. Strings and numbers
+/// are written by `serde_json` itself, straight into the buffer.
+fn canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     match value {
         serde_json::Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
+            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&serde_json::Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
+                // Writing to a `Vec` cannot fail.
+                let _ = serde_json::to_writer(&mut *out, key);
+                out.push(b':');
+                canonical(item, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         serde_json::Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
+}
+
+/// The canonical JSON bytes of a value (UTF-8: `serde_json` writes only valid text).
+fn canonical_bytes(value: &serde_json::Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    canonical(value, &mut out);
+    out
 }
 
 /// The canonical JSON text of one YAML document.
@@ -48,9 +59,7 @@ pub fn canonical_yaml(text: &str) -> Result<String, String> {
     let options = serde_saphyr::options! { strict_booleans: true };
     let value: serde_json::Value =
         serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())?;
-    let mut out = String::new();
-    canonical(&value, &mut out);
-    Ok(out)
+    String::from_utf8(canonical_bytes(&value)).map_err(|e| e.to_string())
 }
 
 fn hex(digest: &[u8], chars: usize) -> String {
@@ -86,13 +95,79 @@ pub fn policy(texts: &[&str]) -> Result<String, String> {
 /// bytes.)
 #[must_use]
 pub fn value(value: &serde_json::Value) -> String {
-    let mut doc = String::new();
-    canonical(value, &mut doc);
-    digest(doc.as_bytes())
+    digest(&canonical_bytes(value))
 }
 
 /// The revision of a canonical JSON text: `sha256:` and 16 hex digits of its SHA-256.
 #[must_use]
 pub fn digest(canonical: &[u8]) -> String {
     format!("sha256:{}", hex(&Sha256::digest(canonical), 16))
+}
+
+/// A policy's revision, hashed on a second thread while the policy is compiled and used.
+///
+/// Hashing parses every rule file a second time (for the canonical form), which is a quarter of
+/// a one-shot run over a small rules folder; nothing else needs that work, so it runs beside the
+/// compilation and the decision and is waited for when a record or a message first shows it.
+#[derive(Clone)]
+pub struct Revision(std::sync::Arc<RevisionCell>);
+
+struct RevisionCell {
+    value: std::sync::OnceLock<String>,
+    pending: std::sync::Mutex<Option<std::thread::JoinHandle<String>>>,
+}
+
+impl Revision {
+    /// A revision already known (the embedded rules', stamped at build time).
+    #[must_use]
+    pub fn known(value: String) -> Self {
+        let cell = RevisionCell {
+            value: std::sync::OnceLock::from(value),
+            pending: std::sync::Mutex::new(None),
+        };
+        Revision(std::sync::Arc::new(cell))
+    }
+
+    /// The revision of these rule files, hashed on a thread of its own (or here, if no thread
+    /// can be started).
+    #[must_use]
+    pub fn hash(texts: Vec<std::sync::Arc<str>>) -> Self {
+        let hash = |texts: &[std::sync::Arc<str>]| {
+            let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            // A file that is not YAML was reported when the policy was loaded.
+            policy(&texts).unwrap_or_default()
+        };
+        let mine = texts.clone();
+        let thread = std::thread::Builder::new()
+            .name("revision".to_owned())
+            .spawn(move || hash(&texts));
+        match thread {
+            Ok(handle) => Revision(std::sync::Arc::new(RevisionCell {
+                value: std::sync::OnceLock::new(),
+                pending: std::sync::Mutex::new(Some(handle)),
+            })),
+            Err(_) => Revision::known(hash(&mine)),
+        }
+    }
+
+    /// The revision: `sha256:` and 16 hex digits (waits for the hash if it is still running).
+    #[must_use]
+    pub fn get(&self) -> &str {
+        self.0.value.get_or_init(|| {
+            let handle = self.0.pending.lock().ok().and_then(|mut p| p.take());
+            handle.and_then(|h| h.join().ok()).unwrap_or_default()
+        })
+    }
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl std::fmt::Debug for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Revision").field(&self.get()).finish()
+    }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
+use crate::expr::fast::Bound;
 use minijinja::value::{Enumerator, Object, Value};
 use rayon::prelude::*;
 use serde_saphyr::Location;
@@ -214,34 +215,42 @@ impl Graph {
         }
         let mut checks = Vec::new();
         let base = Value::from_pairs(named.clone());
-        let mut check = |id: &str, e: &crate::expr::Expr<'_>, bound: Option<(&str, Value)>| {
-            let root = match &bound {
-                None => base.clone(),
-                Some((name, item)) => Value::from_object(WithItem {
-                    base: base.clone(),
-                    name: (*name).to_owned(),
-                    item: item.clone(),
-                }),
+        // `bound`: the item's name, value and catalog position (when a catalog offer).
+        let mut check =
+            |id: &str, e: &crate::expr::Expr<'_>, bound: Option<(&str, Value, Option<usize>)>| {
+                let root = match &bound {
+                    None => base.clone(),
+                    Some((name, item, _)) => Value::from_object(WithItem {
+                        base: base.clone(),
+                        name: (*name).to_owned(),
+                        item: item.clone(),
+                    }),
+                };
+                let minijinja = e.compiled.eval(root).map_err(|err| err.to_string());
+                let fast = e.fast.as_ref().and_then(|f| {
+                    let item = bound.as_ref().map(|(_, value, offer)| Bound {
+                        value,
+                        offer: *offer,
+                    });
+                    f.eval(&slots, item)
+                });
+                checks.push(FastCheck {
+                    expr: format!("{id}: {}", e.text.trim()),
+                    has_fast_form: e.fast.is_some(),
+                    fast,
+                    bound: bound.map(|(_, v, _)| v),
+                    minijinja,
+                    file: e.file,
+                    location: e.location,
+                });
             };
-            let minijinja = e.compiled.eval(root).map_err(|err| err.to_string());
-            let item = bound.map(|(_, v)| v);
-            checks.push(FastCheck {
-                expr: format!("{id}: {}", e.text.trim()),
-                has_fast_form: e.fast.is_some(),
-                fast: e.fast.as_ref().and_then(|f| f.eval(&slots, item.as_ref())),
-                bound: item,
-                minijinja,
-                file: e.file,
-                location: e.location,
-            });
-        };
         let c = self.compiled();
         let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
         for node in &c.nodes {
             match &node.body {
                 Body::Fact(f) if f.per_offer => {
-                    for offer in &offers {
-                        check(node.id, &f.expr, Some(("offer", offer.clone())));
+                    for (i, offer) in offers.iter().enumerate() {
+                        check(node.id, &f.expr, Some(("offer", offer.clone(), Some(i))));
                     }
                 }
                 Body::Select(s) => {
@@ -251,13 +260,15 @@ impl Graph {
                     let (from, per_item) = exprs.split_first().expect("a select has `from`");
                     check(node.id, from, None);
                     let list = from.compiled.eval(Value::from_pairs(named.clone()));
+                    let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
                     let items: Vec<Value> = list
                         .ok()
                         .and_then(|l| l.try_iter().ok().map(Iterator::collect))
                         .unwrap_or_default();
                     for e in per_item {
-                        for candidate in &items {
-                            check(node.id, e, Some((item, candidate.clone())));
+                        for (i, candidate) in items.iter().enumerate() {
+                            let offer = positions.then_some(i);
+                            check(node.id, e, Some((item, candidate.clone(), offer)));
                         }
                     }
                 }

@@ -8,6 +8,14 @@
 //! already resolved to evaluation slots (or to the node's bound item, `offer`, `job`, ...), and
 //! evaluates that tree directly against the slots.
 //!
+//! Two reads are prepared at compile time. Where a node binds a catalog offer (a per-offer
+//! fact's `offer`, a select's item over `offers`), `offer.a.b` is a column worked out once per
+//! graph and `fact[offer.id]` / `offer.id in fact` read a per-offer fact by the offer's position
+//! ([`objects::PerOffer`](super::objects::PerOffer)), instead of looking keys up in maps. A map
+//! literal with constant keys builds a [`Record`] (keys fixed, values in order) rather than a
+//! hashed map. Both give the values minijinja gives, and fall back to the general form when the
+//! item is not a catalog offer.
+//!
 //! It is only a fast path, never a second language. An expression that uses anything this
 //! module does not model (an unknown filter, test or function, a chained comparison, `**`,
 //! keyword arguments, ...) gets no fast form and always goes through minijinja. At run time,
@@ -21,12 +29,22 @@
 //! `tests/interp.rs` checks that on every shipped rule expression over generated profiles.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use minijinja::machinery::ast;
 use minijinja::value::{Value, ValueKind};
 
 use super::Slots;
+use super::objects::{PerOffer, Record};
+
+/// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
+/// the catalog when it is one of the catalog's offers (then the offer's attributes and its
+/// entries in per-offer facts are read by position).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound<'a> {
+    pub value: &'a Value,
+    pub offer: Option<usize>,
+}
 
 /// An expression compiled for the fast path.
 #[derive(Debug)]
@@ -49,7 +67,18 @@ enum FastNode {
     If(Box<FastNode>, Box<FastNode>, Option<Box<FastNode>>),
     List(Vec<FastNode>),
     Map(Vec<(FastNode, FastNode)>),
+    /// A map literal with distinct constant text keys: a [`Record`].
+    Record(Arc<[Value]>, Vec<FastNode>),
     Call(Func, Vec<FastNode>),
+    /// `item.a.b` with the item bound: the path's value for each catalog offer, worked out at
+    /// compile time (`None` where it is undefined), used when the item is a catalog offer; the
+    /// general form otherwise.
+    OfferPath(Box<[Option<Value>]>, Box<FastNode>),
+    /// `fact[item.id]` with a catalog offer bound and `fact` (a slot) a per-offer fact: the
+    /// fact's value for that offer, by position; the general form otherwise.
+    PerOfferItem(usize, Box<FastNode>),
+    /// `item.id in fact` (or `not in`, when the flag is set), likewise.
+    PerOfferHas(usize, bool, Box<FastNode>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -102,16 +131,30 @@ enum Func {
 
 impl Fast {
     /// The fast form of `text`, or `None` if it uses anything the fast path does not model.
-    /// `bound` is the name the node binds (at most one), `names` the slots.
-    pub(crate) fn compile(text: &str, names: &Slots, bound: &[&str]) -> Option<Fast> {
+    /// `bound` is the name the node binds (at most one), `names` the slots, `offers` the
+    /// catalog's offers in order (what a bound item's position refers to).
+    pub(crate) fn compile(
+        text: &str,
+        names: &Slots,
+        bound: &[&str],
+        offers: &[Value],
+    ) -> Option<Fast> {
         let expr = minijinja::machinery::parse_expr(text).ok()?;
-        let c = Compiler { names, bound };
+        let c = Compiler {
+            names,
+            bound,
+            offers,
+        };
         c.node(&expr).map(Fast)
     }
 
     /// The value of the expression, or `None` where minijinja must answer (an error or an
     /// undefined value on the way, or a case not modelled).
-    pub(crate) fn eval(&self, slots: &[OnceLock<Value>], bound: Option<&Value>) -> Option<Value> {
+    pub(crate) fn eval(
+        &self,
+        slots: &[OnceLock<Value>],
+        bound: Option<Bound<'_>>,
+    ) -> Option<Value> {
         Eval { slots, bound }.eval(&self.0).map(Cow::into_owned)
     }
 }
@@ -119,6 +162,7 @@ impl Fast {
 struct Compiler<'a> {
     names: &'a Slots,
     bound: &'a [&'a str],
+    offers: &'a [Value],
 }
 
 impl Compiler<'_> {
@@ -144,19 +188,7 @@ impl Compiler<'_> {
                 }
             }
             // Chained comparisons (`a < b < c`) are left to minijinja.
-            ast::Expr::Compare(c) if c.ops.len() == 1 => {
-                let op = match c.ops[0].op {
-                    ast::CompareOpKind::Eq => Op::Eq,
-                    ast::CompareOpKind::Ne => Op::Ne,
-                    ast::CompareOpKind::Lt => Op::Lt,
-                    ast::CompareOpKind::Lte => Op::Lte,
-                    ast::CompareOpKind::Gt => Op::Gt,
-                    ast::CompareOpKind::Gte => Op::Gte,
-                    ast::CompareOpKind::In => Op::In,
-                    ast::CompareOpKind::NotIn => Op::NotIn,
-                };
-                FastNode::Bin(op, boxed(&c.expr)?, boxed(&c.ops[0].expr)?)
-            }
+            ast::Expr::Compare(c) if c.ops.len() == 1 => self.compare(c)?,
             ast::Expr::IfExpr(i) => FastNode::If(
                 boxed(&i.test_expr)?,
                 boxed(&i.true_expr)?,
@@ -165,21 +197,27 @@ impl Compiler<'_> {
                     None => None,
                 },
             ),
-            ast::Expr::GetAttr(g) => FastNode::Attr(boxed(&g.expr)?, g.name.into()),
-            ast::Expr::GetItem(g) => FastNode::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?),
+            ast::Expr::GetAttr(g) => {
+                let general = FastNode::Attr(boxed(&g.expr)?, g.name.into());
+                match self.offer_path(expr) {
+                    Some(column) => FastNode::OfferPath(column, Box::new(general)),
+                    None => general,
+                }
+            }
+            ast::Expr::GetItem(g) => {
+                let general = FastNode::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?);
+                match self.per_offer_fact(&g.expr, &g.subscript_expr) {
+                    Some(slot) => FastNode::PerOfferItem(slot, Box::new(general)),
+                    None => general,
+                }
+            }
             ast::Expr::List(l) => FastNode::List(
                 l.items
                     .iter()
                     .map(|e| self.node(e))
                     .collect::<Option<_>>()?,
             ),
-            ast::Expr::Map(m) => FastNode::Map(
-                m.keys
-                    .iter()
-                    .zip(&m.values)
-                    .map(|(k, v)| Some((self.node(k)?, self.node(v)?)))
-                    .collect::<Option<_>>()?,
-            ),
+            ast::Expr::Map(m) => self.map(m)?,
             ast::Expr::Filter(f) => {
                 let func = filter(f.name, f.args.len())?;
                 if matches!(func, Func::Round) && !f.args.iter().all(is_precision) {
@@ -225,6 +263,86 @@ impl Compiler<'_> {
         self.names.index.get(name).map(|&i| FastNode::Slot(i))
     }
 
+    /// A single comparison.
+    fn compare(&self, c: &ast::Compare<'_>) -> Option<FastNode> {
+        let op = match c.ops[0].op {
+            ast::CompareOpKind::Eq => Op::Eq,
+            ast::CompareOpKind::Ne => Op::Ne,
+            ast::CompareOpKind::Lt => Op::Lt,
+            ast::CompareOpKind::Lte => Op::Lte,
+            ast::CompareOpKind::Gt => Op::Gt,
+            ast::CompareOpKind::Gte => Op::Gte,
+            ast::CompareOpKind::In => Op::In,
+            ast::CompareOpKind::NotIn => Op::NotIn,
+        };
+        let general = FastNode::Bin(
+            op,
+            Box::new(self.node(&c.expr)?),
+            Box::new(self.node(&c.ops[0].expr)?),
+        );
+        Some(match (op, self.per_offer_fact(&c.ops[0].expr, &c.expr)) {
+            (Op::In | Op::NotIn, Some(slot)) => {
+                FastNode::PerOfferHas(slot, matches!(op, Op::NotIn), Box::new(general))
+            }
+            _ => general,
+        })
+    }
+
+    /// A map literal: a record when its keys are distinct constant strings.
+    fn map(&self, m: &ast::Map<'_>) -> Option<FastNode> {
+        if let Some(keys) = constant_keys(m) {
+            let values: Option<Vec<FastNode>> = m.values.iter().map(|e| self.node(e)).collect();
+            return Some(FastNode::Record(keys, values?));
+        }
+        Some(FastNode::Map(
+            m.keys
+                .iter()
+                .zip(&m.values)
+                .map(|(k, v)| Some((self.node(k)?, self.node(v)?)))
+                .collect::<Option<_>>()?,
+        ))
+    }
+
+    /// For `item.a.b` with the bound item at its root: the path's value for each catalog offer
+    /// (`None` where undefined). `None` when the expression is not such a path.
+    fn offer_path(&self, expr: &ast::Expr<'_>) -> Option<Box<[Option<Value>]>> {
+        let mut names = Vec::new();
+        let mut at = expr;
+        while let ast::Expr::GetAttr(g) = at {
+            names.push(g.name);
+            at = &g.expr;
+        }
+        let ast::Expr::Var(v) = at else { return None };
+        if self.bound.first() != Some(&v.id) || names.is_empty() || self.offers.is_empty() {
+            return None;
+        }
+        Some(
+            self.offers
+                .iter()
+                .map(|offer| {
+                    names.iter().rev().try_fold(offer.clone(), |value, name| {
+                        defined(value.get_attr(name).ok()?)
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// For `fact` and `item.id` (a slot and the bound item's id): the slot, read by offer
+    /// position when it holds a per-offer fact.
+    fn per_offer_fact(&self, map: &ast::Expr<'_>, key: &ast::Expr<'_>) -> Option<usize> {
+        let ast::Expr::GetAttr(g) = key else {
+            return None;
+        };
+        let (ast::Expr::Var(item), ast::Expr::Var(fact)) = (&g.expr, map) else {
+            return None;
+        };
+        if g.name != "id" || self.bound.first() != Some(&item.id) || self.bound.contains(&fact.id) {
+            return None;
+        }
+        self.names.index.get(fact.id).copied()
+    }
+
     /// Positional arguments only.
     fn args(&self, args: &[ast::CallArg<'_>]) -> Option<Vec<FastNode>> {
         args.iter()
@@ -234,6 +352,19 @@ impl Compiler<'_> {
             })
             .collect()
     }
+}
+
+/// The keys of a map literal when all are distinct constant strings, in the order written.
+fn constant_keys(m: &ast::Map<'_>) -> Option<Arc<[Value]>> {
+    let mut keys: Vec<Value> = Vec::with_capacity(m.keys.len());
+    for k in &m.keys {
+        let key = k.as_const()?;
+        if key.as_str().is_none() || keys.contains(&key) {
+            return None;
+        }
+        keys.push(key);
+    }
+    Some(keys.into())
 }
 
 /// The fast path's function for filter `name` with `args` arguments besides its subject.
@@ -294,7 +425,7 @@ fn is_precision(arg: &ast::CallArg<'_>) -> bool {
 /// Evaluation borrows what it can (slots, the bound item, constants) and owns what it makes.
 struct Eval<'a> {
     slots: &'a [OnceLock<Value>],
-    bound: Option<&'a Value>,
+    bound: Option<Bound<'a>>,
 }
 
 type Val<'a> = Cow<'a, Value>;
@@ -305,11 +436,23 @@ fn defined<V: std::borrow::Borrow<Value>>(v: V) -> Option<V> {
 }
 
 impl<'a> Eval<'a> {
+    /// The bound item's catalog position, when it is a catalog offer.
+    fn offer(&self) -> Option<usize> {
+        self.bound?.offer
+    }
+
+    /// The per-offer fact in `slot` and the bound offer's position in it, when both are.
+    fn per_offer(&self, slot: usize) -> Option<(&'a PerOffer, usize)> {
+        let i = self.offer()?;
+        let fact = self.slots[slot].get()?.downcast_object_ref::<PerOffer>()?;
+        Some((fact, i))
+    }
+
     fn eval(&self, node: &'a FastNode) -> Option<Val<'a>> {
         Some(match node {
             FastNode::Const(v) => Cow::Borrowed(defined(v)?),
             FastNode::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
-            FastNode::Bound => Cow::Borrowed(defined(self.bound?)?),
+            FastNode::Bound => Cow::Borrowed(defined(self.bound?.value)?),
             FastNode::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
             FastNode::Item(e, key) => {
                 let v = self.eval(e)?;
@@ -350,6 +493,25 @@ impl<'a> Eval<'a> {
                     .collect::<Option<Vec<_>>>()?;
                 Cow::Owned(Value::from_pairs(pairs))
             }
+            FastNode::Record(keys, values) => Cow::Owned(Record::value(
+                keys.clone(),
+                values
+                    .iter()
+                    .map(|e| self.eval(e).map(Cow::into_owned))
+                    .collect::<Option<Vec<_>>>()?,
+            )),
+            FastNode::OfferPath(column, general) => match self.offer() {
+                Some(i) => Cow::Borrowed(column.get(i)?.as_ref()?),
+                None => self.eval(general)?,
+            },
+            FastNode::PerOfferItem(slot, general) => match self.per_offer(*slot) {
+                Some((fact, i)) => Cow::Borrowed(defined(fact.at(i)?)?),
+                None => self.eval(general)?,
+            },
+            FastNode::PerOfferHas(slot, negated, general) => match self.per_offer(*slot) {
+                Some((fact, i)) => Cow::Owned(Value::from(fact.at(i).is_some() != *negated)),
+                None => self.eval(general)?,
+            },
             FastNode::Call(func, args) => {
                 let subject = self.eval(&args[0])?;
                 let second = match args.get(1) {
@@ -662,9 +824,13 @@ mod tests {
         };
         let slots: Vec<OnceLock<Value>> = vars.iter().map(|(_, v)| v.clone().into()).collect();
         let item = Value::from(3);
-        let fast = Fast::compile(text, &names, &["item"])
+        let bound = Bound {
+            value: &item,
+            offer: None,
+        };
+        let fast = Fast::compile(text, &names, &["item"], &[])
             .unwrap_or_else(|| panic!("`{text}` has no fast form"))
-            .eval(&slots, Some(&item));
+            .eval(&slots, Some(bound));
         let mut root = vars;
         root.push(("item", item));
         let slow = crate::expr::environment()
@@ -760,6 +926,14 @@ mod tests {
             ("s ~ a ~ b", "cat72.5 (string)"),
             ("m.x + m['x'] + l[0] + l[-1]", "5.0 (number)"),
             ("{'k': a, 'k': item}", "{'k': 3} (map)"),
+            ("{'k': a, 'j': item}", "{'k': 7, 'j': 3} (map)"),
+            ("{'k': a, 'j': s}.j ~ {'k': a}['k']", "cat7 (string)"),
+            ("{'x': 1} == m and {'x': 2} != m", "True (bool)"),
+            (
+                "'j' in {'k': a, 'j': n} and {'k': a, 'j': n} | length",
+                "2 (number)",
+            ),
+            ("{'k': a, 'j': b} | brief", "{k: 7, j: 2.5} (string)"),
             ("[item, s] | length", "2 (number)"),
             ("days_between('2026-09-04', '2026-10-04')", "30 (number)"),
             (
@@ -777,6 +951,67 @@ mod tests {
             ("b | cny(none)", "¥2.50 (string)"),
         ] {
             assert_eq!(agrees(text), want, "{text}");
+        }
+    }
+
+    /// Expressions over a catalog offer bound as `offer`, read by position on the fast path
+    /// (and through the general form when the item is not known as a catalog offer), against
+    /// minijinja reading the same offer by name.
+    #[test]
+    fn catalog_offers_are_read_by_position_with_minijinja_answers() {
+        let offers = vec![
+            Value::from(minijinja::value::Serde(
+                serde_json::json!({"id": "o1", "price": {"cny": 5}}),
+            )),
+            Value::from(minijinja::value::Serde(
+                serde_json::json!({"id": "o2", "price": {"cny": 2.5}}),
+            )),
+        ];
+        let ids: Arc<[Value]> = [Value::from("o1"), Value::from("o2")].into();
+        let per_offer = PerOffer::value(ids.clone(), vec![Some(Value::from(10)), None]);
+        let names = Slots {
+            index: [("f", 0), ("a", 1)].map(|(k, i)| (k.to_owned(), i)).into(),
+        };
+        let slots: Vec<OnceLock<Value>> = vec![per_offer.clone().into(), Value::from(7).into()];
+        for (text, want) in [
+            ("offer.price.cny * a", ["35", "17.5"]),
+            ("offer.id in f", ["True", "False"]),
+            ("offer.id not in f", ["False", "True"]),
+            (
+                "f[offer.id] if offer.id in f else offer.price.cny",
+                ["10", "2.5"],
+            ),
+        ] {
+            let fast = Fast::compile(text, &names, &["offer"], &offers).unwrap();
+            for (i, offer) in offers.iter().enumerate() {
+                let slow = crate::expr::environment()
+                    .compile_expression(text)
+                    .unwrap()
+                    .eval(Value::from_pairs([
+                        ("f", per_offer.clone()),
+                        ("a", Value::from(7)),
+                        ("offer", offer.clone()),
+                    ]))
+                    .unwrap();
+                assert_eq!(slow.to_string(), want[i], "{text} (minijinja)");
+                for position in [Some(i), None] {
+                    let bound = Bound {
+                        value: offer,
+                        offer: position,
+                    };
+                    let got = fast.eval(&slots, Some(bound)).unwrap();
+                    assert!(same(&got, &slow), "{text} at {position:?}: {got:?}");
+                }
+            }
+        }
+        // An offer the fact gives nothing for, and a missing attribute: minijinja's answers.
+        for text in ["f[offer.id]", "offer.missing"] {
+            let fast = Fast::compile(text, &names, &["offer"], &offers).unwrap();
+            let bound = Bound {
+                value: &offers[1],
+                offer: Some(1),
+            };
+            assert!(fast.eval(&slots, Some(bound)).is_none(), "{text}");
         }
     }
 
@@ -809,7 +1044,7 @@ mod tests {
                     .into(),
             };
             assert!(
-                Fast::compile(unsupported, &names, &[]).is_none(),
+                Fast::compile(unsupported, &names, &[], &[]).is_none(),
                 "{unsupported}"
             );
         }

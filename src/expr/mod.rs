@@ -11,6 +11,7 @@
 pub(crate) mod fast;
 mod functions;
 pub(crate) mod numbers;
+pub(crate) mod objects;
 
 use std::collections::HashMap;
 

@@ -18,7 +18,7 @@ pub(crate) mod compile;
 pub(crate) mod model;
 pub(crate) mod nodes;
 pub(crate) mod order;
-pub(crate) mod per_offer;
+
 pub(crate) mod reach;
 pub(crate) mod run;
 pub(crate) mod scope;
@@ -49,6 +49,22 @@ pub(crate) struct Owner {
     pub catalog: Value,
     /// The language the graph's texts are in.
     pub lang: Lang,
+}
+
+impl Owner {
+    /// The catalog's offers, in order: what a bound offer's position refers to.
+    pub(crate) fn offer_list(&self) -> &[Value] {
+        self.offers
+            .downcast_object_ref::<Vec<Value>>()
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `list` is the catalog's own offer list (the `offers` root, not a copy or a
+    /// part of it), whose items are the offers by catalog position.
+    pub(crate) fn is_offers(&self, list: &Value) -> bool {
+        list.downcast_object_ref::<Vec<Value>>()
+            .is_some_and(|l| std::ptr::eq(l.as_slice(), self.offer_list()))
+    }
 }
 
 self_cell::self_cell!(
@@ -134,5 +150,21 @@ impl Graph {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use minijinja::value::Value;
+
+    /// Select items are read by catalog position only when the list is the catalog's own.
+    #[test]
+    fn only_the_catalogs_own_offer_list_is_read_by_position() {
+        let graph = super::Graph::compile(crate::Policy::embedded().unwrap()).unwrap();
+        let owner = graph.owner();
+        assert!(!owner.offer_list().is_empty());
+        assert!(owner.is_offers(&owner.offers.clone()));
+        assert!(!owner.is_offers(&Value::from(owner.offer_list().to_vec())));
+        assert!(!owner.is_offers(&Value::from(7)));
     }
 }

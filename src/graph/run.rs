@@ -8,6 +8,7 @@ use minijinja::value::{Enumerator, Object, Value, ValueKind};
 use serde_saphyr::Location;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::expr::fast::Bound;
 use crate::expr::{Expr, Slots};
 use crate::graph::Graph;
 use crate::graph::model::{Compiled, Node};
@@ -36,6 +37,15 @@ impl Object for Context {
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         Enumerator::NonEnumerable
     }
+}
+
+/// The item a node binds for one evaluation (`offer` in a per-offer fact, a select's `item:`):
+/// its name, its value, and its catalog position when it is one of the catalog's offers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BoundItem<'v> {
+    pub name: &'v str,
+    pub value: &'v Value,
+    pub offer: Option<usize>,
 }
 
 /// One evaluation of a graph over one profile.
@@ -83,7 +93,7 @@ impl Run<'_> {
         &self,
         when: &Expr<'_>,
         node: &Node<'_>,
-        bound: Option<(&str, Value)>,
+        bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
         let v = self.eval(when, node.id, bound)?;
         if v.kind() == ValueKind::Bool {
@@ -125,7 +135,7 @@ impl Run<'_> {
         &self,
         expr: &Expr<'_>,
         node: &str,
-        bound: Option<(&str, Value)>,
+        bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
         self.eval_labelled(expr, &|| format!("node `{node}`"), bound)
     }
@@ -135,18 +145,22 @@ impl Run<'_> {
         &self,
         expr: &Expr<'_>,
         label: &dyn Fn() -> String,
-        bound: Option<(&str, Value)>,
+        bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
         let fast = expr.fast.as_ref();
-        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, bound.as_ref().map(|(_, v)| v))) {
+        let item = bound.map(|b| Bound {
+            value: b.value,
+            offer: b.offer,
+        });
+        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, item)) {
             return Ok(v);
         }
         let ctx = match bound {
             None => self.root.clone(),
-            Some((name, value)) => Value::from_object(Context {
+            Some(b) => Value::from_object(Context {
                 names: self.graph.owner().names.clone(),
                 slots: self.slots.clone(),
-                bound: Some((Value::from(name), value)),
+                bound: Some((Value::from(b.name), b.value.clone())),
             }),
         };
         expr.compiled.eval(ctx).map_err(|e| {

@@ -76,7 +76,12 @@ impl<'a> Scope<'a> {
         )?;
         Ok(Expr {
             compiled,
-            fast: crate::expr::fast::Fast::compile(&text.value, &self.owner.names, bound),
+            fast: crate::expr::fast::Fast::compile(
+                &text.value,
+                &self.owner.names,
+                bound,
+                self.owner.offer_list(),
+            ),
             text: &text.value,
             file,
             location: text.referenced,

@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, ErrorKind, Position, Result};
+use crate::revision::Revision;
 use crate::source::Source;
 use rules::{FieldType, Invariant, Outputs, PolicyMeta, RuleFile, RuleNode, Table};
 
@@ -64,7 +65,7 @@ pub struct Offer {
 pub struct Policy {
     pub origin: PolicyOrigin,
     /// What the rules mean, hashed (see [`crate::revision`]).
-    pub revision: String,
+    pub revision: crate::revision::Revision,
     pub sources: Vec<Source>,
     pub meta: PolicyMeta,
     pub outputs: Located<Outputs>,
@@ -320,10 +321,9 @@ impl Builder<'_> {
                 .zip(embedded::RULES)
                 .all(|(s, (_, text))| &*s.text == *text);
         let revision = if unchanged_embedded {
-            embedded::RULES_REVISION.to_owned()
+            Revision::known(embedded::RULES_REVISION.to_owned())
         } else {
-            let texts: Vec<&str> = sources.iter().map(|s| &*s.text).collect();
-            crate::revision::policy(&texts).unwrap_or_default()
+            Revision::hash(sources.iter().map(|s| s.text.clone()).collect())
         };
         let policy = Policy {
             origin,

@@ -5,10 +5,10 @@ use minijinja::value::Value;
 
 use crate::error::Result;
 use crate::expr::Expr;
+use crate::expr::objects::PerOffer;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
-use crate::graph::per_offer::PerOffer;
-use crate::graph::run::Run;
+use crate::graph::run::{BoundItem, Run};
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Fact, FieldType};
 
@@ -91,8 +91,13 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, fact: &FactBody<'_>) -> R
     }
     let owner = run.graph.owner();
     let mut values = Vec::with_capacity(owner.offer_ids.len());
-    for offer in owner.offers.try_iter().into_iter().flatten() {
-        let v = run.eval(expr, node.id, Some(("offer", offer.clone())))?;
+    for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
+        let item = BoundItem {
+            name: "offer",
+            value: &offer,
+            offer: Some(i),
+        };
+        let v = run.eval(expr, node.id, Some(item))?;
         if v.is_none() {
             values.push(None);
             continue;

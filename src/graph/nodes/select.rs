@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
-use crate::graph::run::Run;
+use crate::graph::run::{BoundItem, Run};
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Pick, Select};
 
@@ -74,17 +74,23 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Re
             &format!("`from` gave {list} ({}), expected a list", list.kind()),
         )
     })?;
+    // Items of the catalog's own offer list are read by position (see `expr::fast`).
+    let offers = run.graph.owner().is_offers(&list);
     let mut kept: Vec<(Value, Value)> = Vec::new();
-    for candidate in iter {
-        let bound = Some((*item, candidate.clone()));
+    for (i, candidate) in iter.enumerate() {
+        let bound = Some(BoundItem {
+            name: item,
+            value: &candidate,
+            offer: offers.then_some(i),
+        });
         if let Some(filter) = filter
-            && !run.condition(filter, node, bound.clone())?.is_true()
+            && !run.condition(filter, node, bound)?.is_true()
         {
             continue;
         }
         let key = match order_by {
             Some(e) => {
-                let k = run.eval(e, node.id, bound.clone())?;
+                let k = run.eval(e, node.id, bound)?;
                 if !matches!(
                     k.kind(),
                     ValueKind::Number | ValueKind::String | ValueKind::Seq
@@ -104,7 +110,7 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Re
         };
         let value = match map {
             Some(e) => run.eval(e, node.id, bound)?,
-            None => candidate,
+            None => candidate.clone(),
         };
         kept.push((key, value));
     }
