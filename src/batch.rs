@@ -137,7 +137,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let monthly_cny = graph
             .headline_cost()
             .and_then(|name| decision.costs.get(name))
-            .and_then(serde_json::Value::as_f64);
+            .and_then(crate::decision::number);
         let text = match options.format {
             Format::Json => {
                 let mut line = serde_json::to_string(&evaluation.decision)

@@ -6,6 +6,8 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use minijinja::value::{Value, ValueKind};
+
 use crate::kind::NodeKind;
 
 /// The outcome of evaluating a policy over one profile.
@@ -26,11 +28,12 @@ pub struct Decision {
     /// The scenario table row that matched, if any.
     pub scenario: Option<String>,
     /// The policy's figures, as its `outputs.costs` names them (`outputs.promises.costs` says
-    /// which every record has).
-    pub costs: IndexMap<String, serde_json::Value>,
+    /// which every record has). Kept as the values the rules computed, written as JSON when the
+    /// record is (`decide --format json`) and read as they are by the memo templates.
+    pub costs: IndexMap<String, minijinja::Value>,
     /// The policy's further sections (`outputs.sections`), as top-level entries, in policy order.
     #[serde(flatten)]
-    pub sections: IndexMap<String, serde_json::Value>,
+    pub sections: IndexMap<String, minijinja::Value>,
     /// For each criterion and for the deployment and offer, the nearest single changes to the
     /// profile that would change them (absent when not computed, e.g. in batches).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,4 +154,52 @@ pub struct TraceEntry {
     /// The ids this node read.
     pub inputs: Vec<String>,
     pub why: String,
+}
+
+/// A value the rules computed, as JSON: what `serde_json::to_value` makes of it (built directly
+/// for the kinds a record holds, through serde for anything else). For readers that compare or
+/// print figures as JSON (`decide diff`, policy tests).
+pub fn to_json(v: &Value) -> serde_json::Value {
+    direct_json(v).unwrap_or_else(|| serde_json::to_value(v).unwrap_or(serde_json::Value::Null))
+}
+
+/// [`to_json`] for undefined, none, booleans, `i64` integers, floats, text, lists and maps with
+/// text keys; `None` for anything else inside, which serde then writes.
+fn direct_json(v: &Value) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    Some(match v.kind() {
+        ValueKind::Undefined | ValueKind::None => J::Null,
+        ValueKind::Bool => J::Bool(v.is_true()),
+        ValueKind::String => J::String(v.as_str()?.to_owned()),
+        ValueKind::Number if v.is_integer() => J::from(v.as_i64()?),
+        ValueKind::Number => {
+            let f = f64::try_from(v.clone()).ok()?;
+            serde_json::Number::from_f64(f).map_or(J::Null, J::Number)
+        }
+        ValueKind::Seq => J::Array(
+            v.try_iter()
+                .ok()?
+                .map(|x| direct_json(&x))
+                .collect::<Option<_>>()?,
+        ),
+        ValueKind::Map => {
+            let pairs = v.as_object()?.try_iter_pairs()?;
+            let mut map = serde_json::Map::new();
+            for (key, value) in pairs {
+                map.insert(key.as_str()?.to_owned(), direct_json(&value)?);
+            }
+            J::Object(map)
+        }
+        _ => return None,
+    })
+}
+
+/// A figure of the record as a number (`None` when it is not one).
+#[must_use]
+pub fn number(v: &Value) -> Option<f64> {
+    if v.kind() == ValueKind::Number {
+        f64::try_from(v.clone()).ok()
+    } else {
+        None
+    }
 }

@@ -62,8 +62,9 @@ impl ProfileDiff {
                 name != self.headline.names.0.as_deref() && name != self.headline.names.1.as_deref()
             })
             .filter_map(|k| {
-                let (a, b) = (self.old.costs.get(k), self.new.costs.get(k));
-                (a != b).then(|| (k.clone(), brief_json(a), brief_json(b)))
+                let json = |v: Option<&minijinja::Value>| v.map(crate::decision::to_json);
+                let (a, b) = (json(self.old.costs.get(k)), json(self.new.costs.get(k)));
+                (a != b).then(|| (k.clone(), brief_json(a.as_ref()), brief_json(b.as_ref())))
             })
             .collect()
     }
@@ -119,7 +120,7 @@ pub fn run(
             let cost = |graph: &Graph, d: &Decision| {
                 d.costs
                     .get(graph.headline_cost()?)
-                    .and_then(serde_json::Value::as_f64)
+                    .and_then(crate::decision::number)
             };
             let headline = Headline {
                 names: (

@@ -271,8 +271,8 @@ fn compare(expect: &Expect, evaluation: &Evaluation) -> Vec<String> {
         ids(&mut d.checklist.iter().map(|c| &c.id)),
     );
     for (name, expected) in &expect.costs {
-        match d.costs.get(name) {
-            Some(got) if json_close(expected, got) => {}
+        match d.costs.get(name).map(crate::decision::to_json) {
+            Some(got) if json_close(expected, &got) => {}
             Some(got) => out.push(format!("costs.{name}: expected {expected}, got {got}")),
             None => out.push(format!("costs.{name}: the record has no such figure")),
         }

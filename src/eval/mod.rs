@@ -397,7 +397,7 @@ impl Run<'_> {
         &self,
         group: &str,
         exprs: &[(&str, Expr<'_>)],
-    ) -> Result<IndexMap<String, serde_json::Value>> {
+    ) -> Result<IndexMap<String, Value>> {
         let mut out = IndexMap::with_capacity(exprs.len());
         for (name, e) in exprs {
             let v = self.eval(e, "outputs", None)?;
@@ -408,7 +408,7 @@ impl Run<'_> {
                     &format!("`outputs.{group}.{name}` is undefined"),
                 ));
             }
-            out.insert((*name).to_owned(), to_json(&v));
+            out.insert((*name).to_owned(), v);
         }
         Ok(out)
     }
@@ -425,26 +425,87 @@ impl Run<'_> {
     }
 }
 
-fn to_json(v: &Value) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
 /// The value shown in the trace: offers and rows (maps with an `id`) are named by their id
 /// rather than dumped whole.
 fn trace_value(v: &Value) -> serde_json::Value {
     let id_of = |v: &Value| match v.get_attr("id") {
-        Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => Some(to_json(&id)),
+        Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => {
+            Some(crate::decision::to_json(&id))
+        }
         _ => None,
     };
     match v.kind() {
-        ValueKind::Map => id_of(v).unwrap_or_else(|| to_json(v)),
+        ValueKind::Map => id_of(v).unwrap_or_else(|| crate::decision::to_json(v)),
         ValueKind::Seq => serde_json::Value::Array(
             v.try_iter()
                 .into_iter()
                 .flatten()
-                .map(|x| id_of(&x).unwrap_or_else(|| to_json(&x)))
+                .map(|x| id_of(&x).unwrap_or_else(|| crate::decision::to_json(&x)))
                 .collect(),
         ),
-        _ => to_json(v),
+        _ => crate::decision::to_json(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use minijinja::value::Value;
+
+    use crate::expr::objects::{PerOffer, Record};
+
+    /// The direct conversion writes what serde writes, for every kind a record holds and for
+    /// the kinds it leaves to serde.
+    #[test]
+    fn json_of_a_value_is_what_serde_makes_of_it() {
+        let record = Record::value(
+            [Value::from("a"), Value::from("b")].into(),
+            vec![
+                Value::from(1.5),
+                Value::from(vec![Value::from(()), Value::from(true)]),
+            ],
+        );
+        let ids: Arc<[Value]> = [Value::from("x"), Value::from("y"), Value::from("z")].into();
+        let per_offer = PerOffer::value(
+            ids,
+            vec![Some(Value::from("t")), None, Some(record.clone())],
+        );
+        let values = [
+            Value::UNDEFINED,
+            Value::from(()),
+            Value::from(false),
+            Value::from(-7),
+            Value::from(u64::MAX),
+            Value::from(i128::MIN),
+            Value::from(0.1 + 0.2),
+            Value::from(f64::NAN),
+            Value::from(f64::INFINITY),
+            Value::from("¥1,130.40 <b>"),
+            Value::from_safe_string("<i>safe</i>".to_owned()),
+            record,
+            per_offer,
+            Value::from_pairs([
+                (Value::from("k"), Value::from(1)),
+                (Value::from("j"), Value::from(2)),
+            ]),
+            Value::from_pairs([(Value::from(3), Value::from("int key"))]),
+            Value::from(vec![Value::from(1), Value::from(vec![Value::from("deep")])]),
+            Value::from(minijinja::value::Serde(
+                serde_json::json!({"nested": {"list": [1, 2.5, null, "s"]}}),
+            )),
+        ];
+        for v in &values {
+            let serde = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
+            assert_eq!(crate::decision::to_json(v), serde, "{v:?}");
+            // Same text when written, so the record's bytes do not depend on the path taken.
+            let direct = crate::decision::to_json(v).to_string();
+            assert_eq!(direct, serde.to_string(), "{v:?}");
+            // And the record, which serializes the value itself, writes the same text too.
+            assert_eq!(
+                serde_json::to_string(v).unwrap_or_else(|_| "null".into()),
+                direct
+            );
+        }
     }
 }

@@ -201,27 +201,24 @@ pub(crate) fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
 /// anywhere in its YAML (CSS Text 3 treats segment breaks the same way).
 #[must_use]
 pub fn flow_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.trim().chars().peekable();
-    while let Some(c) = chars.next() {
-        if !c.is_whitespace() {
-            out.push(c);
-            continue;
-        }
-        while chars.peek().is_some_and(|next| next.is_whitespace()) {
-            chars.next();
-        }
+    let mut rest = text.trim();
+    let mut out = String::with_capacity(rest.len());
+    // Words are copied whole; each run of whitespace between them becomes one space or none.
+    while let Some(at) = rest.find(char::is_whitespace) {
+        let (word, gap) = rest.split_at(at);
+        out.push_str(word);
+        rest = gap.trim_start();
         let before = out.chars().next_back();
-        let after = chars.peek().copied();
+        let after = rest.chars().next();
         // No space between two wide characters, nor next to full-width punctuation.
-        if (before.is_some_and(is_wide) && after.is_some_and(is_wide))
+        if !((before.is_some_and(is_wide) && after.is_some_and(is_wide))
             || before.is_some_and(is_wide_punctuation)
-            || after.is_some_and(is_wide_punctuation)
+            || after.is_some_and(is_wide_punctuation))
         {
-            continue;
+            out.push(' ');
         }
-        out.push(' ');
     }
+    out.push_str(rest);
     out
 }
 
@@ -354,6 +351,40 @@ mod tests {
         );
         // Spaces typed on one line stay.
         assert_eq!(flow_text("8 张 GPU"), "8 张 GPU");
+    }
+
+    /// `flow_text`'s rule written character by character, as it was first implemented.
+    fn flow_text_by_chars(text: &str) -> String {
+        let mut out = String::new();
+        let mut chars = text.trim().chars().peekable();
+        while let Some(c) = chars.next() {
+            if !c.is_whitespace() {
+                out.push(c);
+                continue;
+            }
+            while chars.peek().is_some_and(|next| next.is_whitespace()) {
+                chars.next();
+            }
+            let (before, after) = (out.chars().next_back(), chars.peek().copied());
+            if !((before.is_some_and(is_wide) && after.is_some_and(is_wide))
+                || before.is_some_and(is_wide_punctuation)
+                || after.is_some_and(is_wide_punctuation))
+            {
+                out.push(' ');
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Copying words whole gives the same text as the rule applied character by character,
+        /// on mixes of Latin, Chinese, full-width punctuation and every kind of whitespace.
+        #[test]
+        fn flowing_by_words_is_flowing_by_characters(
+            text in "[a-z1-9 \\t\\n\u{3000}\u{a0}需要显存，。（）GB]{0,40}",
+        ) {
+            proptest::prop_assert_eq!(flow_text(&text), flow_text_by_chars(&text));
+        }
     }
 
     #[test]
