@@ -501,11 +501,14 @@ mod tests {
             // Same text when written, so the record's bytes do not depend on the path taken.
             let direct = crate::decision::to_json(v).to_string();
             assert_eq!(direct, serde.to_string(), "{v:?}");
-            // And the record, which serializes the value itself, writes the same text too.
-            assert_eq!(
-                serde_json::to_string(v).unwrap_or_else(|_| "null".into()),
-                direct
-            );
+            // And the record, which serializes the value itself, writes the same text too, but
+            // for an integer beyond 64 bits, which it writes whole (a JSON tree cannot hold it).
+            let written = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+            if serde_json::to_value(v).is_ok() {
+                assert_eq!(written, direct);
+            } else {
+                assert_eq!(written, "-170141183460469231731687303715884105728");
+            }
         }
     }
 }
