@@ -6,7 +6,7 @@ mod common;
 use decide::{Graph, Policy};
 
 fn revision(dir: &std::path::Path) -> String {
-    Policy::from_dir(dir).unwrap().revision.get().to_owned()
+    Policy::from_dir(dir).unwrap().revision
 }
 
 #[test]
@@ -17,7 +17,7 @@ fn the_policy_revision_changes_with_any_price_and_not_with_comments_or_layout() 
         "{base}"
     );
     // The embedded rules carry the same revision, stamped at build time.
-    assert_eq!(Policy::embedded().unwrap().revision.get(), base);
+    assert_eq!(Policy::embedded().unwrap().revision, base);
 
     let price = common::edited_rules(&[(
         "catalog.yaml",
@@ -64,7 +64,7 @@ fn records_and_memos_carry_the_audit_fields() {
         common::AS_OF,
     ]);
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let revision = Policy::embedded().unwrap().revision.get().to_owned();
+    let revision = Policy::embedded().unwrap().revision;
     assert_eq!(record["policy"]["revision"], revision.as_str());
     assert_eq!(record["audit"]["decide_version"], env!("CARGO_PKG_VERSION"));
     let profile = record["audit"]["profile_revision"]
@@ -98,5 +98,5 @@ fn records_and_memos_carry_the_audit_fields() {
         "{memo}"
     );
     let graph: Graph = common::graph();
-    assert_eq!(graph.policy().revision.get(), revision);
+    assert_eq!(graph.policy().revision, revision);
 }

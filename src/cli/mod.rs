@@ -139,13 +139,6 @@ pub fn run() -> std::result::Result<(), u8> {
             };
         }
     };
-    if !matches!(
-        args.command,
-        Some(Command::Schema(_) | Command::Completions(_) | Command::Man(_))
-    ) {
-        // Every other command compiles rules, which needs the profile's field list.
-        decide::profile::fields::prepare();
-    }
     let result = match &args.command {
         None => decide_profile(&args).map(|()| Outcome::Clean),
         Some(Command::Init(a)) => init::run(a),

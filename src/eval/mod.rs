@@ -314,7 +314,7 @@ impl Run<'_> {
                     PolicyOrigin::Embedded => "embedded".to_owned(),
                     PolicyOrigin::Folder(p) => p.display().to_string(),
                 },
-                revision: policy.revision.get().to_owned(),
+                revision: policy.revision.clone(),
             },
             deployment,
             offer,

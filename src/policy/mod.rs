@@ -15,7 +15,6 @@ use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, ErrorKind, Position, Result};
-use crate::revision::Revision;
 use crate::source::Source;
 use rules::{FieldType, Invariant, Outputs, PolicyMeta, RuleFile, RuleNode, Table};
 
@@ -65,7 +64,7 @@ pub struct Offer {
 pub struct Policy {
     pub origin: PolicyOrigin,
     /// What the rules mean, hashed (see [`crate::revision`]).
-    pub revision: crate::revision::Revision,
+    pub revision: String,
     pub sources: Vec<Source>,
     pub meta: PolicyMeta,
     pub outputs: Located<Outputs>,
@@ -321,9 +320,10 @@ impl Builder<'_> {
                 .zip(embedded::RULES)
                 .all(|(s, (_, text))| &*s.text == *text);
         let revision = if unchanged_embedded {
-            Revision::known(embedded::RULES_REVISION.to_owned())
+            embedded::RULES_REVISION.to_owned()
         } else {
-            Revision::hash(sources.iter().map(|s| s.text.clone()).collect())
+            let texts: Vec<&str> = sources.iter().map(|s| &*s.text).collect();
+            crate::revision::policy(&texts).unwrap_or_default()
         };
         let policy = Policy {
             origin,

@@ -120,25 +120,11 @@ impl Field {
     }
 }
 
-/// The field list, read once per process.
-static FIELDS: OnceLock<Vec<Field>> = OnceLock::new();
-
-/// Starts reading the field list on a thread of its own, so that it is ready when the rule
-/// compiler first asks for it: reading it (the schema generated from the type, then walked) is
-/// an eighth of a one-shot run, and the run loads its rule files meanwhile. Calling [`fields`]
-/// before the thread is done waits for it; without a thread, [`fields`] reads the list itself.
-pub fn prepare() {
-    if FIELDS.get().is_none() {
-        let _ = std::thread::Builder::new()
-            .name("profile-fields".to_owned())
-            .spawn(|| fields().len());
-    }
-}
-
 /// Every field of the profile, depth first in the order the profile format lists them (a
 /// section before its fields).
 #[must_use]
 pub fn fields() -> &'static [Field] {
+    static FIELDS: OnceLock<Vec<Field>> = OnceLock::new();
     FIELDS.get_or_init(|| {
         let root = super::schema();
         let mut out = Vec::new();
