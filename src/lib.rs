@@ -114,18 +114,55 @@ pub fn decide_text(
     as_of: jiff::civil::Date,
     detail: Detail,
 ) -> Result<(Profile, Evaluation)> {
+    let policy = graph.policy();
+    if !policy.prices_hold_at(as_of) {
+        let at = policy
+            .prices_at
+            .map_or_else(|| "the newest quotes".to_owned(), |d| format!("{d}"));
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "the policy's offers are priced at {at}, which quote other prices than {as_of}"
+            ),
+        )
+        .help(format!(
+            "compile the graph from `policy.at({as_of})` to decide at {as_of}"
+        )));
+    }
     let profile = read_checked(graph, source, syntax)?;
-    let mut evaluation = if detail.trace {
-        graph.evaluate(&profile, as_of)?
+    let evaluation = if detail.trace {
+        graph.evaluate(&profile, as_of)
     } else {
-        graph.evaluate_without_trace(&profile, as_of)?
+        graph.evaluate_without_trace(&profile, as_of)
     };
+    let mut evaluation = evaluation.map_err(|e| not_on_offer_hint(e, policy, as_of))?;
     if detail.sensitivity {
         let flips = sensitivity::analyse(graph, &profile, as_of, &evaluation)?;
         evaluation.decision.sensitivity = Some(flips);
     }
     evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
+}
+
+/// A rule that failed while some of the catalog had no quote yet may have needed one of those
+/// offers: the error says which are missing and from when they are quoted.
+fn not_on_offer_hint(e: Error, policy: &Policy, as_of: jiff::civil::Date) -> Error {
+    let missing = policy.not_on_offer();
+    if e.kind() != ErrorKind::Eval || missing.is_empty() {
+        return e;
+    }
+    let list: Vec<String> = missing
+        .iter()
+        .map(|(h, first)| match first {
+            Some(d) => format!("`{}` (first quoted {d})", h.item.id),
+            None => format!("`{}` (no quote)", h.item.id),
+        })
+        .collect();
+    e.help(format!(
+        "at {as_of} no quote sheet prices {}: the rules may need one of them; decide at a \
+         later `--as-of`, or add a sheet that quotes them by then",
+        list.join(", ")
+    ))
 }
 
 /// A profile read in `syntax` and checked against the graph's catalog. A profile read from

@@ -166,7 +166,8 @@ pub fn run() -> std::result::Result<(), u8> {
 
 /// Decides one profile as `args` say and writes the result.
 fn decide_profile(args: &Args) -> Result<()> {
-    let graph = Graph::compile_in(load_policy(args.rules.as_deref())?, args.lang)?;
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let graph = Graph::compile_in(load_policy(args.rules.as_deref(), Some(as_of))?, args.lang)?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
     let Some(profile) = &args.profile else {
         return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
@@ -176,7 +177,6 @@ fn decide_profile(args: &Args) -> Result<()> {
     } else {
         Source::read(profile, ErrorKind::Profile)?
     };
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let detail = decide::Detail {
         trace: args.trace,
         ..decide::Detail::DEFAULT
@@ -206,12 +206,17 @@ pub(crate) fn render(e: &Error) -> String {
     }
 }
 
-/// The policy of a `--rules` folder, or the embedded one.
-pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
-    match rules {
+/// The policy of a `--rules` folder, or the embedded one, priced at `as_of` (the quotes valid
+/// then; `None`: the newest quote of every offer, for commands that decide nothing).
+pub fn load_policy(rules: Option<&Path>, as_of: Option<jiff::civil::Date>) -> Result<Policy> {
+    let policy = match rules {
         Some(dir) => Policy::from_dir(dir),
         None => Policy::embedded(),
-    }
+    }?;
+    Ok(match as_of {
+        Some(date) => policy.at(date),
+        None => policy,
+    })
 }
 
 /// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command
