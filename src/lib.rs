@@ -26,6 +26,7 @@
 
 pub mod batch;
 mod canonical;
+pub mod catalog;
 pub mod check;
 pub mod decision;
 pub mod diagram;

@@ -10,6 +10,8 @@ mod batch;
 mod diff;
 mod graph;
 mod init;
+mod offers;
+mod quotes;
 mod schema;
 mod shell;
 mod signals;
@@ -39,6 +41,8 @@ Examples:
   decide validate --rules ./my-rules
   decide test --rules ./my-rules
   decide diff rules ./my-rules examples/
+  decide offers --as-of 2026-09-04       (what is on offer, from whom, at what price)
+  decide quotes check rules/quotes/2026-10-01-marketplace.csv
   decide graph --format dot | dot -Tsvg > graph.svg
   decide schema profile
   decide completions bash > ~/.local/share/bash-completion/completions/decide
@@ -95,6 +99,8 @@ pub enum Command {
     Graph(graph::Args),
     Test(test::Args),
     Diff(diff::Args),
+    Offers(offers::Args),
+    Quotes(quotes::Args),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
 }
@@ -148,6 +154,8 @@ pub fn run() -> std::result::Result<(), u8> {
         Some(Command::Graph(a)) => graph::run(a),
         Some(Command::Test(a)) => test::run(a),
         Some(Command::Diff(a)) => diff::run(a),
+        Some(Command::Offers(a)) => offers::run(a),
+        Some(Command::Quotes(a)) => quotes::run(a),
         Some(Command::Completions(a)) => shell::completions(a),
         Some(Command::Man(a)) => shell::man(a),
     };
