@@ -878,7 +878,7 @@ mod tests {
         let text = "a,b,c\nx, \"1, 2\",  z\n";
         assert_eq!(cell_column(text, 2, 0), 1);
         assert_eq!(cell_column(text, 2, 1), 4);
-        assert_eq!(cell_column(text, 2, 2), 14);
+        assert_eq!(cell_column(text, 2, 2), 13);
         assert_eq!(cell_column("a,b\nx,\n", 2, 1), 2);
         assert_eq!(cell_column(text, 9, 2), 1);
     }
