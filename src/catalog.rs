@@ -37,9 +37,10 @@ pub struct Listed {
     pub vendor: Option<String>,
     /// What the prices are for (`month`, `gpu_hour`, ...).
     pub unit: String,
-    pub list_cny: Option<f64>,
-    pub discounted_cny: Option<f64>,
-    pub daily_cny: Option<f64>,
+    /// The prices as the sheet writes them (whole numbers stay whole).
+    pub list_cny: Option<J>,
+    pub discounted_cny: Option<J>,
+    pub daily_cny: Option<J>,
     /// The quote's first day.
     pub valid_from: String,
     /// Days from `valid_from` to the listing's date.
@@ -55,7 +56,7 @@ pub struct Listed {
 #[derive(Debug, Clone, Serialize)]
 pub struct Previous {
     pub valid_from: String,
-    pub discounted_cny: f64,
+    pub discounted_cny: J,
     /// (now − before) / before, rounded to 4 places.
     pub change: f64,
 }
@@ -84,7 +85,8 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
             let f = &o.item.fields;
             let at = |path: &str| path.split('.').try_fold(f, |m, k| m.get(k)?.as_object());
             let price = at("price");
-            let number = |k: &str| price.and_then(|p| p.get(k)).and_then(J::as_f64);
+            let value = |k: &str| price.and_then(|p| p.get(k)).cloned();
+            let number = |k: &str| value(k).as_ref().and_then(J::as_f64);
             let valid_from = f
                 .get("as_of")
                 .and_then(J::as_str)
@@ -96,11 +98,12 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
                 .and_then(|d| d.until((jiff::Unit::Day, as_of)).ok())
                 .map(|s| i64::from(s.get_days()));
             let previous = f.get("previous").and_then(|p| {
-                let before = p.get("discounted_cny")?.as_f64()?;
+                let was = p.get("discounted_cny")?;
+                let before = was.as_f64()?;
                 let now = number("discounted_cny")?;
                 Some(Previous {
                     valid_from: p.get("as_of")?.as_str()?.to_owned(),
-                    discounted_cny: before,
+                    discounted_cny: was.clone(),
                     change: ((now - before) / before * 10_000.0).round() / 10_000.0,
                 })
             });
@@ -120,9 +123,9 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
                     .and_then(J::as_str)
                     .unwrap_or_default()
                     .to_owned(),
-                list_cny: number("list_cny"),
-                discounted_cny: number("discounted_cny"),
-                daily_cny: number("daily_cny"),
+                list_cny: value("list_cny"),
+                discounted_cny: value("discounted_cny"),
+                daily_cny: value("daily_cny"),
                 valid_from,
                 age_days,
                 previous,
@@ -166,7 +169,11 @@ pub fn markdown(listing: &Listing) -> String {
     );
     for o in &listing.offers {
         let digits = if o.unit == "gpu_hour" { 2 } else { 0 };
-        let money = |v: Option<f64>| v.map_or_else(String::new, |v| cny(v, digits));
+        let money = |v: &Option<J>| {
+            v.as_ref()
+                .and_then(J::as_f64)
+                .map_or_else(String::new, |v| cny(v, digits))
+        };
         let trend = match &o.previous {
             None => "first quote".to_owned(),
             Some(p) if p.change == 0.0 => format!("unchanged since {}", p.valid_from),
@@ -175,7 +182,7 @@ pub fn markdown(listing: &Listing) -> String {
                 if p.change > 0.0 { "+" } else { "" },
                 group_thousands(p.change * 100.0, 1),
                 p.valid_from,
-                cny(p.discounted_cny, digits)
+                money(&Some(p.discounted_cny.clone()))
             ),
         };
         let sheet = match (&o.sheet, o.line) {
@@ -189,8 +196,8 @@ pub fn markdown(listing: &Listing) -> String {
             table_cell(&md_escape(&o.title)),
             o.vendor.as_deref().unwrap_or(""),
             o.unit.replace('_', "-"),
-            money(o.discounted_cny),
-            money(o.list_cny),
+            money(&o.discounted_cny),
+            money(&o.list_cny),
             o.valid_from,
             o.age_days.map_or_else(String::new, |d| format!("{d} d")),
             trend,

@@ -557,26 +557,28 @@ fn check_offers(
             continue;
         }
         seen.insert(id.clone(), (file, location));
-        if quoted {
-            for key in map
-                .keys()
-                .filter(|k| quotes::QUOTED_FIELDS.contains(&k.as_str()))
-            {
-                errors.push(
-                    error_at(
-                        sources,
-                        file,
-                        location,
-                        format!("offer `{id}` writes `{key}`, which its quotes give"),
-                    )
-                    .field(key.clone())
-                    .help(
-                        "with quote sheets (quotes/*.csv) the catalog holds the hardware; \
-                         prices, billing terms, sources and dates are columns of a sheet's \
-                         row: move them there",
+        let written: Vec<String> = map
+            .keys()
+            .filter(|k| quotes::QUOTED_FIELDS.contains(&k.as_str()))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if quoted && !written.is_empty() {
+            errors.push(
+                error_at(
+                    sources,
+                    file,
+                    location,
+                    format!(
+                        "offer `{id}` writes {}, which its quotes give",
+                        written.join(", ")
                     ),
-                );
-            }
+                )
+                .help(
+                    "with quote sheets (quotes/*.csv) the catalog holds the hardware; prices, \
+                     billing terms, sources and dates are columns of a sheet's row: move them \
+                     there (see the README, \"Prices: quote sheets\")",
+                ),
+            );
         }
         let value = serde_json::Value::Object(map);
         // With quote sheets, the fields their quotes give are checked in the sheets.

@@ -196,7 +196,14 @@ pub fn read_sheet(
         Ok(h) => h.clone(),
         Err(e) => return (Vec::new(), vec![csv_error(source, &e)]),
     };
-    let header_line = reader.position().line().try_into().unwrap_or(1);
+    // The header is the first line that is neither blank nor a comment.
+    let header_line = text
+        .lines()
+        .position(|l| {
+            let l = l.trim().trim_start_matches('\u{feff}');
+            !l.is_empty() && !l.starts_with('#')
+        })
+        .map_or(1, |i| i + 1);
     let mut errors = check_headers(&headers, |index, message| {
         err(header_line, cell_column(text, header_line, index), message)
     });
@@ -279,15 +286,22 @@ fn read_row(
         .filter(|(_, v)| !v.is_empty())
         .map(|(h, v)| (h.to_owned(), v.to_owned()))
         .collect();
+    let mut faults: Vec<(Position, Error)> = Vec::new();
     let mut fail = |column: &str, message: String, help: String| {
-        errors.push(
+        let position = at(column);
+        faults.push((
+            position,
             Error::new(ErrorKind::Rules, message)
-                .at(&source.name, text, Some(at(column)))
+                .at(&source.name, text, Some(position))
                 .field(column)
                 .help(help),
-        );
+        ));
     };
-    let (fields, valid_from) = check_row(&row, vocabulary, hardware, &mut fail)?;
+    let checked = check_row(&row, vocabulary, hardware, &mut fail);
+    // A row's faults in the order of its cells.
+    faults.sort_by_key(|(p, _)| p.column);
+    errors.extend(faults.into_iter().map(|(_, e)| e));
+    let (fields, valid_from) = checked?;
     Some(Quote {
         sheet,
         line,
@@ -623,8 +637,9 @@ fn csv_error(source: &Source, e: &csv::Error) -> Error {
             expected_len, len, ..
         } => (
             format!("this row has {len} cells, the header has {expected_len}"),
-            "every row has one cell per column of the header; quote a cell that holds a comma: \
-             \"1 month, paid ahead\""
+            "every row has one cell per column of the header; quote a cell that holds a comma \
+             (\"1 month, paid ahead\"), and close every quote: a cell that starts with `\"` runs \
+             to the next `\"`"
                 .to_owned(),
         ),
         csv::ErrorKind::Deserialize { err, .. } => (
