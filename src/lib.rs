@@ -130,7 +130,7 @@ pub fn decide_text(
             "compile the graph from `policy.at({as_of})` to decide at {as_of}"
         )));
     }
-    let profile = read_checked(graph, source, syntax)?;
+    let profile = read_checked(graph, source, syntax).map_err(|e| quoted_later_hint(e, policy))?;
     let evaluation = if detail.trace {
         graph.evaluate(&profile, as_of)
     } else {
@@ -164,6 +164,31 @@ fn not_on_offer_hint(e: Error, policy: &Policy, as_of: jiff::civil::Date) -> Err
          later `--as-of`, or add a sheet that quotes them by then",
         list.join(", ")
     ))
+}
+
+/// A profile that names an offer the policy has, but not at this date (no quote valid yet):
+/// the error says from when it is quoted.
+fn quoted_later_hint(e: Error, policy: &Policy) -> Error {
+    let Some(id) = e
+        .message()
+        .strip_prefix("unknown offer id `")
+        .and_then(|r| r.strip_suffix('`'))
+        .map(str::to_owned)
+    else {
+        return e;
+    };
+    let first = policy
+        .quotes
+        .iter()
+        .filter(|q| q.hardware == id || format!("{}@{}", q.hardware, q.vendor) == id)
+        .map(|q| q.valid_from)
+        .min();
+    match (first, policy.prices_at) {
+        (Some(first), Some(at)) => e.help(format!(
+            "`{id}` has no quote valid at {at}: its first quote is valid from {first}"
+        )),
+        _ => e,
+    }
 }
 
 /// A profile read in `syntax` and checked against the graph's catalog. A profile read from

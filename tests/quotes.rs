@@ -315,3 +315,47 @@ fn prices_written_in_the_catalog_of_a_policy_with_sheets_are_refused() {
     );
     assert!(err.contains("move them there"), "{err}");
 }
+
+#[test]
+fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_when() {
+    // The 5090 box's quote moved to 2026-10-01: on 2026-09-04 it is not on offer.
+    let rules = common::edited_rules(&[(
+        "quotes/2026-09-04-marketplace.csv",
+        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-09-04",
+        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-10-01",
+    )]);
+    let text = memo(rules.path(), "examples/lora-7b-4090.yaml", "2026-09-04");
+    assert!(
+        text.contains(
+            "Not on offer at 2026-09-04 (no quote valid yet), so not considered: RTX 5090 32G ×8 \
+             (Anhui zone 1) (`rtx5090-x8-anhui1`, first quoted 2026-10-01)."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("| `rtx5090-x8-anhui1` |"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("proposal.yaml");
+    let example = std::fs::read_to_string("examples/mistake-7b-on-h100.yaml").unwrap();
+    std::fs::write(
+        &profile,
+        example.replace("offer: h100-x8-ningxia1", "offer: rtx5090-x8-anhui1"),
+    )
+    .unwrap();
+    let out = common::run(&[
+        profile.to_str().unwrap(),
+        "--as-of",
+        "2026-09-04",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown offer id `rtx5090-x8-anhui1`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`rtx5090-x8-anhui1` has no quote valid at 2026-09-04: its first quote is valid from 2026-10-01"),
+        "{err}"
+    );
+}
