@@ -9,7 +9,9 @@
 //! OOM is a bug.
 #![no_main]
 
+// The rule-file targets' helpers; this target uses only the fixed inputs of them.
 #[path = "common.rs"]
+#[allow(dead_code)]
 mod common;
 
 use libfuzzer_sys::fuzz_target;

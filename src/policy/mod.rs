@@ -4,7 +4,9 @@
 //! evaluation: each section given once, unique and well-formed ids, and a catalog whose offers
 //! have every field the policy declares in `offer_fields`, with the declared types (numbers at
 //! least 0, amounts of money, fields whose name ends in `_cny`, greater than 0). Compiling
-//! the expressions into a graph is [`crate::graph`]'s job.
+//! the expressions into a graph is [`crate::graph`]'s job. With quote sheets (`quotes/*.csv`)
+//! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
+//! prices the catalog at a date ([`Policy::at`]).
 
 pub mod quotes;
 pub mod rules;
