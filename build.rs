@@ -1,4 +1,4 @@
-//! Embeds every file of `rules/`, `rules/tests/` and `templates/` into the binary, so an
+//! Embeds every file of `rules/`, `rules/quotes/`, `rules/tests/` and `templates/` into the binary, so an
 //! installed `decide` works anywhere and adding a rule file or a policy test needs no Rust change.
 
 use std::fmt::Write as _;
@@ -14,6 +14,7 @@ fn main() {
     let mut code = String::new();
     for (dir, name) in [
         ("rules", "RULES"),
+        ("rules/quotes", "QUOTES"),
         ("rules/tests", "CASES"),
         ("templates", "TEMPLATES"),
     ] {
@@ -43,19 +44,34 @@ fn main() {
     }
     // The embedded rules' revision, computed once here rather than at every start.
     let rules_dir = Path::new(&root).join("rules");
-    let mut rule_files: Vec<_> = std::fs::read_dir(&rules_dir)
-        .expect("rules/ exists")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-        .collect();
-    rule_files.sort();
-    let texts: Vec<String> = rule_files
-        .iter()
-        .map(|p| std::fs::read_to_string(p).expect("rule files are UTF-8"))
-        .collect();
+    let texts = texts_of(&rules_dir, &["yaml", "yml"]);
+    let sheets = texts_of(&rules_dir.join("quotes"), &["csv"]);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let revision = revision::policy(&refs).unwrap_or_else(|e| panic!("rules/ is not YAML: {e}"));
+    let sheet_refs: Vec<&str> = sheets.iter().map(String::as_str).collect();
+    let revision = revision::policy_with_sheets(&refs, &sheet_refs)
+        .unwrap_or_else(|e| panic!("rules/ is not YAML and CSV: {e}"));
     writeln!(code, "pub static RULES_REVISION: &str = {revision:?};").unwrap();
     std::fs::write(Path::new(&out).join("embedded.rs"), code).expect("cannot write embedded.rs");
+}
+
+/// The texts of the files of `dir` with one of `extensions`, in name order (none when `dir`
+/// does not exist).
+fn texts_of(dir: &Path, extensions: &[&str]) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .is_some_and(|x| extensions.iter().any(|e| x == *e))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("rule files and quote sheets are UTF-8"))
+        .collect()
 }

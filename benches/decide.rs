@@ -1,4 +1,5 @@
-//! Benchmarks (divan): compiling the embedded policy, deciding one profile on the compiled graph
+//! Benchmarks (divan): loading the embedded policy (rule files and quote sheets), pricing it at
+//! a date, reading the quote sheets, compiling the embedded policy, deciding one profile on the compiled graph
 //! (trace kept), deciding plus JSON, deciding plus the Markdown memo, a JSON line to its record,
 //! and batch throughput.
 //!
@@ -35,6 +36,43 @@ fn compile_policy() -> (Graph, Memo) {
         Graph::compile(Policy::embedded().unwrap()).unwrap(),
         Memo::embedded().unwrap(),
     )
+}
+
+/// Loading the embedded policy: its rule files (YAML) and quote sheets (CSV), checked, and
+/// the offers priced with the newest quotes.
+#[divan::bench]
+fn load_policy() -> Policy {
+    Policy::embedded().unwrap()
+}
+
+/// Pricing a loaded policy at a date: the quotes in force resolved into offers.
+#[divan::bench]
+fn price_policy_at(b: divan::Bencher) {
+    let policy = Policy::embedded().unwrap();
+    let day = as_of();
+    b.bench(|| policy.at(day));
+}
+
+/// Reading the quote sheets alone (both shipped sheets, every row checked).
+#[divan::bench]
+fn read_quote_sheets(b: divan::Bencher) {
+    let sources = Policy::embedded_sources();
+    let policy = Policy::embedded().unwrap();
+    let vocabulary = &policy.quote_sheets.as_ref().unwrap().item;
+    let ids: Vec<&str> = policy.hardware.iter().map(|h| h.item.id.as_str()).collect();
+    let sheets: Vec<usize> = (0..sources.len())
+        .filter(|&i| decide::policy::is_sheet(&sources[i]))
+        .collect();
+    b.bench(|| {
+        sheets
+            .iter()
+            .map(|&i| {
+                decide::policy::quotes::read_sheet(&sources, i, vocabulary, &ids)
+                    .0
+                    .len()
+            })
+            .sum::<usize>()
+    });
 }
 
 /// Parsing one profile from YAML.

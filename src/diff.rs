@@ -307,20 +307,108 @@ fn value_changes(
     }
 }
 
+/// Quote rows added, removed or changed between two policies' sheets, matched by hardware,
+/// vendor and first day.
+fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Vec<String> {
+    use crate::policy::quotes::Quote;
+    let key = |q: &Quote| (q.hardware.clone(), q.vendor.clone(), q.valid_from);
+    let place = |p: &crate::policy::Policy, q: &Quote| {
+        let name = &p.sources[q.sheet].name;
+        let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        format!("`{}`:{}", md_escape(file), q.line)
+    };
+    let what = |q: &Quote| {
+        format!(
+            "quote of `{}` from {}, valid from {}",
+            q.hardware, q.vendor, q.valid_from
+        )
+    };
+    let cells = |q: &Quote| {
+        q.cells
+            .iter()
+            .filter(|(c, _)| c.ends_with("_price") || c == "unit")
+            .map(|(c, v)| format!("{c} {}", md_escape(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    for a in &old.quotes {
+        match new.quotes.iter().find(|b| key(b) == key(a)) {
+            None => out.push(format!(
+                "{} removed (was {}; {})",
+                what(a),
+                cells(a),
+                place(old, a)
+            )),
+            Some(b) => {
+                let mut columns: Vec<&String> = a.cells.iter().map(|(c, _)| c).collect();
+                columns.extend(
+                    b.cells
+                        .iter()
+                        .map(|(c, _)| c)
+                        .filter(|c| !a.cells.iter().any(|(x, _)| x == *c)),
+                );
+                let get = |q: &Quote, c: &str| {
+                    q.cells
+                        .iter()
+                        .find(|(x, _)| x == c)
+                        .map_or_else(|| "(empty)".to_owned(), |(_, v)| md_escape(v))
+                };
+                for c in columns {
+                    let (va, vb) = (get(a, c), get(b, c));
+                    if va != vb {
+                        out.push(format!(
+                            "{}: `{c}` {va} → {vb} ({})",
+                            what(b),
+                            place(new, b)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for b in new
+        .quotes
+        .iter()
+        .filter(|b| !old.quotes.iter().any(|a| key(a) == key(b)))
+    {
+        out.push(format!(
+            "{} added ({}; {})",
+            what(b),
+            cells(b),
+            place(new, b)
+        ));
+    }
+    out
+}
+
 /// What changed in the rules themselves: catalog fields, constants, nodes added or removed,
 /// and nodes whose expressions were rewritten.
 #[must_use]
 pub fn policy_changes(old: &Graph, new: &Graph) -> Vec<String> {
-    let mut out = Vec::new();
     let (po, pn) = (old.policy(), new.policy());
+    // With quote sheets on both sides, prices are compared as quote rows; the offers' own
+    // fields are compared without what their quotes give.
+    let quoted = po.quote_sheets.is_some() && pn.quote_sheets.is_some();
+    let mut out = if quoted {
+        quote_changes(po, pn)
+    } else {
+        Vec::new()
+    };
     let offers = |p: &crate::policy::Policy| -> Vec<(String, serde_json::Value)> {
         p.offers
             .iter()
             .map(|o| {
-                (
-                    o.item.id.clone(),
-                    serde_json::Value::Object(o.item.fields.clone()),
-                )
+                let fields = o
+                    .item
+                    .fields
+                    .iter()
+                    .filter(|(k, _)| {
+                        !quoted || !crate::policy::quotes::QUOTED_FIELDS.contains(&k.as_str())
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                (o.item.id.clone(), serde_json::Value::Object(fields))
             })
             .collect()
     };

@@ -26,6 +26,7 @@
 
 pub mod batch;
 mod canonical;
+pub mod catalog;
 pub mod check;
 pub mod decision;
 pub mod diagram;
@@ -114,18 +115,80 @@ pub fn decide_text(
     as_of: jiff::civil::Date,
     detail: Detail,
 ) -> Result<(Profile, Evaluation)> {
-    let profile = read_checked(graph, source, syntax)?;
-    let mut evaluation = if detail.trace {
-        graph.evaluate(&profile, as_of)?
+    let policy = graph.policy();
+    if !policy.prices_hold_at(as_of) {
+        let at = policy
+            .prices_at
+            .map_or_else(|| "the newest quotes".to_owned(), |d| format!("{d}"));
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "the policy's offers are priced at {at}, which quote other prices than {as_of}"
+            ),
+        )
+        .help(format!(
+            "compile the graph from `policy.at({as_of})` to decide at {as_of}"
+        )));
+    }
+    let profile = read_checked(graph, source, syntax).map_err(|e| quoted_later_hint(e, policy))?;
+    let evaluation = if detail.trace {
+        graph.evaluate(&profile, as_of)
     } else {
-        graph.evaluate_without_trace(&profile, as_of)?
+        graph.evaluate_without_trace(&profile, as_of)
     };
+    let mut evaluation = evaluation.map_err(|e| not_on_offer_hint(e, policy, as_of))?;
     if detail.sensitivity {
         let flips = sensitivity::analyse(graph, &profile, as_of, &evaluation)?;
         evaluation.decision.sensitivity = Some(flips);
     }
     evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
+}
+
+/// A rule that failed while some of the catalog had no quote yet may have needed one of those
+/// offers: the error says which are missing and from when they are quoted.
+fn not_on_offer_hint(e: Error, policy: &Policy, as_of: jiff::civil::Date) -> Error {
+    let missing = policy.not_on_offer();
+    if e.kind() != ErrorKind::Eval || missing.is_empty() {
+        return e;
+    }
+    let list: Vec<String> = missing
+        .iter()
+        .map(|(h, first)| match first {
+            Some(d) => format!("`{}` (first quoted {d})", h.item.id),
+            None => format!("`{}` (no quote)", h.item.id),
+        })
+        .collect();
+    e.help(format!(
+        "at {as_of} no quote sheet prices {}: the rules may need one of them; decide at a \
+         later `--as-of`, or add a sheet that quotes them by then",
+        list.join(", ")
+    ))
+}
+
+/// A profile that names an offer the policy has, but not at this date (no quote valid yet):
+/// the error says from when it is quoted.
+fn quoted_later_hint(e: Error, policy: &Policy) -> Error {
+    let Some(id) = e
+        .message()
+        .strip_prefix("unknown offer id `")
+        .and_then(|r| r.strip_suffix('`'))
+        .map(str::to_owned)
+    else {
+        return e;
+    };
+    let first = policy
+        .quotes
+        .iter()
+        .filter(|q| q.hardware == id || format!("{}@{}", q.hardware, q.vendor) == id)
+        .map(|q| q.valid_from)
+        .min();
+    match (first, policy.prices_at) {
+        (Some(first), Some(at)) => e.help(format!(
+            "`{id}` has no quote valid at {at}: its first quote is valid from {first}"
+        )),
+        _ => e,
+    }
 }
 
 /// A profile read in `syntax` and checked against the graph's catalog. A profile read from

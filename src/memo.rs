@@ -1,7 +1,8 @@
 //! Rendering a decision: the Markdown memo (templates compiled on demand) and the JSON record.
 //!
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
-//! record, every node value, the chosen offer and the catalog, and format money, hours and
+//! record, every node value, the chosen offer, the catalog and the hardware not on offer at the
+//! date (no quote yet), and format money, hours and
 //! percentages with the filters of [`crate::expr`]. Wording lives in `templates/` (one memo
 //! template, a words file per language) or a `--rules` folder's `templates/`, not here.
 
@@ -183,7 +184,21 @@ impl Memo {
                     .catalog
                     .get_item(&Value::from(decision.offer.as_str()))
                     .unwrap_or_default();
+                // The catalog's hardware no quote prices at this date, said under the sources.
+                let not_on_offer: Vec<serde_json::Value> = graph
+                    .policy()
+                    .not_on_offer()
+                    .into_iter()
+                    .map(|(h, first)| {
+                        serde_json::json!({
+                            "id": h.item.id,
+                            "title": h.item.fields.get("title").map(|t| crate::lang::localize(t, lang)),
+                            "first_quoted": first.map(|d| d.to_string()),
+                        })
+                    })
+                    .collect();
                 let ctx = minijinja::context! {
+                    not_on_offer => Serde(not_on_offer),
                     d => Serde(decision),
                     values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.clone(), v.clone()))),
                     offer => offer,
@@ -221,7 +236,7 @@ fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
     if e.kind() == minijinja::ErrorKind::UndefinedError {
         error = error.help(
             "the template reads a name or field the memo does not have: the context is d (the \
-             record), values, offer, offers, catalog, policy, profile and lang",
+             record), values, offer, offers, catalog, not_on_offer, policy, profile and lang",
         );
     }
     let Some(file) = templates.get(name) else {

@@ -4,7 +4,8 @@
 //! mean, not of their bytes: each file is read as YAML, written back as canonical JSON (mapping
 //! keys sorted, no whitespace, no comments) and the files are hashed in a fixed order, so
 //! reformatting, comments, key order and file order do not change the revision, while any
-//! changed value (a price, a threshold, a row) does. Profiles are hashed the same way. This file
+//! changed value (a price, a threshold, a row) does. Quote sheets are read as CSV, each row a
+//! mapping from column to cell, rows sorted. Profiles are hashed the same way. This file
 //! is also compiled into `build.rs`, which stamps the embedded rules' revision at build time.
 
 use sha2::{Digest, Sha256};
@@ -72,14 +73,55 @@ fn hex(digest: &[u8], chars: usize) -> String {
     out
 }
 
+/// The canonical JSON text of a quote sheet: its rows as mappings from column to cell (cells
+/// trimmed, empty cells and comment lines left out), sorted, so that column order, row order,
+/// spacing and comments do not change it.
+///
+/// # Errors
+/// The text is not CSV (the caller has already reported why, so the message is short).
+pub fn canonical_csv(text: &str) -> Result<String, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| e.to_string())?.clone();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        let row: serde_json::Map<String, serde_json::Value> = headers
+            .iter()
+            .zip(record.iter())
+            .filter(|(_, cell)| !cell.is_empty())
+            .map(|(h, cell)| (h.to_owned(), serde_json::Value::from(cell)))
+            .collect();
+        let mut out = String::new();
+        canonical(&serde_json::Value::Object(row), &mut out);
+        rows.push(out);
+    }
+    rows.sort();
+    Ok(format!("[{}]", rows.join(",")))
+}
+
 /// The revision of a policy made of these rule files: `sha256:` and 16 hex digits.
 ///
 /// # Errors
 /// A file is not YAML.
 pub fn policy(texts: &[&str]) -> Result<String, String> {
+    policy_with_sheets(texts, &[])
+}
+
+/// The revision of a policy made of these rule files and quote sheets: `sha256:` and 16 hex
+/// digits. A policy without sheets has the revision [`policy`] gives.
+///
+/// # Errors
+/// A rule file is not YAML or a sheet is not CSV.
+pub fn policy_with_sheets(texts: &[&str], sheets: &[&str]) -> Result<String, String> {
     let mut docs = texts
         .iter()
         .map(|t| canonical_yaml(t))
+        .chain(sheets.iter().map(|t| canonical_csv(t)))
         .collect::<Result<Vec<_>, _>>()?;
     docs.sort();
     let mut hasher = Sha256::new();

@@ -1,4 +1,4 @@
-//! JSON Schemas of profiles and rule files, generated from the types serde reads.
+//! JSON Schemas of profiles, rule files and quote-sheet rows, generated from the types serde reads.
 //!
 //! Draft-07 is the default because the YAML language server (editor completion and checks)
 //! supports only draft-07; 2020-12 is there for validators that want the current draft. The
@@ -53,6 +53,14 @@ pub fn rules(draft: Draft) -> Value {
 #[must_use]
 pub fn cases(draft: Draft) -> Value {
     generate::<CaseFile>(draft)
+}
+
+/// The JSON Schema of one row of a quote sheet (`quotes/*.csv`): each column a property,
+/// every cell text. A sheet is CSV, not JSON; the schema documents its columns for people and
+/// for tools that check rows as records (`decide quotes check` is the check `decide` runs).
+#[must_use]
+pub fn quote_sheet(draft: Draft) -> Value {
+    generate::<crate::policy::quotes::QuoteRecord>(draft)
 }
 
 /// A schema as the committed files hold it: pretty JSON with a trailing newline.

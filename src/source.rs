@@ -102,9 +102,14 @@ impl Source {
             .help("profiles and rule files are small YAML documents; split or trim the file"));
         };
         if bytes.contains(&0) {
+            let text = if name.to_ascii_lowercase().ends_with(".csv") {
+                "CSV"
+            } else {
+                "YAML"
+            };
             return Err(Error::new(
                 kind,
-                "file looks binary (it contains NUL bytes), expected YAML text",
+                format!("file looks binary (it contains NUL bytes), expected {text} text"),
             )
             .in_file(name));
         }

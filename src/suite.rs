@@ -183,9 +183,16 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
             None => file_as_of,
         };
         let name = case.profile.name.clone();
-        let decided = graph
+        // A case dated where other quotes are in force is decided with the policy priced then.
+        let dated = if graph.policy().prices_hold_at(as_of) {
+            None
+        } else {
+            Some(Graph::compile_in(graph.policy().at(as_of), graph.lang())?)
+        };
+        let priced = dated.as_ref().unwrap_or(graph);
+        let decided = priced
             .check_profile(&case.profile, source)
-            .and_then(|()| graph.evaluate(&case.profile, as_of));
+            .and_then(|()| priced.evaluate(&case.profile, as_of));
         let result = match decided {
             Ok(evaluation) => {
                 exercise(graph, &evaluation, &mut outcome.coverage.hit);

@@ -42,6 +42,7 @@ const ENGINE: &[&str] = &[
 /// questions and the root's `decide` functions.
 const ON_TOP: &[&str] = &[
     "batch",
+    "catalog",
     "check",
     "diagram",
     "diff",

@@ -20,9 +20,9 @@ fn the_policy_revision_changes_with_any_price_and_not_with_comments_or_layout() 
     assert_eq!(Policy::embedded().unwrap().revision, base);
 
     let price = common::edited_rules(&[(
-        "catalog.yaml",
-        "list_cny: 9900, discounted_cny: 7920",
-        "list_cny: 9900, discounted_cny: 7921",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,9900,7921,CNY",
     )]);
     assert_ne!(revision(price.path()), base, "a price changed");
 
@@ -39,8 +39,8 @@ fn the_policy_revision_changes_with_any_price_and_not_with_comments_or_layout() 
     // Flow style to block style, and a file renamed (so read in another order): same meaning.
     let layout = common::edited_rules(&[(
         "catalog.yaml",
-        "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
-        "price:\n      discounted_cny: 7920\n      unit: month\n      list_cny: 9900",
+        "delivery: {scheduled: false, western: true}",
+        "delivery:\n      western: true\n      scheduled: false",
     )]);
     std::fs::rename(
         layout.path().join("catalog.yaml"),

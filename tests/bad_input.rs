@@ -3,7 +3,8 @@
 //! and nothing on standard output. Never a panic, never a hang.
 //!
 //! Data-driven: each file in `tests/bad-input/profile/` is decided as a profile; each file in
-//! `tests/bad-input/rules/` is added to a copy of the shipped rules (as `zz-bad.yaml`) and an
+//! `tests/bad-input/rules/` is added to a copy of the shipped rules (as `zz-bad.yaml`), and each
+//! file in `tests/bad-input/quotes/` to its quote sheets (`quotes/`, under its own name); an
 //! example is decided with them. The error text is snapshotted. Cases that need no file (a
 //! missing file, a directory, a file over the size limit) are tests below.
 
@@ -41,6 +42,26 @@ fn bad_rule_files() {
     insta::glob!("bad-input/rules/*", |path| {
         let rules = common::edited_rules(&[]);
         std::fs::copy(path, rules.path().join("zz-bad.yaml")).unwrap();
+        let out = common::run(&[
+            "examples/lora-7b-4090.yaml",
+            "--as-of",
+            common::AS_OF,
+            "--rules",
+            rules.path().to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{}", path.display());
+        insta::assert_snapshot!(shown(&out, Some(rules.path())));
+    });
+}
+
+/// Each file of `tests/bad-input/quotes/` joins a copy of the shipped rules' quote sheets
+/// (under its own name) and an example is decided with them.
+#[test]
+fn bad_quote_sheets() {
+    insta::glob!("bad-input/quotes/*", |path| {
+        let rules = common::edited_rules(&[]);
+        let target = rules.path().join("quotes").join(path.file_name().unwrap());
+        std::fs::copy(path, target).unwrap();
         let out = common::run(&[
             "examples/lora-7b-4090.yaml",
             "--as-of",

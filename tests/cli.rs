@@ -152,9 +152,9 @@ fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     assert_eq!(before["deployment"], "bare_metal");
     // The box's price rises to ¥9,000: now containers are cheaper at 520 h.
     let rules = common::edited_rules(&[(
-        "catalog.yaml",
-        "list_cny: 9900, discounted_cny: 7920",
-        "list_cny: 11250, discounted_cny: 9000",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,11250,9000,CNY",
     )]);
     let after = run(Some(rules.path()));
     assert_eq!(after["deployment"], "container");

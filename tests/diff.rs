@@ -41,9 +41,9 @@ fn a_raised_4090_price_moves_profiles_to_containers_and_exits_1() {
     // The 4090 box from ¥7,920 to ¥9,500 a month: the break-even line moves from 505 h to
     // 606 h per GPU, so the two 600 h LoRA profiles now rent containers.
     let new = common::edited_rules(&[(
-        "catalog.yaml",
-        "list_cny: 9900, discounted_cny: 7920",
-        "list_cny: 9900, discounted_cny: 9500",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,9900,9500,CNY",
     )]);
     let out = decide(&[
         "diff",

@@ -50,9 +50,9 @@ fn a_case_with_an_invalid_profile_names_file_line_and_field() {
 fn a_rules_folder_runs_its_own_tests_and_a_price_change_fails_the_pinned_cost() {
     // The scenario case pins the 4090 box at ¥7,920 a month; a new price must fail it.
     let rules = common::edited_rules(&[(
-        "catalog.yaml",
-        "list_cny: 9900, discounted_cny: 7920",
-        "list_cny: 9900, discounted_cny: 8100",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,9900,8100,CNY",
     )]);
     let out = decide(&["test", "--rules", rules.path().to_str().unwrap()]);
     let text = stdout(&out);

@@ -7,13 +7,15 @@
 //! input gives the same bytes; more busy hours or one more requirement never turns bare metal
 //! into containers; a mutated profile (a value below or above its field's range among them) is
 //! refused with a message that names the field; no decision breaks one of the policy's
-//! invariants (over 10,000 profiles).
+//! invariants (over 10,000 profiles). With quote sheets: a later quote that raises an offer's
+//! price never lowers a profile's monthly cost, and the same profile, rules and `--as-of` give
+//! the same bytes at any date.
 
 mod common;
 
 use std::sync::LazyLock;
 
-use decide::{ErrorKind, Format, Graph, Memo, Source};
+use decide::{ErrorKind, Format, Graph, Memo, Policy, Source};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -166,4 +168,77 @@ fn no_generated_profile_breaks_an_invariant() {
         broken.len(),
         broken[0]
     );
+}
+
+/// The shipped rules with one more quote sheet, valid from 2026-10-01, that raises one offer's
+/// prices by `factor`, priced at that day.
+fn raised(offer: &str, unit: &str, list: f64, discounted: f64, factor: f64) -> Graph {
+    let sheet = format!(
+        "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,min_term,vat,\
+         invoice,valid_from,source\n{offer},marketplace,{unit},{:.2},{:.2},CNY,month,1 month,\
+         unknown,unknown,2026-10-01,property test\n",
+        list * factor,
+        discounted * factor
+    );
+    let mut sources = Policy::embedded_sources();
+    sources.push(Source::new("rules/quotes/2026-10-01-raise.csv", sheet));
+    let policy = Policy::from_sources(&sources, decide::policy::PolicyOrigin::Embedded).unwrap();
+    Graph::compile(policy.at(RAISED_FROM.parse().unwrap())).unwrap()
+}
+
+const RAISED_FROM: &str = "2026-10-01";
+
+/// The monthly cost `graph` recommends for a profile at `as_of`.
+fn monthly_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
+    let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
+    match decide::decide_with(graph, &source, as_of, decide::Detail::LEAN) {
+        Ok((_, e)) => e.decision.costs["recommended_monthly_cny"]
+            .as_f64()
+            .unwrap(),
+        Err(e) => panic!("{}\n{value}", e.render()),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // Each case compiles a policy with one more sheet.
+        cases: 48,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn a_raised_quote_never_lowers_the_monthly_cost(
+        p in profile(),
+        quote in prop::sample::select(vec![
+            ("rtx4090-x8-sichuan2", "month", 9900.0, 7920.0),
+            ("ascend910b-x8-huawei", "month", 26500.0, 21200.0),
+            ("h100-x8-ningxia1", "month", 108_600.0, 86880.0),
+            ("rtx4090-container", "gpu_hour", 1.96, 1.57),
+        ]),
+        factor in 1.0f64..2.0,
+    ) {
+        let (offer, unit, list, discounted) = quote;
+        let as_of = RAISED_FROM.parse().unwrap();
+        let before = monthly_cost(&GRAPH, &p, as_of);
+        let after = monthly_cost(&raised(offer, unit, list, discounted, factor), &p, as_of);
+        prop_assert!(after >= before - 1e-6, "{offer} × {factor}: {before} → {after}\n{p}");
+    }
+
+    #[test]
+    fn the_same_profile_rules_and_date_give_the_same_bytes(
+        p in profile(),
+        days in 0i32..600,
+    ) {
+        let as_of = common::as_of() + jiff::Span::new().days(days);
+        let render = || {
+            let graph = Graph::compile(Policy::embedded().unwrap().at(as_of)).unwrap();
+            let source = Source::new("generated.yaml", serde_json::to_string(&p).unwrap());
+            let (profile, evaluation) = decide::decide(&graph, &source, as_of).unwrap();
+            MEMO.render(&graph, &profile, &evaluation, Format::Markdown).unwrap()
+        };
+        prop_assert_eq!(render(), render());
+    }
 }

@@ -92,13 +92,17 @@ fn duplicate_ids_and_missing_prices_are_refused() {
     assert!(err.contains("first defined at"), "{err}");
 
     let rules = common::edited_rules(&[(
-        "catalog.yaml",
-        "list_cny: 19888, discounted_cny: 15910",
-        "list_cny: 19888",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,19888,15910,CNY",
+        "month,19888,,CNY",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(
-        err.contains("offer `rtx5090-x8-anhui1` has no `price.discounted_cny` (a number)"),
+        err.contains("discounted_price: the price is empty"),
+        "{err}"
+    );
+    assert!(
+        err.contains("quotes/2026-09-04-marketplace.csv:7:"),
         "{err}"
     );
 }

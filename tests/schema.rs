@@ -111,6 +111,33 @@ fn committed_cases_schema_is_current() {
 }
 
 #[test]
+fn committed_quote_sheet_schema_is_current() {
+    let schema = check_committed(
+        "quote-sheet.schema.json",
+        &schema::quote_sheet(Draft::Draft7),
+    );
+    assert_eq!(schema["title"], "decide quote sheet row");
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    for column in [
+        "offer",
+        "vendor",
+        "unit",
+        "discounted_price",
+        "currency",
+        "valid_from",
+        "source",
+    ] {
+        assert!(required.contains(&column), "{column} in {required:?}");
+    }
+    assert_eq!(decide_schema(&["quotes"]), schema::to_text(&schema));
+}
+
+#[test]
 fn draft_2020_12_uses_its_meta_schema_and_defs() {
     for (what, fresh) in [
         ("profile", schema::profile(Draft::Draft2020_12)),

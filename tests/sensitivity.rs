@@ -58,9 +58,9 @@ fn the_break_even_line_is_found_from_the_rules() {
 #[test]
 fn a_price_edit_moves_the_flip_point() {
     let dir = common::edited_rules(&[(
-        "catalog.yaml",
-        "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
-        "price: {unit: month, list_cny: 10625, discounted_cny: 8500}",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,10625,8500,CNY",
     )]);
     let graph = common::compile_dir(dir.path()).unwrap();
     let cheaper = flips(&graph, "examples/lora-7b-4090.yaml");
@@ -72,9 +72,9 @@ fn a_price_edit_moves_the_flip_point() {
     // At ¥9,500 the box costs more than a committed container month for its 8 GPUs
     // (8 × 720 h × ¥1.57 = ¥9,043.20): no number of busy hours makes it cheaper.
     let dir = common::edited_rules(&[(
-        "catalog.yaml",
-        "price: {unit: month, list_cny: 9900, discounted_cny: 7920}",
-        "price: {unit: month, list_cny: 11875, discounted_cny: 9500}",
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,11875,9500,CNY",
     )]);
     let graph = common::compile_dir(dir.path()).unwrap();
     let dearer = flips(&graph, "examples/lora-7b-4090.yaml");

@@ -18,7 +18,21 @@ use decide::{Format, Graph, Memo, Policy, Source};
 /// The line that separates files in the split mode.
 pub const SEPARATOR: &str = "\n---FILE---\n";
 
-pub static EMBEDDED: LazyLock<Vec<Source>> = LazyLock::new(Policy::embedded_sources);
+/// The embedded rule files (YAML), without the quote sheets: the modes below number these.
+pub static EMBEDDED: LazyLock<Vec<Source>> = LazyLock::new(|| {
+    Policy::embedded_sources()
+        .into_iter()
+        .filter(|s| !decide::policy::is_sheet(s))
+        .collect()
+});
+/// The embedded quote sheets, added to every policy an input stands for (the `quotes` target
+/// fuzzes the sheets themselves).
+pub static SHEETS: LazyLock<Vec<Source>> = LazyLock::new(|| {
+    Policy::embedded_sources()
+        .into_iter()
+        .filter(decide::policy::is_sheet)
+        .collect()
+});
 pub static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().expect("embedded templates"));
 pub static AS_OF: LazyLock<jiff::civil::Date> =
     LazyLock::new(|| "2026-09-04".parse().expect("a valid date"));
@@ -61,7 +75,7 @@ pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
     let n = EMBEDDED.len();
     // ASCII digits select modes 0..=9 directly, so the seeds read `0catalog...`, `1...`.
     let mode = usize::from(selector.wrapping_sub(b'0')) % (n + 1);
-    let sources: Vec<Source> = if mode < n {
+    let mut sources: Vec<Source> = if mode < n {
         let mut sources = EMBEDDED.clone();
         sources[mode] = Source::new(sources[mode].name.clone(), text);
         sources
@@ -71,6 +85,8 @@ pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
             .map(|(i, part)| Source::new(format!("rules/fuzz-{i}.yaml"), part))
             .collect()
     };
+    // The prices: the embedded quote sheets.
+    sources.extend(SHEETS.iter().cloned());
     // Same limit as `Source::read`.
     let too_big = sources
         .iter()

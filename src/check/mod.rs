@@ -144,7 +144,9 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
 fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
     let policy = graph.policy();
     let c = graph.compiled();
-    let known: Vec<&str> = policy.offer_ids().collect();
+    // Every offer the policy has at any date: a rule may name one not on offer yet.
+    let all = policy.all_offer_ids();
+    let known: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut keyed: HashSet<&str> = HashSet::from(["catalog"]);
     keyed.extend(
         c.nodes

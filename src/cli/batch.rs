@@ -84,7 +84,11 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
     // process, so that the temporary output file is removed and the old one left whole.
     let signals = Signals::watch()?;
-    let graph = Graph::compile_in(super::load_policy(args.rules.as_deref())?, args.lang)?;
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let graph = Graph::compile_in(
+        super::load_policy(args.rules.as_deref(), Some(as_of))?,
+        args.lang,
+    )?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
     let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
     if format == Format::Markdown {
@@ -105,7 +109,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     let options = Options {
         format,
-        as_of: args.as_of.unwrap_or_else(decide::today::today),
+        as_of,
         trace: args.trace,
         sensitivity: args.sensitivity,
     };

@@ -48,8 +48,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
 }
 
 fn diff(args: &Args) -> Result<Outcome> {
-    let old = Graph::compile(Policy::from_dir(&args.old)?)?;
-    let new = Graph::compile(Policy::from_dir(&args.new)?)?;
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let old = Graph::compile(Policy::from_dir(&args.old)?.at(as_of))?;
+    let new = Graph::compile(Policy::from_dir(&args.new)?.at(as_of))?;
     let mut profiles = Vec::new();
     for path in &args.profiles {
         if path.is_dir() {
@@ -65,7 +66,6 @@ fn diff(args: &Args) -> Result<Outcome> {
             profiles.push(Source::read(path, ErrorKind::Profile)?);
         }
     }
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let diffs = decide::diff::run(&old, &new, &profiles, as_of)?;
     super::print(&decide::diff::report(&old, &new, &diffs, as_of))?;
     if diffs

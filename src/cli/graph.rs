@@ -36,7 +36,7 @@ pub enum GraphFormat {
 
 /// Compiles the policy and prints its graph in the format `args` ask for.
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let graph = Graph::compile(super::load_policy(args.rules.as_deref(), None)?)?;
     let text = match args.format {
         GraphFormat::Mermaid => diagram::mermaid(&graph),
         GraphFormat::Dot => diagram::dot(&graph),

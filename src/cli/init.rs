@@ -65,7 +65,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .in_file(args.file.display().to_string())
             .help("choose another file, or pass --force to overwrite it"));
     }
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let graph = Graph::compile(super::load_policy(
+        args.rules.as_deref(),
+        Some(decide::today::today()),
+    )?)?;
     let lang = args.lang;
     let mut profile = J::Object(Map::new());
     for prompt in questionnaire::prompts(graph.policy(), lang) {

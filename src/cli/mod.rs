@@ -10,6 +10,8 @@ mod batch;
 mod diff;
 mod graph;
 mod init;
+mod offers;
+mod quotes;
 mod schema;
 mod shell;
 mod signals;
@@ -39,6 +41,8 @@ Examples:
   decide validate --rules ./my-rules
   decide test --rules ./my-rules
   decide diff rules ./my-rules examples/
+  decide offers --as-of 2026-09-04       (what is on offer, from whom, at what price)
+  decide quotes check rules/quotes/2026-10-01-marketplace.csv
   decide graph --format dot | dot -Tsvg > graph.svg
   decide schema profile
   decide completions bash > ~/.local/share/bash-completion/completions/decide
@@ -95,6 +99,8 @@ pub enum Command {
     Graph(graph::Args),
     Test(test::Args),
     Diff(diff::Args),
+    Offers(offers::Args),
+    Quotes(quotes::Args),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
 }
@@ -148,6 +154,8 @@ pub fn run() -> std::result::Result<(), u8> {
         Some(Command::Graph(a)) => graph::run(a),
         Some(Command::Test(a)) => test::run(a),
         Some(Command::Diff(a)) => diff::run(a),
+        Some(Command::Offers(a)) => offers::run(a),
+        Some(Command::Quotes(a)) => quotes::run(a),
         Some(Command::Completions(a)) => shell::completions(a),
         Some(Command::Man(a)) => shell::man(a),
     };
@@ -166,7 +174,8 @@ pub fn run() -> std::result::Result<(), u8> {
 
 /// Decides one profile as `args` say and writes the result.
 fn decide_profile(args: &Args) -> Result<()> {
-    let graph = Graph::compile_in(load_policy(args.rules.as_deref())?, args.lang)?;
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let graph = Graph::compile_in(load_policy(args.rules.as_deref(), Some(as_of))?, args.lang)?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
     let Some(profile) = &args.profile else {
         return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
@@ -176,7 +185,6 @@ fn decide_profile(args: &Args) -> Result<()> {
     } else {
         Source::read(profile, ErrorKind::Profile)?
     };
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let detail = decide::Detail {
         trace: args.trace,
         ..decide::Detail::DEFAULT
@@ -206,12 +214,17 @@ pub(crate) fn render(e: &Error) -> String {
     }
 }
 
-/// The policy of a `--rules` folder, or the embedded one.
-pub fn load_policy(rules: Option<&Path>) -> Result<Policy> {
-    match rules {
+/// The policy of a `--rules` folder, or the embedded one, priced at `as_of` (the quotes valid
+/// then; `None`: the newest quote of every offer, for commands that decide nothing).
+pub fn load_policy(rules: Option<&Path>, as_of: Option<jiff::civil::Date>) -> Result<Policy> {
+    let policy = match rules {
         Some(dir) => Policy::from_dir(dir),
         None => Policy::embedded(),
-    }
+    }?;
+    Ok(match as_of {
+        Some(date) => policy.at(date),
+        None => policy,
+    })
 }
 
 /// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command

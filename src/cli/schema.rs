@@ -1,4 +1,4 @@
-//! `decide schema`: the JSON Schema of profiles or of rule files, generated from the types.
+//! `decide schema`: the JSON Schema of profiles, rule files, test cases or quote-sheet rows, generated from the types.
 
 use clap::ValueEnum;
 
@@ -13,7 +13,8 @@ use super::Outcome;
 Examples:
   decide schema profile > schema/profile.schema.json
   decide schema rules > schema/rules.schema.json
-  decide schema rules --draft 2020-12")]
+  decide schema rules --draft 2020-12
+  decide schema quotes > schema/quote-sheet.schema.json")]
 pub struct Args {
     /// Which document the schema describes.
     #[arg(value_enum)]
@@ -31,6 +32,8 @@ pub enum SchemaOf {
     Rules,
     /// A policy test case file (`decide test`).
     Cases,
+    /// One row of a quote sheet (`quotes/*.csv` of a rules folder): its columns.
+    Quotes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -57,6 +60,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         SchemaOf::Profile => schema::profile(draft),
         SchemaOf::Rules => schema::rules(draft),
         SchemaOf::Cases => schema::cases(draft),
+        SchemaOf::Quotes => schema::quote_sheet(draft),
     };
     super::print(&schema::to_text(&value))?;
     Ok(Outcome::Clean)

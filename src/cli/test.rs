@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref())?)?;
+    let graph = Graph::compile(super::load_policy(args.rules.as_deref(), None)?)?;
     let sources = case_sources(args)?;
     let outcome = suite::run(&graph, &sources)?;
     let text = report(&outcome);

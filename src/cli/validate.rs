@@ -53,7 +53,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
-    let graph = policy.and_then(|policy| match Graph::compile(policy) {
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let graph = policy.and_then(|policy| match Graph::compile(policy.at(as_of)) {
         Ok(graph) => Some(graph),
         Err(e) => {
             errors.extend(e.into_all());
@@ -77,7 +78,6 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
         (None, None) => unreachable!("no graph without an error"),
     };
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let report = check::check(&graph, as_of);
     let mut out = String::new();
     for finding in report.all_findings() {

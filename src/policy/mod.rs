@@ -4,8 +4,11 @@
 //! evaluation: each section given once, unique and well-formed ids, and a catalog whose offers
 //! have every field the policy declares in `offer_fields`, with the declared types (numbers at
 //! least 0, amounts of money, fields whose name ends in `_cny`, greater than 0). Compiling
-//! the expressions into a graph is [`crate::graph`]'s job.
+//! the expressions into a graph is [`crate::graph`]'s job. With quote sheets (`quotes/*.csv`)
+//! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
+//! prices the catalog at a date ([`Policy::at`]).
 
+pub mod quotes;
 pub mod rules;
 
 use std::collections::HashMap;
@@ -16,7 +19,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::source::Source;
-use rules::{FieldType, Invariant, Outputs, PolicyMeta, RuleFile, RuleNode, Table};
+use rules::{FieldType, Invariant, Outputs, PolicyMeta, QuoteSheets, RuleFile, RuleNode, Table};
 
 /// The default rules, embedded at build time.
 mod embedded {
@@ -69,7 +72,17 @@ pub struct Policy {
     pub meta: PolicyMeta,
     pub outputs: Located<Outputs>,
     pub offer_fields: IndexMap<String, FieldType>,
+    /// The offers on offer at [`Policy::prices_at`]: with quote sheets, one per hardware and
+    /// vendor quoted by then (see [`quotes`]); without, the catalog as written.
     pub offers: Vec<Located<Offer>>,
+    /// The catalog as written: with quote sheets, the hardware the quotes price.
+    pub hardware: Vec<Located<Offer>>,
+    /// Every quote of every sheet (the sources named `*.csv`), in sheet and line order.
+    pub quotes: Vec<quotes::Quote>,
+    /// The sheets' vocabulary (`quote_sheets:`), when the policy has one.
+    pub quote_sheets: Option<Located<QuoteSheets>>,
+    /// The date `offers` are priced at: `None` for the newest quote of every offer.
+    pub prices_at: Option<jiff::civil::Date>,
     /// Every node, numbered here once and for all: grouped by kind in [`NodeKind`] order, in
     /// the order written within a kind. A node's index in this list is its index everywhere.
     pub nodes: Vec<Located<RuleNode>>,
@@ -86,13 +99,79 @@ impl Policy {
         Self::from_sources(&Self::embedded_sources(), PolicyOrigin::Embedded)
     }
 
-    /// Every `*.yaml` / `*.yml` file directly inside `dir`, in name order.
+    /// Every `*.yaml` / `*.yml` file directly inside `dir`, in name order, and the quote
+    /// sheets of `dir/quotes/` (every `*.csv`).
     pub fn from_dir(dir: &Path) -> Result<Self> {
         let sources = Self::read_dir(dir)?;
         Self::from_sources(&sources, PolicyOrigin::Folder(dir.to_path_buf()))
     }
 
-    /// The rule files of `dir` (every `*.yaml` / `*.yml` directly inside it), in name order.
+    /// The same policy with its offers priced at `date`: the quotes valid then (the latest per
+    /// hardware and vendor whose `valid_from` is on or before `date`). Hardware with no quote
+    /// by then is not on offer. A policy without quote sheets is returned as it is.
+    #[must_use]
+    pub fn at(&self, date: jiff::civil::Date) -> Self {
+        let mut policy = self.clone();
+        if self.quote_sheets.is_some() {
+            policy.offers =
+                quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
+            policy.prices_at = Some(date);
+        }
+        policy
+    }
+
+    /// Whether `offers` hold at `date`: the same quotes are in force then as at
+    /// [`Policy::prices_at`] (always, without quote sheets). A graph compiled from this policy
+    /// decides correctly at exactly these dates.
+    #[must_use]
+    pub fn prices_hold_at(&self, date: jiff::civil::Date) -> bool {
+        let in_force = |d: Option<jiff::civil::Date>| {
+            self.quotes
+                .iter()
+                .filter(|q| d.is_none_or(|d| q.valid_from <= d))
+                .count()
+        };
+        in_force(Some(date)) == in_force(self.prices_at)
+    }
+
+    /// The catalog's hardware that no quote prices at [`Policy::prices_at`], each with the
+    /// first day it is quoted (none when no sheet quotes it).
+    #[must_use]
+    pub fn not_on_offer(&self) -> Vec<(&Located<Offer>, Option<jiff::civil::Date>)> {
+        if self.quote_sheets.is_none() {
+            return Vec::new();
+        }
+        self.hardware
+            .iter()
+            .filter(|h| {
+                !self.offers.iter().any(|o| {
+                    o.item.fields.get("hardware").and_then(|v| v.as_str()) == Some(&h.item.id)
+                })
+            })
+            .map(|h| {
+                let first = self
+                    .quotes
+                    .iter()
+                    .filter(|q| q.hardware == h.item.id)
+                    .map(|q| q.valid_from)
+                    .min();
+                (h, first)
+            })
+            .collect()
+    }
+
+    /// Every offer id the policy has at any date (with quote sheets: every hardware and vendor
+    /// quoted; without: the catalog's ids).
+    #[must_use]
+    pub fn all_offer_ids(&self) -> Vec<String> {
+        if self.quote_sheets.is_none() {
+            return self.offer_ids().map(str::to_owned).collect();
+        }
+        quotes::all_ids(&self.hardware, &self.quotes)
+    }
+
+    /// The rule files of `dir` (every `*.yaml` / `*.yml` directly inside it), in name order,
+    /// then its quote sheets (`dir/quotes/*.csv`), in name order.
     pub fn read_dir(dir: &Path) -> Result<Vec<Source>> {
         let name = dir.display().to_string();
         let paths = crate::source::files_in(dir, crate::source::YAML_EXTENSIONS).map_err(|e| {
@@ -114,19 +193,35 @@ impl Policy {
                     ),
             );
         }
+        let sheets_dir = dir.join(quotes::SHEETS_FOLDER);
+        let sheets = if sheets_dir.is_dir() {
+            crate::source::files_in(&sheets_dir, quotes::SHEET_EXTENSIONS).map_err(|e| {
+                Error::new(
+                    ErrorKind::Rules,
+                    format!("cannot read the quote sheets folder: {e}"),
+                )
+                .in_file(sheets_dir.display().to_string())
+            })?
+        } else {
+            Vec::new()
+        };
         paths
             .iter()
+            .chain(&sheets)
             .map(|p| Source::read(p, ErrorKind::Rules))
             .collect()
     }
 
-    /// The embedded rule files.
+    /// The embedded rule files, then the embedded quote sheets.
     #[must_use]
     pub fn embedded_sources() -> Vec<Source> {
-        embedded::RULES
+        let rules = embedded::RULES
             .iter()
-            .map(|(name, text)| Source::new(format!("rules/{name}"), *text))
-            .collect()
+            .map(|(name, text)| Source::new(format!("rules/{name}"), *text));
+        let sheets = embedded::QUOTES
+            .iter()
+            .map(|(name, text)| Source::new(format!("rules/quotes/{name}"), *text));
+        rules.chain(sheets).collect()
     }
 
     /// Parses, merges and checks rule files already in memory.
@@ -148,9 +243,12 @@ impl Policy {
         // Every file is parsed even when an earlier one fails, so all faults show at once.
         let mut files = Vec::with_capacity(sources.len());
         let mut errors = Vec::new();
-        for source in sources {
+        for (index, source) in sources.iter().enumerate() {
+            if is_sheet(source) {
+                continue;
+            }
             match source.parse_yaml::<RuleFile>(ErrorKind::Rules) {
-                Ok(file) => files.push(file),
+                Ok(file) => files.push((index, file)),
                 Err(e) => errors.push(e),
             }
         }
@@ -164,12 +262,13 @@ impl Policy {
             outputs: None,
             offer_fields: IndexMap::new(),
             offers: Vec::new(),
+            quote_sheets: None,
             nodes: Vec::new(),
             questions: Vec::new(),
             sensitivity: None,
             invariants: Vec::new(),
         };
-        for (file, rf) in files.into_iter().enumerate() {
+        for (file, rf) in files {
             builder.add(file, rf);
         }
         builder.finish(origin)
@@ -222,6 +321,7 @@ struct Builder<'a> {
     outputs: Option<Located<Outputs>>,
     offer_fields: IndexMap<String, FieldType>,
     offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
+    quote_sheets: Option<Located<QuoteSheets>>,
     nodes: Vec<Located<RuleNode>>,
     questions: Vec<Located<rules::Question>>,
     sensitivity: Option<Located<rules::Sensitivity>>,
@@ -252,6 +352,17 @@ impl Builder<'_> {
                     self.outputs = Some(Located {
                         file,
                         item: outputs,
+                    });
+                }
+            }
+        }
+        if let Some(vocabulary) = rf.quote_sheets {
+            match &self.quote_sheets {
+                Some(prev) => self.errors.push(twice("quote_sheets", prev.file)),
+                None => {
+                    self.quote_sheets = Some(Located {
+                        file,
+                        item: vocabulary,
                     });
                 }
             }
@@ -307,23 +418,66 @@ impl Builder<'_> {
                     .help("add `outputs:` with `deployment:`, `offer:` and `costs:` expressions"),
             );
         }
-        let offers = check_offers(sources, &self.offer_fields, self.offers, &mut self.errors);
+        let sheets: Vec<usize> = (0..sources.len())
+            .filter(|&i| is_sheet(&sources[i]))
+            .collect();
+        let quoted = !sheets.is_empty() || self.quote_sheets.is_some();
+        let hardware = check_offers(
+            sources,
+            &self.offer_fields,
+            self.offers,
+            quoted,
+            &mut self.errors,
+        );
+        let mut all_quotes = Vec::new();
+        match &self.quote_sheets {
+            Some(vocabulary) => {
+                let ids: Vec<&str> = hardware.iter().map(|h| h.item.id.as_str()).collect();
+                for &sheet in &sheets {
+                    let (mut q, mut e) = quotes::read_sheet(sources, sheet, &vocabulary.item, &ids);
+                    all_quotes.append(&mut q);
+                    self.errors.append(&mut e);
+                }
+                self.errors.extend(quotes::duplicates(sources, &all_quotes));
+            }
+            None if !sheets.is_empty() => self.errors.push(
+                Error::new(
+                    ErrorKind::Rules,
+                    "the rules have quote sheets but no `quote_sheets:` section",
+                )
+                .in_file(first)
+                .help(
+                    "add `quote_sheets: {currency: ..., price_units: [...], billing_units: \
+                     [...], vat: [...], discount_commits: [...]}` to one rule file (see the \
+                     shipped rules/catalog.yaml)",
+                ),
+            ),
+            None => {}
+        }
+        let offers = if quoted {
+            quotes::resolve(&hardware, &all_quotes, sources, None)
+        } else {
+            hardware.clone()
+        };
         // Node indices are assigned here, once: by kind, then in the order written (stable).
         self.nodes.sort_by_key(|n| n.item.kind());
         let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
             return (None, self.errors);
         };
         // The embedded rules' revision is stamped at build time; anything else is hashed now.
-        let unchanged_embedded = sources.len() == embedded::RULES.len()
+        let unchanged_embedded = sources.len() == embedded::RULES.len() + embedded::QUOTES.len()
             && sources
                 .iter()
-                .zip(embedded::RULES)
+                .zip(embedded::RULES.iter().chain(embedded::QUOTES))
                 .all(|(s, (_, text))| &*s.text == *text);
         let revision = if unchanged_embedded {
             embedded::RULES_REVISION.to_owned()
         } else {
-            let texts: Vec<&str> = sources.iter().map(|s| &*s.text).collect();
-            crate::revision::policy(&texts).unwrap_or_default()
+            let (sheet_sources, rule_sources): (Vec<&Source>, Vec<&Source>) =
+                sources.iter().partition(|s| is_sheet(s));
+            let texts: Vec<&str> = rule_sources.iter().map(|s| &*s.text).collect();
+            let sheet_texts: Vec<&str> = sheet_sources.iter().map(|s| &*s.text).collect();
+            crate::revision::policy_with_sheets(&texts, &sheet_texts).unwrap_or_default()
         };
         let policy = Policy {
             origin,
@@ -333,6 +487,10 @@ impl Builder<'_> {
             outputs,
             offer_fields: self.offer_fields,
             offers,
+            hardware,
+            quotes: all_quotes,
+            quote_sheets: self.quote_sheets,
+            prices_at: None,
             nodes: self.nodes,
             questions: self.questions,
             sensitivity: self.sensitivity,
@@ -353,6 +511,7 @@ fn check_offers(
     sources: &[Source],
     fields: &IndexMap<String, FieldType>,
     raw: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
+    quoted: bool,
     errors: &mut Vec<Error>,
 ) -> Vec<Located<Offer>> {
     let mut seen: HashMap<String, (usize, Location)> = HashMap::new();
@@ -400,8 +559,35 @@ fn check_offers(
             continue;
         }
         seen.insert(id.clone(), (file, location));
+        let written: Vec<String> = map
+            .keys()
+            .filter(|k| quotes::QUOTED_FIELDS.contains(&k.as_str()))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if quoted && !written.is_empty() {
+            errors.push(
+                error_at(
+                    sources,
+                    file,
+                    location,
+                    format!(
+                        "offer `{id}` writes {}, which its quotes give",
+                        written.join(", ")
+                    ),
+                )
+                .help(
+                    "with quote sheets (quotes/*.csv) the catalog holds the hardware; prices, \
+                     billing terms, sources and dates are columns of a sheet's row: move them \
+                     there (see the README, \"Prices: quote sheets\")",
+                ),
+            );
+        }
         let value = serde_json::Value::Object(map);
-        for (path, ty) in fields {
+        // With quote sheets, the fields their quotes give are checked in the sheets.
+        let given_by_quotes = |path: &str| {
+            quoted && quotes::QUOTED_FIELDS.contains(&path.split('.').next().unwrap_or(path))
+        };
+        for (path, ty) in fields.iter().filter(|(p, _)| !given_by_quotes(p)) {
             let found = path.split('.').try_fold(&value, |v, key| v.get(key));
             let err = |what: String| {
                 error_at(sources, file, location, format!("offer `{id}` {what}"))
@@ -512,6 +698,18 @@ fn number_leaves<'v>(
         serde_json::Value::Number(_) => out.push((prefix.to_owned(), value)),
         _ => {}
     }
+}
+
+/// Whether a source of a rules folder is a quote sheet (named `*.csv`) rather than YAML.
+#[must_use]
+pub fn is_sheet(source: &Source) -> bool {
+    std::path::Path::new(&source.name)
+        .extension()
+        .is_some_and(|x| {
+            quotes::SHEET_EXTENSIONS
+                .iter()
+                .any(|e| x.eq_ignore_ascii_case(e))
+        })
 }
 
 fn is_offer_id(id: &str) -> bool {

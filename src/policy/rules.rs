@@ -32,10 +32,17 @@ pub struct RuleFile {
     /// Fields every catalog offer must have, as dotted paths with their type.
     #[serde(default)]
     pub offer_fields: IndexMap<String, FieldType>,
-    /// The catalog: bare-metal and container offers with prices and sources.
+    /// The catalog: the hardware of each offer (accelerators, memory, links, host, delivery,
+    /// tools). With quote sheets (`quotes/*.csv`), prices, billing terms and sources come from
+    /// the sheets; a policy without sheets writes them here (`price`, `billing`, `source`,
+    /// `as_of`).
     #[serde(default)]
     #[schemars(with = "Vec<IndexMap<String, serde_json::Value>>")]
     pub offers: Vec<Spanned<IndexMap<String, serde_json::Value>>>,
+    /// What the quote sheets of `quotes/` may say: their currency and the words their unit,
+    /// VAT and commitment columns take (at most one file has it; required with sheets).
+    #[serde(default)]
+    pub quote_sheets: Option<QuoteSheets>,
     /// Derived numbers and flags, and constants (`value:`).
     #[serde(default)]
     pub facts: Vec<Fact>,
@@ -66,6 +73,25 @@ pub struct RuleFile {
     /// searches generated profiles for one that breaks it.
     #[serde(default)]
     pub invariants: Vec<Invariant>,
+}
+
+/// The vocabulary of a policy's quote sheets (`quotes/*.csv`): every row is checked against it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteSheets {
+    /// The currency every price of a sheet is in (the `currency` column), e.g. `CNY`: the
+    /// offers' amounts (`price.list_cny`, ...) are in it.
+    pub currency: String,
+    /// What a price is for (the `unit` column; the offer's `price.unit`), e.g. `month`.
+    pub price_units: Vec<String>,
+    /// What a bill is made of (the `billing_unit` column, default the `unit`; the offer's
+    /// `billing.unit`).
+    pub billing_units: Vec<String>,
+    /// Whether prices include VAT (the `vat` column; the offer's `billing.vat`).
+    pub vat: Vec<String>,
+    /// What the discounted price commits the buyer to (the `discount_commits` column; the
+    /// offer's `billing.discount_commits`).
+    pub discount_commits: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -1,0 +1,44 @@
+//! `decide offers`: the catalog at a date as a table (hardware, vendor, unit, price, age, trend).
+
+use std::path::PathBuf;
+
+use decide::error::{Error, ErrorKind, Result};
+
+use super::{Outcome, OutputFormat};
+
+/// List what is on offer at a date: every quote in force, with its price, age and trend.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  decide offers                         (today's quotes)
+  decide offers --as-of 2026-07-15      (what was on offer then, at July's prices)
+  decide offers --rules ./my-rules --format json")]
+pub struct Args {
+    /// The rules folder (default: the embedded policy).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// The date the quotes are read at (YYYY-MM-DD); default today.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
+    pub as_of: Option<jiff::civil::Date>,
+    /// Output format: a Markdown table or JSON.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Md)]
+    pub format: OutputFormat,
+}
+
+/// Prints the offers of the policy priced at `--as-of`.
+pub fn run(args: &Args) -> Result<Outcome> {
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let policy = super::load_policy(args.rules.as_deref(), Some(as_of))?;
+    let listing = decide::catalog::listing(&policy, as_of);
+    let text = match args.format {
+        OutputFormat::Md => decide::catalog::markdown(&listing),
+        OutputFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&listing)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write JSON: {e}")))?;
+            json.push('\n');
+            json
+        }
+    };
+    super::print(&text)?;
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,136 @@
+//! `decide quotes check`: quote sheets validated against a policy before they are committed.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use decide::Policy;
+use decide::error::{Error, ErrorKind, Result};
+use decide::policy::{PolicyOrigin, quotes};
+use decide::source::Source;
+
+use super::Outcome;
+
+/// Work with quote sheets (dated CSV price lists in a rules folder's `quotes/`).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    Check(CheckArgs),
+}
+
+/// Check quote sheets before committing them: every row against the rules' catalog and
+/// vocabulary, duplicates against the rules' own sheets, and no quote dated after `--as-of`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+A FILE named like one of the rules' sheets replaces it, so a sheet already in the rules folder
+can be checked again. Exit codes: 0 every sheet is valid, 1 a bad row (each is listed with its
+file, line, column and what would be valid), 2 usage error.
+
+Examples:
+  decide quotes check rules/quotes/2026-10-01-marketplace.csv
+  decide quotes check new-quotes.csv --rules ./my-rules --as-of 2026-10-01")]
+pub struct CheckArgs {
+    /// The quote sheets to check (CSV).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The rules folder whose catalog and sheets they join (default: the embedded policy).
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// No quote may be valid from a day after this one (YYYY-MM-DD); default today.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
+    pub as_of: Option<jiff::civil::Date>,
+}
+
+pub fn run(args: &Args) -> Result<Outcome> {
+    match &args.command {
+        Command::Check(a) => check(a),
+    }
+}
+
+fn file_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
+}
+
+fn check(args: &CheckArgs) -> Result<Outcome> {
+    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let mut checked = Vec::new();
+    for path in &args.files {
+        let source = Source::read(path, ErrorKind::Rules)?;
+        if !decide::policy::is_sheet(&source) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                "expected a quote sheet, a file named *.csv",
+            )
+            .in_file(source.name));
+        }
+        checked.push(source);
+    }
+    let (rules, origin) = match &args.rules {
+        Some(dir) => (Policy::read_dir(dir)?, PolicyOrigin::Folder(dir.clone())),
+        None => (Policy::embedded_sources(), PolicyOrigin::Embedded),
+    };
+    let names: Vec<&str> = checked.iter().map(|s| file_name(&s.name)).collect();
+    let mut sources: Vec<Source> = rules
+        .into_iter()
+        .filter(|s| !(decide::policy::is_sheet(s) && names.contains(&file_name(&s.name))))
+        .collect();
+    let first = sources.len();
+    sources.extend(checked);
+    let files: Vec<usize> = (first..sources.len()).collect();
+    let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
+    if let Some(policy) = &policy {
+        errors.extend(quotes::in_the_future(
+            &sources,
+            &policy.quotes,
+            &files,
+            as_of,
+        ));
+    }
+    if let Some(e) = Error::many(errors) {
+        return Err(e);
+    }
+    let policy = policy.expect("a policy when there is no error");
+    let mut out = String::new();
+    for &file in &files {
+        let mine: Vec<&quotes::Quote> = policy.quotes.iter().filter(|q| q.sheet == file).collect();
+        let _ = writeln!(
+            out,
+            "{}: {} quote{}, valid",
+            sources[file].name,
+            mine.len(),
+            if mine.len() == 1 { "" } else { "s" }
+        );
+        for q in mine {
+            let before = policy
+                .quotes
+                .iter()
+                .filter(|p| {
+                    p.hardware == q.hardware && p.vendor == q.vendor && p.valid_from < q.valid_from
+                })
+                .max_by_key(|p| p.valid_from);
+            let now = q.discounted().unwrap_or_default();
+            let change = match before.and_then(|b| Some((b, b.discounted()?))) {
+                // Both are prices as written in a sheet: equal means the same cell text.
+                #[allow(clippy::float_cmp)]
+                Some((b, was)) if was == now => format!("unchanged since {}", b.valid_from),
+                Some((b, was)) => format!(
+                    "{:+.1}% from {was} of {}",
+                    (now - was) / was * 100.0,
+                    b.valid_from
+                ),
+                None => "first quote of this offer and vendor".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "  line {}: {} from {}, valid from {}: {now} ({change})",
+                q.line, q.hardware, q.vendor, q.valid_from
+            );
+        }
+    }
+    super::print(&out)?;
+    Ok(Outcome::Clean)
+}

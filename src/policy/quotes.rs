@@ -1,0 +1,908 @@
+//! Quote sheets: dated CSV price lists (`quotes/*.csv`), read with located errors, and the catalog they price at a date.
+//!
+//! A sheet is one vendor's quotes of one day, one row per quote (the columns are
+//! [`QuoteRecord`]'s fields, documented in the README and `schema/quote-sheet.schema.json`).
+//! Every row is checked against the catalog (the hardware ids) and the policy's
+//! `quote_sheets:` vocabulary (currency, units, VAT, commitments); a bad cell is an error with
+//! the file, line, column, the column's name, what would be valid and a snippet, like a YAML
+//! error. Resolving the sheets at a date gives, per hardware and vendor, the quote in force
+//! (the latest whose `valid_from` is on or before the date) with the quotes before it; each
+//! becomes one offer: the catalog's hardware fields plus `price`, `billing`, `source`, `as_of`
+//! (the quote's first day), `vendor`, `hardware`, `quote` (sheet and line), `history` (the
+//! earlier quotes, oldest first) and `previous` (the one just before). The vendor with the
+//! hardware's earliest quote (ties: by name) keeps the catalog id; every other vendor's offer
+//! is `<id>@<vendor>`, so ids never change as sheets are added.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use jiff::civil::Date;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value as J};
+
+use super::rules::QuoteSheets;
+use super::{Located, Offer};
+use crate::error::{Error, ErrorKind, Position};
+use crate::source::Source;
+
+/// The extension of quote sheets.
+pub const SHEET_EXTENSIONS: &[&str] = &["csv"];
+
+/// The folder of a rules folder that holds its quote sheets.
+pub const SHEETS_FOLDER: &str = "quotes";
+
+/// The fields of an offer that its quote gives, when the policy has quote sheets: a catalog
+/// entry may not write them.
+pub const QUOTED_FIELDS: &[&str] = &[
+    "price", "billing", "source", "as_of", "vendor", "hardware", "quote", "history", "previous",
+];
+
+/// One row of a quote sheet as written: every cell as text (numbers and dates are read, and
+/// refused with their column, by [`read_sheet`]). Empty cells of optional columns, and
+/// optional columns left out, are absent.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(
+    title = "decide quote sheet row",
+    description = "One row of a quote sheet (`quotes/*.csv` in a rules folder): a CSV file with a header line naming these columns, in any order, one quote per line. Lines starting with `#` are comments.",
+    extend("$id" = "https://decide.invalid/schema/quote-sheet.schema.json")
+)]
+pub struct QuoteRecord {
+    /// The hardware quoted: an offer id of the catalog (`offers[].id`, e.g.
+    /// `rtx4090-x8-sichuan2`).
+    pub offer: String,
+    /// Who quotes it: lowercase letters, digits and dashes (e.g. `marketplace`). The vendor
+    /// with the hardware's earliest quote keeps the catalog id; another vendor's offer is
+    /// `<offer>@<vendor>`.
+    pub vendor: String,
+    /// Where the vendor delivers it, when not the catalog's `region` (English or plain text).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// The region in Chinese (default: `region`).
+    #[serde(default)]
+    pub region_zh: Option<String>,
+    /// What the prices are for: one of the policy's `quote_sheets.price_units` (e.g. `month`
+    /// for a whole box, `gpu_hour` for one container GPU). The offer's `price.unit`.
+    pub unit: String,
+    /// The list price per `unit`, greater than 0. The offer's `price.list_cny`.
+    pub list_price: String,
+    /// The price paid per `unit` (e.g. the monthly-payment price), greater than 0 and at most
+    /// the list price. The offer's `price.discounted_cny`.
+    pub discounted_price: String,
+    /// A whole box's price by the day, greater than 0, where the vendor lists one. The offer's
+    /// `price.daily_cny`.
+    #[serde(default)]
+    pub daily_price: Option<String>,
+    /// The currency of the prices: the policy's `quote_sheets.currency` (e.g. `CNY`).
+    pub currency: String,
+    /// What a bill is made of: one of `quote_sheets.billing_units` (default: `unit`). The
+    /// offer's `billing.unit`.
+    #[serde(default)]
+    pub billing_unit: Option<String>,
+    /// What the discounted price commits the buyer to: one of
+    /// `quote_sheets.discount_commits`. The offer's `billing.discount_commits`.
+    pub discount_commits: String,
+    /// The shortest contract, in words (e.g. `1 month, paid ahead`). The offer's
+    /// `billing.min_term`.
+    pub min_term: String,
+    /// The shortest contract in Chinese (default: `min_term`).
+    #[serde(default)]
+    pub min_term_zh: Option<String>,
+    /// Whether the prices include VAT: one of `quote_sheets.vat` (e.g. `unknown`). The offer's
+    /// `billing.vat`.
+    pub vat: String,
+    /// The invoice issued (e.g. a VAT special invoice), or `unknown`. The offer's
+    /// `billing.invoice`.
+    pub invoice: String,
+    /// The first day the quote holds, `YYYY-MM-DD`: it is used from that day until the same
+    /// vendor's next quote for the same hardware. The offer's `as_of`.
+    pub valid_from: String,
+    /// Where the quote comes from (a vendor page, an e-mail, an article's section): the memo
+    /// cites it. The offer's `source`.
+    pub source: String,
+    /// The source in Chinese (default: `source`).
+    #[serde(default)]
+    pub source_zh: Option<String>,
+}
+
+/// The columns a sheet may have, and whether each is required, read off [`QuoteRecord`]'s
+/// schema so the two never disagree.
+pub fn columns() -> &'static [(String, bool)] {
+    static COLUMNS: OnceLock<Vec<(String, bool)>> = OnceLock::new();
+    COLUMNS.get_or_init(|| {
+        let schema = serde_json::to_value(schemars::schema_for!(QuoteRecord)).unwrap_or_default();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|a| a.iter().filter_map(J::as_str).collect())
+            .unwrap_or_default();
+        schema["properties"]
+            .as_object()
+            .map(|p| {
+                p.keys()
+                    .map(|k| (k.clone(), required.contains(&k.as_str())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// One quote read from a sheet: who quotes which hardware from when, and the offer fields it
+/// gives.
+#[derive(Debug, Clone)]
+pub struct Quote {
+    /// The index of its sheet among the policy's sources.
+    pub sheet: usize,
+    /// The line of its row.
+    pub line: usize,
+    /// Where its `valid_from` cell is.
+    pub valid_from_at: Position,
+    pub hardware: String,
+    pub vendor: String,
+    pub valid_from: Date,
+    /// `price`, `billing`, `source` and, when given, `region`.
+    pub fields: Map<String, J>,
+    /// The row as written, column by column (empty cells left out), for `decide diff`.
+    pub cells: Vec<(String, String)>,
+}
+
+impl Quote {
+    /// The price paid per unit.
+    #[must_use]
+    pub fn discounted(&self) -> Option<f64> {
+        self.fields.get("price")?.get("discounted_cny")?.as_f64()
+    }
+}
+
+/// Reads one sheet: every quote whose row is valid, and an error for every bad row (all of
+/// them, so one run shows every fault).
+#[must_use]
+pub fn read_sheet(
+    sources: &[Source],
+    sheet: usize,
+    vocabulary: &QuoteSheets,
+    hardware: &[&str],
+) -> (Vec<Quote>, Vec<Error>) {
+    let source = &sources[sheet];
+    let text = &source.text;
+    let err = |line: usize, column: usize, message: String| {
+        Error::new(ErrorKind::Rules, message).at(
+            &source.name,
+            text,
+            Some(Position { line, column }),
+        )
+    };
+    if text.lines().all(|l| {
+        let l = l.trim().trim_start_matches('\u{feff}');
+        l.is_empty() || l.starts_with('#')
+    }) {
+        return (
+            Vec::new(),
+            vec![
+                Error::new(
+                    ErrorKind::Rules,
+                    "file is empty, expected a CSV header line",
+                )
+                .in_file(&source.name)
+                .help(header_help()),
+            ],
+        );
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let headers = match reader.headers() {
+        Ok(h) => h.clone(),
+        Err(e) => return (Vec::new(), vec![csv_error(source, &e)]),
+    };
+    // The header is the first line that is neither blank nor a comment.
+    let header_line = text
+        .lines()
+        .position(|l| {
+            let l = l.trim().trim_start_matches('\u{feff}');
+            !l.is_empty() && !l.starts_with('#')
+        })
+        .map_or(1, |i| i + 1);
+    let mut errors = check_headers(&headers, |index, message| {
+        err(header_line, cell_column(text, header_line, index), message)
+    });
+    if !errors.is_empty() {
+        return (Vec::new(), errors);
+    }
+    let mut quotes = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                errors.push(csv_error(source, &e));
+                // A row with the wrong number of cells is reported and skipped; anything
+                // else (bad UTF-8 cannot happen: the text is a `str`) ends the sheet.
+                if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }) {
+                    continue;
+                }
+                break;
+            }
+        }
+        if let Some(quote) = read_row(
+            sources,
+            sheet,
+            &headers,
+            &record,
+            vocabulary,
+            hardware,
+            &mut errors,
+        ) {
+            quotes.push(quote);
+        }
+    }
+    if quotes.is_empty() && errors.is_empty() {
+        errors.push(
+            err(
+                header_line,
+                1,
+                "the sheet has a header but no quotes".to_owned(),
+            )
+            .help("add one line per quote under the header, or delete the file"),
+        );
+    }
+    (quotes, errors)
+}
+
+/// One record of a sheet: its quote, or its errors added to `errors`.
+fn read_row(
+    sources: &[Source],
+    sheet: usize,
+    headers: &csv::StringRecord,
+    record: &csv::StringRecord,
+    vocabulary: &QuoteSheets,
+    hardware: &[&str],
+    errors: &mut Vec<Error>,
+) -> Option<Quote> {
+    let source = &sources[sheet];
+    let text = &source.text;
+    let line = record
+        .position()
+        .map_or(1, |p| usize::try_from(p.line()).unwrap_or(usize::MAX));
+    let at = |column_name: &str| {
+        let index = headers.iter().position(|h| h == column_name).unwrap_or(0);
+        Position {
+            line,
+            column: cell_column(text, line, index),
+        }
+    };
+    let row: QuoteRecord = match record.deserialize(Some(headers)) {
+        Ok(row) => row,
+        Err(e) => {
+            errors.push(csv_error(source, &e));
+            return None;
+        }
+    };
+    let cells: Vec<(String, String)> = headers
+        .iter()
+        .zip(record.iter())
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(h, v)| (h.to_owned(), v.to_owned()))
+        .collect();
+    let mut faults: Vec<(Position, Error)> = Vec::new();
+    let mut fail = |column: &str, message: String, help: String| {
+        let position = at(column);
+        faults.push((
+            position,
+            Error::new(ErrorKind::Rules, message)
+                .at(&source.name, text, Some(position))
+                .field(column)
+                .help(help),
+        ));
+    };
+    let checked = check_row(&row, vocabulary, hardware, &mut fail);
+    // A row's faults in the order of its cells.
+    faults.sort_by_key(|(p, _)| p.column);
+    errors.extend(faults.into_iter().map(|(_, e)| e));
+    let (fields, valid_from) = checked?;
+    Some(Quote {
+        sheet,
+        line,
+        valid_from_at: at("valid_from"),
+        hardware: row.offer,
+        vendor: row.vendor,
+        valid_from,
+        fields,
+        cells,
+    })
+}
+
+/// Every column known, every required column there, none twice.
+fn check_headers(headers: &csv::StringRecord, err: impl Fn(usize, String) -> Error) -> Vec<Error> {
+    let known = columns();
+    let mut errors = Vec::new();
+    for (index, name) in headers.iter().enumerate() {
+        if !known.iter().any(|(c, _)| c == name) {
+            let mut e = err(index, format!("unknown column `{name}`"))
+                .field(name)
+                .help(header_help());
+            if let Some(s) = crate::error::suggest(name, known.iter().map(|(c, _)| c.as_str())) {
+                e = e.help(format!("did you mean `{s}`?"));
+            }
+            errors.push(e);
+        } else if headers.iter().take(index).any(|h| h == name) {
+            errors.push(err(index, format!("the column `{name}` is given twice")).field(name));
+        }
+    }
+    let missing: Vec<&str> = known
+        .iter()
+        .filter(|(c, required)| *required && !headers.iter().any(|h| h == c))
+        .map(|(c, _)| c.as_str())
+        .collect();
+    if !missing.is_empty() {
+        errors.push(
+            err(
+                0,
+                format!(
+                    "the header lacks the required column{} {}",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing
+                        .iter()
+                        .map(|c| format!("`{c}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .help(header_help()),
+        );
+    }
+    errors
+}
+
+fn header_help() -> String {
+    let names: Vec<String> = columns()
+        .iter()
+        .map(|(c, required)| {
+            if *required {
+                c.clone()
+            } else {
+                format!("{c} (optional)")
+            }
+        })
+        .collect();
+    format!(
+        "a quote sheet's first line names its columns: {}",
+        names.join(", ")
+    )
+}
+
+/// Checks one row's cells; the offer fields and first day of a valid row.
+fn check_row(
+    row: &QuoteRecord,
+    vocabulary: &QuoteSheets,
+    hardware: &[&str],
+    fail: &mut impl FnMut(&str, String, String),
+) -> Option<(Map<String, J>, Date)> {
+    let names_ok = check_names(row, vocabulary, hardware, fail);
+    let prices = check_prices(row, fail);
+    let valid_from = check_date(row, fail);
+    let texts_ok = check_texts(row, fail);
+    let (prices, valid_from) = (prices?, valid_from?);
+    (names_ok && texts_ok).then(|| (offer_fields(row, prices), valid_from))
+}
+
+/// The offer, the vendor, the words of the policy's vocabulary and the currency.
+fn check_names(
+    row: &QuoteRecord,
+    vocabulary: &QuoteSheets,
+    hardware: &[&str],
+    fail: &mut impl FnMut(&str, String, String),
+) -> bool {
+    let mut ok = true;
+    if !hardware.contains(&row.offer.as_str()) {
+        ok = false;
+        let mut help = format!("the catalog's offers: {}", hardware.join(", "));
+        if let Some(s) = crate::error::suggest(&row.offer, hardware.iter().copied()) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        let what = if row.offer.is_empty() {
+            "the offer is empty".to_owned()
+        } else {
+            format!("unknown offer `{}`", row.offer)
+        };
+        fail("offer", what, help);
+    }
+    if !is_vendor(&row.vendor) {
+        ok = false;
+        fail(
+            "vendor",
+            format!("`{}` is not a vendor name", row.vendor),
+            "a vendor is lowercase letters, digits and dashes, e.g. `marketplace`".to_owned(),
+        );
+    }
+    // Without a `billing_unit` cell the bill is made of the price's unit, checked once.
+    let billing_unit = row
+        .billing_unit
+        .as_deref()
+        .map(|b| ("billing_unit", b, &vocabulary.billing_units, "billing unit"));
+    let words = [
+        Some(("unit", row.unit.as_str(), &vocabulary.price_units, "unit")),
+        billing_unit,
+        Some(("vat", row.vat.as_str(), &vocabulary.vat, "VAT status")),
+        Some((
+            "discount_commits",
+            row.discount_commits.as_str(),
+            &vocabulary.discount_commits,
+            "commitment",
+        )),
+    ];
+    for (column, value, allowed, what) in words.into_iter().flatten() {
+        if allowed.iter().any(|a| a == value) {
+            continue;
+        }
+        ok = false;
+        let mut help = format!(
+            "{what} is one of: {} (the policy's `quote_sheets:`)",
+            allowed.join(", ")
+        );
+        if let Some(s) = crate::error::suggest(value, allowed.iter().map(String::as_str)) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        fail(column, format!("unknown {what} `{value}`"), help);
+    }
+    if row.currency != vocabulary.currency {
+        ok = false;
+        fail(
+            "currency",
+            format!(
+                "wrong currency `{}`: this policy's prices are in {}",
+                row.currency, vocabulary.currency
+            ),
+            format!(
+                "convert the prices to {} (say the rate and its date in `source`) and write `{}`",
+                vocabulary.currency, vocabulary.currency
+            ),
+        );
+    }
+    ok
+}
+
+/// The list, discounted and daily prices of a row, each greater than 0.
+struct Prices {
+    list: serde_json::Number,
+    discounted: serde_json::Number,
+    daily: Option<serde_json::Number>,
+}
+
+/// One price cell: a number greater than 0 (whole numbers stay whole in the record).
+fn price(
+    column: &str,
+    text: &str,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Option<serde_json::Number> {
+    const FORM: &str = "without currency sign or thousands separators, e.g. 7920 or 1.57";
+    let number = text
+        .parse::<i64>()
+        .ok()
+        .map(serde_json::Number::from)
+        .or_else(|| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .and_then(serde_json::Number::from_f64)
+        });
+    match number {
+        Some(n) if n.as_f64().is_some_and(|v| v > 0.0) => Some(n),
+        Some(_) => {
+            fail(
+                column,
+                format!("the price {text} is not greater than 0"),
+                format!("a price is an amount greater than 0, {FORM}; a free offer is not a quote"),
+            );
+            None
+        }
+        None => {
+            let what = if text.is_empty() {
+                "the price is empty".to_owned()
+            } else {
+                format!("`{text}` is not a price")
+            };
+            fail(
+                column,
+                what,
+                format!("a price is a number greater than 0, {FORM}"),
+            );
+            None
+        }
+    }
+}
+
+fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -> Option<Prices> {
+    let list = price("list_price", &row.list_price, fail);
+    let discounted = price("discounted_price", &row.discounted_price, fail);
+    let daily = match row.daily_price.as_deref() {
+        Some(d) => Some(price("daily_price", d, fail)?),
+        None => None,
+    };
+    let (list, discounted) = (list?, discounted?);
+    if discounted.as_f64() > list.as_f64() {
+        fail(
+            "discounted_price",
+            format!("the discounted price {discounted} is above the list price {list}"),
+            "`discounted_price` is what is paid after discounts, at most `list_price`".to_owned(),
+        );
+        return None;
+    }
+    Some(Prices {
+        list,
+        discounted,
+        daily,
+    })
+}
+
+fn check_date(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -> Option<Date> {
+    match row.valid_from.parse::<Date>() {
+        Ok(d) if row.valid_from.len() == 10 => Some(d),
+        _ => {
+            fail(
+                "valid_from",
+                format!("`{}` is not a date", row.valid_from),
+                "a date is written YYYY-MM-DD, e.g. 2026-09-04".to_owned(),
+            );
+            None
+        }
+    }
+}
+
+fn check_texts(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -> bool {
+    let mut ok = true;
+    for (column, text, help) in [
+        (
+            "min_term",
+            &row.min_term,
+            "write the shortest contract in words, e.g. `1 month, paid ahead`",
+        ),
+        (
+            "source",
+            &row.source,
+            "say where the quote comes from: the vendor's page, the e-mail, the article's section",
+        ),
+    ] {
+        if text.is_empty() {
+            ok = false;
+            fail(column, "the cell is empty".to_owned(), help.to_owned());
+        }
+    }
+    ok
+}
+
+/// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`.
+fn offer_fields(row: &QuoteRecord, prices: Prices) -> Map<String, J> {
+    let mut price = Map::new();
+    price.insert("unit".into(), J::from(row.unit.clone()));
+    price.insert("list_cny".into(), J::Number(prices.list));
+    price.insert("discounted_cny".into(), J::Number(prices.discounted));
+    if let Some(d) = prices.daily {
+        price.insert("daily_cny".into(), J::Number(d));
+    }
+    let mut billing = Map::new();
+    billing.insert(
+        "unit".into(),
+        J::from(row.billing_unit.as_deref().unwrap_or(&row.unit)),
+    );
+    billing.insert(
+        "discount_commits".into(),
+        J::from(row.discount_commits.clone()),
+    );
+    billing.insert(
+        "min_term".into(),
+        words(&row.min_term, row.min_term_zh.as_deref()),
+    );
+    billing.insert("vat".into(), J::from(row.vat.clone()));
+    billing.insert("invoice".into(), J::from(row.invoice.clone()));
+    let mut fields = Map::new();
+    if let Some(region) = &row.region {
+        fields.insert("region".into(), words(region, row.region_zh.as_deref()));
+    }
+    fields.insert("price".into(), J::Object(price));
+    fields.insert("billing".into(), J::Object(billing));
+    fields.insert(
+        "source".into(),
+        words(&row.source, row.source_zh.as_deref()),
+    );
+    fields
+}
+
+/// Text in one language, or `{en, zh}` when a Chinese version is given.
+fn words(en: &str, zh: Option<&str>) -> J {
+    match zh {
+        Some(zh) if zh != en => serde_json::json!({"en": en, "zh": zh}),
+        _ => J::from(en),
+    }
+}
+
+fn is_vendor(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
+fn csv_error(source: &Source, e: &csv::Error) -> Error {
+    let line = e
+        .position()
+        .map(|p| usize::try_from(p.line()).unwrap_or(usize::MAX));
+    let (message, help) = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => (
+            format!("this row has {len} cells, the header has {expected_len}"),
+            "every row has one cell per column of the header; quote a cell that holds a comma \
+             (\"1 month, paid ahead\"), and close every quote: a cell that starts with `\"` runs \
+             to the next `\"`"
+                .to_owned(),
+        ),
+        csv::ErrorKind::Deserialize { err, .. } => (
+            err.to_string(),
+            "every cell is text; check the header's column names".to_owned(),
+        ),
+        _ => (
+            format!("the sheet is not valid CSV: {e}"),
+            "a quote sheet is comma-separated, one row per line, cells with commas in double quotes"
+                .to_owned(),
+        ),
+    };
+    Error::new(ErrorKind::Rules, message)
+        .at(
+            &source.name,
+            &source.text,
+            line.map(|line| Position { line, column: 1 }),
+        )
+        .help(help)
+}
+
+/// The 1-based column (in characters) where cell `index` of line `line` starts, skipping the
+/// spaces before it; quoted commas are not separators.
+fn cell_column(text: &str, line: usize, index: usize) -> usize {
+    let Some(row) = text.lines().nth(line.saturating_sub(1)) else {
+        return 1;
+    };
+    let mut cell = 0;
+    let mut quoted = false;
+    let mut start = 0;
+    for (i, c) in row.chars().enumerate() {
+        if cell == index {
+            start = i;
+            break;
+        }
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                cell += 1;
+                if cell == index {
+                    start = i + 1;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let skip = row
+        .chars()
+        .skip(start)
+        .take_while(|c| *c == ' ' || *c == '\t' || *c == '\u{feff}')
+        .count();
+    // An empty last cell is shown at the comma before it, not past the end of the line.
+    (start + skip + 1).min(row.chars().count().max(1))
+}
+
+/// A second quote for the same hardware, vendor and first day is an error at the second one.
+#[must_use]
+pub fn duplicates(sources: &[Source], quotes: &[Quote]) -> Vec<Error> {
+    let mut seen: HashMap<(&str, &str, Date), &Quote> = HashMap::new();
+    let mut errors = Vec::new();
+    for q in quotes {
+        let key = (q.hardware.as_str(), q.vendor.as_str(), q.valid_from);
+        if let Some(first) = seen.get(&key) {
+            let source = &sources[q.sheet];
+            errors.push(
+                Error::new(
+                    ErrorKind::Rules,
+                    format!(
+                        "duplicate quote: `{}` from {} valid from {} is already quoted",
+                        q.hardware, q.vendor, q.valid_from
+                    ),
+                )
+                .at(&source.name, &source.text, Some(q.valid_from_at))
+                .field("valid_from")
+                .help(format!(
+                    "first quoted at {}:{}; a vendor has one quote per offer and day: delete \
+                     one row, or give the newer price its own `valid_from`",
+                    sources[first.sheet].name, first.line
+                )),
+            );
+        } else {
+            seen.insert(key, q);
+        }
+    }
+    errors
+}
+
+/// Quotes dated after `as_of`: an error each (`decide quotes check`: a sheet is committed when
+/// its prices hold).
+#[must_use]
+pub fn in_the_future(
+    sources: &[Source],
+    quotes: &[Quote],
+    sheets: &[usize],
+    as_of: Date,
+) -> Vec<Error> {
+    quotes
+        .iter()
+        .filter(|q| sheets.contains(&q.sheet) && q.valid_from > as_of)
+        .map(|q| {
+            let source = &sources[q.sheet];
+            Error::new(
+                ErrorKind::Rules,
+                format!(
+                    "the quote is valid from {}, in the future of {as_of}",
+                    q.valid_from
+                ),
+            )
+            .at(&source.name, &source.text, Some(q.valid_from_at))
+            .field("valid_from")
+            .help(
+                "check the date; a price announced ahead is checked with `--as-of` its first \
+                 day (decisions before that day do not use it)",
+            )
+        })
+        .collect()
+}
+
+/// The vendors of each hardware id, in id order: the first vendor (earliest quote, then
+/// name) keeps the catalog id.
+fn vendors(quotes: &[Quote]) -> HashMap<&str, Vec<&str>> {
+    let mut first: BTreeMap<(&str, &str), Date> = BTreeMap::new();
+    for q in quotes {
+        let e = first
+            .entry((q.hardware.as_str(), q.vendor.as_str()))
+            .or_insert(q.valid_from);
+        *e = (*e).min(q.valid_from);
+    }
+    let mut by: HashMap<&str, Vec<(Date, &str)>> = HashMap::new();
+    for ((hardware, vendor), date) in first {
+        by.entry(hardware).or_default().push((date, vendor));
+    }
+    by.into_iter()
+        .map(|(h, mut v)| {
+            v.sort();
+            (h, v.into_iter().map(|(_, vendor)| vendor).collect())
+        })
+        .collect()
+}
+
+/// The offer id of `hardware` quoted by `vendor`.
+#[must_use]
+pub fn offer_id(hardware: &str, vendor: &str, primary: bool) -> String {
+    if primary {
+        hardware.to_owned()
+    } else {
+        format!("{hardware}@{vendor}")
+    }
+}
+
+/// The catalog at `at` (every quote when `None`): per hardware (catalog order) and vendor
+/// (first vendor first), one offer from the quote in force, with its history.
+#[must_use]
+pub fn resolve(
+    hardware: &[Located<Offer>],
+    quotes: &[Quote],
+    sources: &[Source],
+    at: Option<Date>,
+) -> Vec<Located<Offer>> {
+    let vendors = vendors(quotes);
+    let mut offers = Vec::new();
+    for h in hardware {
+        let Some(list) = vendors.get(h.item.id.as_str()) else {
+            continue;
+        };
+        for (rank, vendor) in list.iter().enumerate() {
+            let mut valid: Vec<&Quote> = quotes
+                .iter()
+                .filter(|q| {
+                    q.hardware == h.item.id
+                        && q.vendor == *vendor
+                        && at.is_none_or(|d| q.valid_from <= d)
+                })
+                .collect();
+            valid.sort_by_key(|q| q.valid_from);
+            let Some((current, earlier)) = valid.split_last() else {
+                continue;
+            };
+            let id = offer_id(&h.item.id, vendor, rank == 0);
+            let mut fields = h.item.fields.clone();
+            fields.insert("id".into(), J::from(id.clone()));
+            fields.insert("vendor".into(), J::from(*vendor));
+            fields.insert("hardware".into(), J::from(h.item.id.clone()));
+            for (k, v) in &current.fields {
+                fields.insert(k.clone(), v.clone());
+            }
+            fields.insert("as_of".into(), J::from(current.valid_from.to_string()));
+            fields.insert("quote".into(), reference(sources, current));
+            let history: Vec<J> = earlier
+                .iter()
+                .map(|q| {
+                    let mut entry = Map::new();
+                    entry.insert("as_of".into(), J::from(q.valid_from.to_string()));
+                    if let Some(price) = q.fields.get("price").and_then(J::as_object) {
+                        for (k, v) in price {
+                            entry.insert(k.clone(), v.clone());
+                        }
+                    }
+                    entry.insert("quote".into(), reference(sources, q));
+                    J::Object(entry)
+                })
+                .collect();
+            if let Some(previous) = history.last() {
+                fields.insert("previous".into(), previous.clone());
+            }
+            fields.insert("history".into(), J::Array(history));
+            offers.push(Located {
+                file: h.file,
+                item: Offer {
+                    id,
+                    fields,
+                    location: h.item.location,
+                },
+            });
+        }
+    }
+    offers
+}
+
+/// Where a quote was read: its sheet's file name and its line.
+fn reference(sources: &[Source], q: &Quote) -> J {
+    let name = &sources[q.sheet].name;
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    serde_json::json!({"sheet": file, "line": q.line})
+}
+
+/// Every offer id the sheets give at any date.
+#[must_use]
+pub fn all_ids(hardware: &[Located<Offer>], quotes: &[Quote]) -> Vec<String> {
+    let vendors = vendors(quotes);
+    hardware
+        .iter()
+        .flat_map(|h| {
+            vendors
+                .get(h.item.id.as_str())
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(rank, v)| offer_id(&h.item.id, v, rank == 0))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_found_by_column_with_quoted_commas() {
+        let text = "a,b,c\nx, \"1, 2\",  z\n";
+        assert_eq!(cell_column(text, 2, 0), 1);
+        assert_eq!(cell_column(text, 2, 1), 4);
+        assert_eq!(cell_column(text, 2, 2), 13);
+        assert_eq!(cell_column("a,b\nx,\n", 2, 1), 2);
+        assert_eq!(cell_column(text, 9, 2), 1);
+    }
+
+    #[test]
+    fn the_columns_come_from_the_record() {
+        let cols = columns();
+        assert!(cols.contains(&("offer".to_owned(), true)));
+        assert!(cols.contains(&("daily_price".to_owned(), false)));
+        assert_eq!(cols.len(), 18);
+    }
+}

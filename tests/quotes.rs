@@ -1,0 +1,361 @@
+//! Quote sheets: a price change is a new CSV file, decisions follow `--as-of` (the new price
+//! from its first day, not before), several vendors are alternatives, `decide offers` lists
+//! what is on offer at a date and `decide quotes check` validates sheets before a commit.
+
+mod common;
+
+use std::path::Path;
+
+use decide::{Graph, Policy, Source};
+
+const HEADER: &str = "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
+                      min_term,vat,invoice,valid_from,source\n";
+
+/// A copy of the shipped rules with one more sheet, `quotes/NAME`, holding `rows` under the
+/// header.
+fn rules_with_sheet(name: &str, rows: &str) -> tempfile::TempDir {
+    let dir = common::edited_rules(&[]);
+    std::fs::write(
+        dir.path().join("quotes").join(name),
+        format!("{HEADER}{rows}"),
+    )
+    .unwrap();
+    dir
+}
+
+/// `decide PROFILE --format json` with `rules` at `as_of`.
+fn record(rules: &Path, profile: &str, as_of: &str) -> serde_json::Value {
+    let text = common::run_ok(&[
+        profile,
+        "--format",
+        "json",
+        "--as-of",
+        as_of,
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The memo of `profile` with `rules` at `as_of`, the rules folder's path made stable.
+fn memo(rules: &Path, profile: &str, as_of: &str) -> String {
+    common::run_ok(&[
+        profile,
+        "--as-of",
+        as_of,
+        "--rules",
+        rules.to_str().unwrap(),
+    ])
+    .replace(&rules.display().to_string(), "[RULES]")
+}
+
+#[test]
+fn a_new_4090_quote_changes_the_decision_from_its_first_day_and_not_before() {
+    // The marketplace raises the 4090 box from ¥7,920 to ¥9,500 from 2026-10-01: above a
+    // committed container month for its eight GPUs (8 × 720 h × ¥1.57 = ¥9,043.20).
+    let rules = rules_with_sheet(
+        "2026-10-01-marketplace.csv",
+        "rtx4090-x8-sichuan2,marketplace,month,11875,9500,CNY,month,\"1 month, paid ahead\",\
+         unknown,unknown,2026-10-01,marketplace listing of 2026-10-01\n",
+    );
+    let profile = "examples/lora-7b-4090.yaml";
+    for day in ["2026-09-04", "2026-09-30"] {
+        let before = record(rules.path(), profile, day);
+        assert_eq!(before["deployment"], "bare_metal", "{day}");
+        assert_eq!(before["offer"], "rtx4090-x8-sichuan2", "{day}");
+        assert_eq!(before["costs"]["recommended_monthly_cny"], 7920.0, "{day}");
+    }
+    for day in ["2026-10-01", "2027-01-15"] {
+        let after = record(rules.path(), profile, day);
+        assert_eq!(after["deployment"], "container", "{day}");
+        assert_eq!(after["offer"], "rtx4090-container", "{day}");
+        assert_eq!(after["costs"]["recommended_monthly_cny"], 9043.2, "{day}");
+    }
+    // The memo of the day shows the new quote, its age and the quote before it.
+    let text = memo(
+        rules.path(),
+        "examples/budget-training-4090.yaml",
+        "2026-10-08",
+    );
+    assert!(
+        text.contains(
+            "quoted by marketplace from 2026-10-01 (7 days old on 2026-10-08; sheet \
+             `2026-10-01-marketplace.csv`, line 2)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("The quote before, from 2026-09-04: ¥7,920 (+19.9% since)."),
+        "{text}"
+    );
+    // The library prices a policy at a date the same way.
+    let policy = Policy::from_dir(rules.path()).unwrap();
+    let price = |p: &Policy| {
+        p.offers
+            .iter()
+            .find(|o| o.item.id == "rtx4090-x8-sichuan2")
+            .unwrap()
+            .item
+            .fields["price"]["discounted_cny"]
+            .clone()
+    };
+    assert_eq!(price(&policy.at("2026-09-30".parse().unwrap())), 7920);
+    assert_eq!(price(&policy.at("2026-10-01".parse().unwrap())), 9500);
+}
+
+#[test]
+fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
+    // gpuhub quotes the same 4090 box for ¥7,500 from 2026-09-10.
+    let rules = rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,1 month,included,\
+         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    );
+    let profile = "examples/lora-7b-4090.yaml";
+    let before = record(rules.path(), profile, "2026-09-09");
+    assert_eq!(before["offer"], "rtx4090-x8-sichuan2");
+    let after = record(rules.path(), profile, "2026-09-10");
+    assert_eq!(after["offer"], "rtx4090-x8-sichuan2@gpuhub");
+    assert_eq!(after["costs"]["recommended_monthly_cny"], 7500.0);
+    let alternatives = after["alternatives"].as_array().unwrap();
+    let lost = alternatives
+        .iter()
+        .find(|a| a["offer"] == "rtx4090-x8-sichuan2")
+        .expect("the marketplace's quote is an alternative");
+    assert_eq!(lost["chosen"], false);
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "Of the quotes for this hardware, gpuhub's (¥7,500, from 2026-09-10) won: \
+             marketplace's ¥7,920 (`rtx4090-x8-sichuan2`) costs ¥420 more."
+        ),
+        "{text}"
+    );
+    // ¥420 is 5.6% of ¥7,500: the quotes are volatile, and the price lock names them.
+    assert!(
+        text.contains(
+            "Other vendors quote the same hardware: marketplace ¥7,920 from 2026-09-04 (¥420 more)"
+        ),
+        "{text}"
+    );
+    // The ids never change as sheets are added: the first vendor keeps the catalog id.
+    let listing = common::run_ok(&[
+        "offers",
+        "--as-of",
+        "2026-09-10",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(listing.contains("| `rtx4090-x8-sichuan2` |"), "{listing}");
+    assert!(
+        listing.contains("| `rtx4090-x8-sichuan2@gpuhub` |"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn decide_offers_lists_the_quotes_in_force() {
+    insta::assert_snapshot!(
+        "offers_2026-09-04",
+        common::run_ok(&["offers", "--as-of", "2026-09-04"])
+    );
+    insta::assert_snapshot!(
+        "offers_2026-07-15",
+        common::run_ok(&["offers", "--as-of", "2026-07-15"])
+    );
+    insta::assert_snapshot!(
+        "offers_2026-09-04_json",
+        common::run_ok(&["offers", "--as-of", "2026-09-04", "--format", "json"])
+    );
+}
+
+#[test]
+fn the_same_example_at_two_dates() {
+    // At the listing's date the quotes are new; three months on they are stale, and the memo
+    // says how old each is and how the prices moved. The same date always gives the same bytes.
+    for day in ["2026-09-04", "2026-12-01"] {
+        let text = common::run_ok(&["examples/pretrain-70b-job.yaml", "--as-of", day]);
+        assert_eq!(
+            text,
+            common::run_ok(&["examples/pretrain-70b-job.yaml", "--as-of", day])
+        );
+        insta::assert_snapshot!(format!("memo_pretrain-70b-job_{day}"), text);
+    }
+}
+
+#[test]
+fn before_the_first_container_quote_the_policy_says_what_is_missing() {
+    // July 2026 has quotes for three boxes only; the shipped rules compare every profile with
+    // the container rate, which is first quoted on 2026-09-04.
+    let out = common::run(&["examples/lora-7b-4090.yaml", "--as-of", "2026-07-15"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at 2026-07-15 no quote sheet prices"), "{err}");
+    assert!(
+        err.contains("`rtx4090-container` (first quoted 2026-09-04)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_graph_priced_at_one_date_refuses_to_decide_at_a_date_of_other_quotes() {
+    let graph = Graph::compile(
+        Policy::embedded()
+            .unwrap()
+            .at("2026-07-15".parse().unwrap()),
+    )
+    .unwrap();
+    let source = Source::new(
+        "examples/lora-7b-4090.yaml",
+        std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap(),
+    );
+    let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
+    assert_eq!(err.kind(), decide::ErrorKind::Usage);
+    assert!(
+        err.message().contains("priced at 2026-07-15"),
+        "{}",
+        err.render()
+    );
+}
+
+#[test]
+fn quotes_check_validates_a_sheet_before_it_is_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = dir.path().join("2026-10-01-marketplace.csv");
+    std::fs::write(
+        &sheet,
+        format!(
+            "{HEADER}rtx4090-x8-sichuan2,marketplace,month,11875,9500,CNY,month,1 month,\
+             unknown,unknown,2026-10-01,marketplace listing of 2026-10-01\n"
+        ),
+    )
+    .unwrap();
+    let path = sheet.to_str().unwrap();
+    let ok = common::run_ok(&["quotes", "check", path, "--as-of", "2026-10-01"]);
+    let ok = ok.replace(&dir.path().display().to_string(), "[DIR]");
+    assert_eq!(
+        ok,
+        "[DIR]/2026-10-01-marketplace.csv: 1 quote, valid\n  line 2: rtx4090-x8-sichuan2 from \
+         marketplace, valid from 2026-10-01: 9500 (+19.9% from 7920 of 2026-09-04)\n"
+    );
+    // The day before its first day, the sheet is in the future.
+    let out = common::run(&["quotes", "check", path, "--as-of", "2026-09-30"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err =
+        String::from_utf8_lossy(&out.stderr).replace(&dir.path().display().to_string(), "[DIR]");
+    insta::assert_snapshot!("quotes_check_future", err);
+    // A sheet already in the rules folder is checked again under its own name, not as a
+    // duplicate of itself.
+    let ok = common::run_ok(&[
+        "quotes",
+        "check",
+        "rules/quotes/2026-09-04-marketplace.csv",
+        "--as-of",
+        "2026-09-04",
+    ]);
+    assert!(
+        ok.starts_with("rules/quotes/2026-09-04-marketplace.csv: 6 quotes, valid\n"),
+        "{ok}"
+    );
+    assert!(ok.contains("ascend910b-x8-huawei from marketplace, valid from 2026-09-04: 21200 (+35.9% from 15600 of 2026-07-01)"), "{ok}");
+    // Not a sheet: a usage error.
+    let out = common::run(&["quotes", "check", "examples/lora-7b-4090.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_revision_covers_the_sheets_and_not_their_layout() {
+    let revision = |dir: &Path| Policy::from_dir(dir).unwrap().revision;
+    let base = revision(Path::new("rules"));
+    let price = common::edited_rules(&[(
+        "quotes/2026-09-04-marketplace.csv",
+        "month,9900,7920,CNY",
+        "month,9900,7921,CNY",
+    )]);
+    assert_ne!(revision(price.path()), base, "a price changed");
+    let comment = common::edited_rules(&[(
+        "quotes/2026-09-04-marketplace.csv",
+        "offer,vendor",
+        "# Checked again on 2026-09-05.\noffer,vendor",
+    )]);
+    assert_eq!(revision(comment.path()), base, "a comment is not a change");
+    // Rows in another order, the sheet renamed: the same quotes.
+    let sheet = Path::new("rules/quotes/2026-07-01-marketplace.csv");
+    let text = std::fs::read_to_string(sheet).unwrap();
+    let (head, rows) = text.split_at(text.find("rtx4090").unwrap());
+    let mut rows: Vec<&str> = rows.lines().collect();
+    rows.reverse();
+    let shuffled = common::edited_rules(&[]);
+    std::fs::remove_file(shuffled.path().join("quotes/2026-07-01-marketplace.csv")).unwrap();
+    std::fs::write(
+        shuffled.path().join("quotes/july.csv"),
+        format!("{head}{}\n", rows.join("\n")),
+    )
+    .unwrap();
+    assert_eq!(
+        revision(shuffled.path()),
+        base,
+        "row order and file names are not changes"
+    );
+}
+
+#[test]
+fn prices_written_in_the_catalog_of_a_policy_with_sheets_are_refused() {
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "    instance_gpus_max: 8\n",
+        "    instance_gpus_max: 8\n    price: {unit: month, list_cny: 9900, discounted_cny: 7920}\n",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("offer `rtx4090-x8-sichuan2` writes `price`, which its quotes give"),
+        "{err}"
+    );
+    assert!(err.contains("move them there"), "{err}");
+}
+
+#[test]
+fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_when() {
+    // The 5090 box's quote moved to 2026-10-01: on 2026-09-04 it is not on offer.
+    let rules = common::edited_rules(&[(
+        "quotes/2026-09-04-marketplace.csv",
+        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-09-04",
+        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-10-01",
+    )]);
+    let text = memo(rules.path(), "examples/lora-7b-4090.yaml", "2026-09-04");
+    assert!(
+        text.contains(
+            "Not on offer at 2026-09-04 (no quote valid yet), so not considered: RTX 5090 32G ×8 \
+             (Anhui zone 1) (`rtx5090-x8-anhui1`, first quoted 2026-10-01)."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("| `rtx5090-x8-anhui1` |"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("proposal.yaml");
+    let example = std::fs::read_to_string("examples/mistake-7b-on-h100.yaml").unwrap();
+    std::fs::write(
+        &profile,
+        example.replace("offer: h100-x8-ningxia1", "offer: rtx5090-x8-anhui1"),
+    )
+    .unwrap();
+    let out = common::run(&[
+        profile.to_str().unwrap(),
+        "--as-of",
+        "2026-09-04",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown offer id `rtx5090-x8-anhui1`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`rtx5090-x8-anhui1` has no quote valid at 2026-09-04: its first quote is valid from 2026-10-01"),
+        "{err}"
+    );
+}
