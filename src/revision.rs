@@ -96,9 +96,8 @@ pub fn canonical_csv(text: &str) -> Result<String, String> {
             .filter(|(_, cell)| !cell.is_empty())
             .map(|(h, cell)| (h.to_owned(), serde_json::Value::from(cell)))
             .collect();
-        let mut out = String::new();
-        canonical(&serde_json::Value::Object(row), &mut out);
-        rows.push(out);
+        let row = canonical_bytes(&serde_json::Value::Object(row));
+        rows.push(String::from_utf8(row).map_err(|e| e.to_string())?);
     }
     rows.sort();
     Ok(format!("[{}]", rows.join(",")))
