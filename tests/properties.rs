@@ -192,9 +192,9 @@ const RAISED_FROM: &str = "2026-10-01";
 fn monthly_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
     match decide::decide_with(graph, &source, as_of, decide::Detail::LEAN) {
-        Ok((_, e)) => e.decision.costs["recommended_monthly_cny"]
-            .as_f64()
-            .unwrap(),
+        Ok((_, e)) => {
+            decide::decision::number(&e.decision.costs["recommended_monthly_cny"]).unwrap()
+        }
         Err(e) => panic!("{}\n{value}", e.render()),
     }
 }
