@@ -18,7 +18,6 @@ pub(crate) mod compile;
 pub(crate) mod model;
 pub(crate) mod nodes;
 pub(crate) mod order;
-
 pub(crate) mod reach;
 pub(crate) mod run;
 pub(crate) mod scope;
