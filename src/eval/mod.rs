@@ -114,7 +114,7 @@ impl Graph {
         for &i in needed {
             let node = &c.nodes[i];
             let value = nodes::evaluate(&run, node)?;
-            let _ = run.slots[self.owner().names.index[node.id]].set(value);
+            let _ = run.slots[c.slot[i]].set(value);
         }
         let node = &c.nodes[table];
         let Body::Table(table) = &node.body else {
@@ -149,28 +149,23 @@ impl Graph {
     ) -> Result<Vec<Value>> {
         let run = Run::new(self, profile, as_of);
         let c = self.compiled();
-        let index = &self.owner().names.index;
         let mut is_dirty = vec![false; c.nodes.len()];
         for &i in dirty {
             is_dirty[i] = true;
         }
-        for (i, node) in c.nodes.iter().enumerate() {
+        for i in 0..c.nodes.len() {
             if !is_dirty[i] {
-                let _ = run.slots[index[node.id]].set(base[i].clone());
+                let _ = run.slots[c.slot[i]].set(base[i].clone());
             }
         }
         for &i in dirty {
-            let node = &c.nodes[i];
-            let value = nodes::evaluate(&run, node)?;
-            let _ = run.slots[index[node.id]].set(value);
+            let value = nodes::evaluate(&run, &c.nodes[i])?;
+            let _ = run.slots[c.slot[i]].set(value);
         }
         watch
             .iter()
             .map(|w| match w {
-                Watch::Node(i) => Ok(run.slots[index[c.nodes[*i].id]]
-                    .get()
-                    .cloned()
-                    .unwrap_or_default()),
+                Watch::Node(i) => Ok(run.slots[c.slot[*i]].get().cloned().unwrap_or_default()),
                 Watch::Output(e) => run.eval(e, "outputs", None),
             })
             .collect()
