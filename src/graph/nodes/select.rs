@@ -114,7 +114,10 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Re
         };
         kept.push((key, value));
     }
-    kept.sort_by(|a, b| a.0.cmp(&b.0));
+    // Without `order_by` every key is none: the stable sort would keep the list's order.
+    if order_by.is_some() {
+        kept.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     let mut values = kept.into_iter().map(|(_, v)| v);
     Ok(match *pick {
         Pick::First => values.next().unwrap_or(Value::from(())),
