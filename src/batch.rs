@@ -124,7 +124,7 @@ fn safe_label(s: &str) -> String {
 /// Decides and renders one item; errors carry the item's file and line.
 pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> Result<Decided> {
     let run = || -> Result<Decided> {
-        let memo_wanted = options.format == Format::Markdown;
+        let memo_wanted = options.format.is_memo();
         let detail = crate::Detail {
             trace: options.trace,
             sensitivity: options.sensitivity || memo_wanted,
@@ -145,7 +145,9 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
                 line.push('\n');
                 line
             }
-            Format::Markdown => memo.render(graph, &profile, &evaluation, Format::Markdown)?,
+            Format::Markdown | Format::Html => {
+                memo.render(graph, &profile, &evaluation, options.format)?
+            }
         };
         Ok(Decided {
             text,

@@ -35,6 +35,7 @@ pub mod error;
 pub mod eval;
 pub mod expr;
 pub mod graph;
+pub mod html;
 pub mod kind;
 pub mod lang;
 pub mod memo;

@@ -1,4 +1,4 @@
-//! Rendering a decision: the Markdown memo (templates compiled on demand) and the JSON record.
+//! Rendering a decision: the Markdown or HTML memo (templates compiled on demand) and the JSON record.
 //!
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer, the catalog and the hardware not on offer at the
@@ -23,7 +23,27 @@ use crate::source::Source;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Markdown,
+    /// The memo as one self-contained HTML page (inline CSS and SVG, no script).
+    Html,
     Json,
+}
+
+impl Format {
+    /// Whether this format is a memo (Markdown or HTML) rather than the record.
+    #[must_use]
+    pub fn is_memo(self) -> bool {
+        self != Format::Json
+    }
+
+    /// The file extension of an output in this format.
+    #[must_use]
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Html => "html",
+            Format::Json => "json",
+        }
+    }
 }
 
 /// The memo's templates: the embedded ones, with a `--rules` folder's `templates/` over them.
@@ -38,6 +58,9 @@ pub struct Memo {
 
 /// The template every memo starts from, in every language; it imports `words.<lang>.j2`.
 const MEMO_TEMPLATE: &str = "memo.md.j2";
+
+/// The HTML memo's template: the same context and words as [`MEMO_TEMPLATE`], auto-escaped.
+const HTML_TEMPLATE: &str = "memo.html.j2";
 
 /// One template file: what an error calls it and its text.
 #[derive(Debug, Clone)]
@@ -129,6 +152,15 @@ impl Templates {
 
     fn environment(&self) -> Environment<'static> {
         let mut env = crate::expr::environment();
+        // `.html.j2` templates are HTML-escaped (minijinja's default by name, said here too).
+        env.set_auto_escape_callback(|name| {
+            if name.ends_with(".html.j2") {
+                minijinja::AutoEscape::Html
+            } else {
+                minijinja::AutoEscape::None
+            }
+        });
+        crate::html::register(&mut env);
         let files = self.files.clone();
         env.set_loader(move |name| Ok(files.get(name).map(|f| f.text.to_string())));
         env
@@ -169,7 +201,7 @@ impl Memo {
                 out.push('\n');
                 Ok(out)
             }
-            Format::Markdown => {
+            Format::Markdown | Format::Html => {
                 let owner = graph.owner();
                 let decision = &evaluation.decision;
                 let lang = owner.lang;
@@ -208,9 +240,14 @@ impl Memo {
                     lang => lang.code(),
                     profile => Serde(profile),
                 };
+                let name = if format == Format::Html {
+                    HTML_TEMPLATE
+                } else {
+                    MEMO_TEMPLATE
+                };
                 let mut out = self
                     .env
-                    .get_template(MEMO_TEMPLATE)
+                    .get_template(name)
                     .and_then(|t| t.render(ctx))
                     .map_err(|e| template_error(&e, &self.templates))?;
                 if !out.ends_with('\n') {

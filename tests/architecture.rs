@@ -46,6 +46,7 @@ const ON_TOP: &[&str] = &[
     "check",
     "diagram",
     "diff",
+    "html",
     "memo",
     "questionnaire",
     "schema",

@@ -126,6 +126,49 @@ fn folders_and_yaml_streams_and_stdin() {
 }
 
 #[test]
+fn html_memos_go_into_a_folder_one_per_profile_as_the_single_command_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("pages");
+    let out = decide(&[
+        "batch",
+        "examples/lora-7b-4090.yaml",
+        "examples/pretrain-70b-job.yaml",
+        "--format",
+        "html",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+        "--lang",
+        "zh",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(out_dir.join("pretrain-70b-job.html")).unwrap();
+    let single = decide(&[
+        "examples/pretrain-70b-job.yaml",
+        "--format",
+        "html",
+        "--lang",
+        "zh",
+        "--as-of",
+        common::AS_OF,
+    ]);
+    assert_eq!(page.as_bytes(), single.stdout.as_slice());
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(out_dir.join("lora-7b-4090.html").is_file());
+    assert!(!out_dir.join("lora-7b-4090.md").exists());
+
+    let out = decide(&["batch", "examples", "--format", "html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`--format html` writes one memo"));
+}
+
+#[test]
 fn markdown_memos_go_into_a_folder_one_per_profile() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("memos");

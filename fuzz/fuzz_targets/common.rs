@@ -98,7 +98,7 @@ pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
 pub fn decide_and_render(graph: &Graph, profile: &Source) {
     match decide::decide(graph, profile, *AS_OF) {
         Ok((profile, evaluation)) => {
-            for format in [Format::Markdown, Format::Json] {
+            for format in [Format::Markdown, Format::Html, Format::Json] {
                 match MEMO.render(graph, &profile, &evaluation, format) {
                     Ok(out) => assert!(out.ends_with('\n'), "output ends with a newline"),
                     Err(e) => {

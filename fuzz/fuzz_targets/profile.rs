@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let source = Source::new("profile.yaml", text);
     match decide::decide(&GRAPH, &source, *AS_OF) {
         Ok((profile, evaluation)) => {
-            for format in [Format::Markdown, Format::Json] {
+            for format in [Format::Markdown, Format::Html, Format::Json] {
                 match MEMO.render(&GRAPH, &profile, &evaluation, format) {
                     Ok(out) => assert!(out.ends_with('\n'), "output ends with a newline"),
                     Err(e) => {

@@ -68,7 +68,11 @@ fuzz_target!(|data: &[u8]| {
         for profile in common::PROFILES.iter().take(3) {
             match decide::decide(&graph, profile, date) {
                 Ok((profile, evaluation)) => {
-                    for format in [decide::Format::Markdown, decide::Format::Json] {
+                    for format in [
+                        decide::Format::Markdown,
+                        decide::Format::Html,
+                        decide::Format::Json,
+                    ] {
                         if let Err(e) = common::MEMO.render(&graph, &profile, &evaluation, format) {
                             let _ = e.render();
                         }

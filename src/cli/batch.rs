@@ -28,6 +28,7 @@ Examples:
   decide batch profiles/ > decisions.jsonl
   decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (any length)
   decide batch team-a.yaml team-b.yaml --format md --out memos/ --lang zh
+  decide batch team-a.yaml team-b.yaml --format html --out memos/   (one .html page each)
   decide batch profiles/ --sensitivity   (each line says what would change its answer)
   cat fleet.yaml | decide batch -
 
@@ -42,10 +43,11 @@ pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// `json`: one decision record per line, in input order; `md`: one memo per profile in --out.
+    /// `json`: one decision record per line, in input order; `md` / `html`: one memo per profile
+    /// in --out.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Json)]
     pub format: OutputFormat,
-    /// The folder memos are written to (required with `--format md`).
+    /// The folder memos are written to (required with `--format md` or `html`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the JSON lines to this file (atomically) instead of standard output.
@@ -71,14 +73,14 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let format = match args.format {
-        OutputFormat::Md => Format::Markdown,
-        OutputFormat::Json => Format::Json,
-    };
-    if format == Format::Markdown && args.out.is_none() {
+    let format = args.format.format();
+    if format.is_memo() && args.out.is_none() {
         return Err(Error::new(
             ErrorKind::Usage,
-            "`--format md` writes one memo per profile and needs `--out DIR`",
+            format!(
+                "`--format {}` writes one memo per profile and needs `--out DIR`",
+                format.extension()
+            ),
         ));
     }
     // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
@@ -91,7 +93,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     )?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
     let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
-    if format == Format::Markdown {
+    if format.is_memo() {
         profiles = profiles.unique_labels();
     }
     if let Some(dir) = &args.out {
@@ -124,8 +126,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
         let pipe = match output.result {
             Ok(decided) => match (&args.out, &mut file) {
-                (Some(dir), _) if format == Format::Markdown => {
-                    let path = dir.join(format!("{}.md", output.label));
+                (Some(dir), _) if format.is_memo() => {
+                    let path = dir.join(format!("{}.{}", output.label, format.extension()));
                     super::write_atomically(&path, decided.text.as_bytes())?;
                     Pipe::Open
                 }

@@ -34,6 +34,7 @@ Examples:
   decide examples/lora-7b-4090.yaml
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide examples/pretrain-70b-job.yaml --lang zh       (the memo in Chinese)
+  decide examples/pretrain-70b-job.yaml --format html -o memo.html   (prints on A4)
   decide examples/pretrain-70b-job.yaml --trace         (with the decision trace: every node and why)
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
@@ -123,8 +124,21 @@ pub enum Outcome {
 pub enum OutputFormat {
     /// Markdown memo.
     Md,
+    /// The memo as one self-contained HTML page (prints on A4).
+    Html,
     /// JSON decision record.
     Json,
+}
+
+impl OutputFormat {
+    /// The library's format.
+    pub(crate) fn format(self) -> Format {
+        match self {
+            OutputFormat::Md => Format::Markdown,
+            OutputFormat::Html => Format::Html,
+            OutputFormat::Json => Format::Json,
+        }
+    }
 }
 
 pub(crate) fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, String> {
@@ -190,11 +204,7 @@ fn decide_profile(args: &Args) -> Result<()> {
         ..decide::Detail::DEFAULT
     };
     let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
-    let format = match args.format {
-        OutputFormat::Md => Format::Markdown,
-        OutputFormat::Json => Format::Json,
-    };
-    let text = memo.render(&graph, &profile, &evaluation, format)?;
+    let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
     if let Some(path) = &args.output {
         return write_atomically(path, text.as_bytes());
     }

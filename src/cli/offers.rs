@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use decide::error::{Error, ErrorKind, Result};
 
-use super::{Outcome, OutputFormat};
+use super::Outcome;
 
 /// List what is on offer at a date: every quote in force, with its price, age and trend.
 #[derive(Debug, clap::Args)]
@@ -21,8 +21,17 @@ pub struct Args {
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
     /// Output format: a Markdown table or JSON.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Md)]
-    pub format: OutputFormat,
+    #[arg(short, long, value_enum, default_value_t = ListingFormat::Md)]
+    pub format: ListingFormat,
+}
+
+/// The listing's formats (a table has no HTML memo form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListingFormat {
+    /// Markdown table.
+    Md,
+    /// JSON.
+    Json,
 }
 
 /// Prints the offers of the policy priced at `--as-of`.
@@ -31,8 +40,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let policy = super::load_policy(args.rules.as_deref(), Some(as_of))?;
     let listing = decide::catalog::listing(&policy, as_of);
     let text = match args.format {
-        OutputFormat::Md => decide::catalog::markdown(&listing),
-        OutputFormat::Json => {
+        ListingFormat::Md => decide::catalog::markdown(&listing),
+        ListingFormat::Json => {
             let mut json = serde_json::to_string_pretty(&listing)
                 .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write JSON: {e}")))?;
             json.push('\n');

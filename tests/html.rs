@@ -1,0 +1,263 @@
+//! The HTML memo (`--format html`): snapshots of two examples in both languages, every example
+//! self-contained (no script, no fetched resource) and well-formed, user text escaped, and the
+//! same bytes for the same input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use decide::{Format, Graph, Lang, Memo, Policy, Source};
+
+fn graph_in(lang: Lang) -> Graph {
+    Graph::compile_in(Policy::embedded().expect("embedded rules load"), lang)
+        .expect("embedded rules compile")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10, "the examples are there");
+    files
+}
+
+fn html(graph: &Graph, memo: &Memo, source: &Source) -> String {
+    let (profile, evaluation) =
+        decide::decide(graph, source, common::as_of()).unwrap_or_else(|e| panic!("{}", e.render()));
+    memo.render(graph, &profile, &evaluation, Format::Html)
+        .unwrap_or_else(|e| panic!("{}", e.render()))
+}
+
+fn example(name: &str) -> Source {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    Source::read(&path, decide::ErrorKind::Profile).unwrap()
+}
+
+#[test]
+fn two_examples_in_both_languages() {
+    let memo = Memo::embedded().unwrap();
+    for lang in [Lang::En, Lang::Zh] {
+        let graph = graph_in(lang);
+        for name in ["lora-7b-4090", "pretrain-70b-job"] {
+            let page = html(&graph, &memo, &example(&format!("{name}.yaml")));
+            insta::assert_snapshot!(format!("{name}_{}", lang.code()), page);
+        }
+    }
+}
+
+/// Every `<tag` and `</tag>` of `names` opens and closes in order (a stack, not a count).
+fn assert_balanced(page: &str, names: &[&str]) {
+    let mut stack: Vec<&str> = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let closing = rest.starts_with('/');
+        let tag = rest.trim_start_matches('/');
+        let end = tag
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(tag.len());
+        let name = &tag[..end];
+        if !names.contains(&name) {
+            continue;
+        }
+        if closing {
+            assert_eq!(stack.pop(), Some(name), "</{name}> closes the wrong tag");
+        } else {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "left open: {stack:?}");
+}
+
+const CHECKED_TAGS: &[&str] = &[
+    "html",
+    "head",
+    "title",
+    "style",
+    "body",
+    "main",
+    "section",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "figcaption",
+    "svg",
+    "text",
+    "code",
+    "strong",
+];
+
+/// The markup of `page`: every tag (from `<` to `>`) and the style sheet, without the text
+/// between tags (where an escaped `src=` of user text is harmless).
+fn markup(page: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in page.chars() {
+        match c {
+            '<' => inside = true,
+            '>' => {
+                inside = false;
+                out.push_str(">\n");
+            }
+            _ => {}
+        }
+        if inside {
+            out.push(c);
+        }
+    }
+    let style = &page[page.find("<style>").unwrap()..page.find("</style>").unwrap()];
+    out + style
+}
+
+/// No script and nothing fetched: no `<script`, no event handler attribute, no `src=`, and no
+/// `http(s)://` in an `href=` or `url(`, in the page's markup.
+fn assert_self_contained(page: &str) {
+    let lower = markup(page).to_lowercase();
+    assert!(!lower.contains("<script"), "a script");
+    assert!(!lower.contains("src="), "a fetched source");
+    assert!(!lower.contains("<link"), "a linked resource");
+    assert!(!lower.contains("@import"), "an imported style sheet");
+    assert!(
+        !lower.contains(" onerror=") && !lower.contains(" onload="),
+        "an event handler"
+    );
+    for attr in [
+        "href=\"http",
+        "href='http",
+        "url(http",
+        "url(\"http",
+        "url('http",
+        "href=\"//",
+        "url(//",
+    ] {
+        assert!(!lower.contains(attr), "a resource URL: {attr}");
+    }
+}
+
+#[test]
+fn every_example_is_self_contained_well_formed_and_deterministic() {
+    let memo = Memo::embedded().unwrap();
+    for lang in [Lang::En, Lang::Zh] {
+        let graph = graph_in(lang);
+        for path in examples() {
+            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let page = html(&graph, &memo, &source);
+            let name = path.display();
+            assert!(page.starts_with("<!DOCTYPE html>\n"), "{name}");
+            assert!(page.ends_with("</html>\n"), "{name}");
+            assert_self_contained(&page);
+            assert_balanced(&page, CHECKED_TAGS);
+            assert!(page.contains("@page { size: A4"), "{name}");
+            assert!(
+                page.contains("thead { display: table-header-group; }"),
+                "{name}"
+            );
+            assert!(page.contains("\"Noto Sans CJK SC\""), "{name}: a CJK font");
+            // The answer and the warnings come before the first page break.
+            let first_page = &page[..page.find("class=\"major\"").expect("a major section")];
+            assert!(first_page.contains("class=\"headline\""), "{name}");
+            let (_, evaluation) = decide::decide(&graph, &source, common::as_of()).unwrap();
+            for w in &evaluation.decision.warnings {
+                let title = decide::html::escape(&w.title);
+                assert!(
+                    first_page.contains(&title),
+                    "{name}: warning {title} on page 1"
+                );
+            }
+            // Markdown marks left over would show as asterisks and backticks.
+            let text_only = strip_tags(&page);
+            assert!(!text_only.contains("**"), "{name}: a Markdown mark left");
+            assert_eq!(page, html(&graph, &memo, &source), "{name}: same bytes");
+            let lang_attr = if lang == Lang::Zh {
+                "lang=\"zh-CN\""
+            } else {
+                "lang=\"en\""
+            };
+            assert!(page.contains(lang_attr), "{name}");
+        }
+    }
+}
+
+/// The text between tags, outside `<style>`.
+fn strip_tags(page: &str) -> String {
+    let body = &page[page.find("</style>").unwrap()..];
+    let mut out = String::new();
+    let mut inside = false;
+    for c in body.chars() {
+        match c {
+            '<' => inside = true,
+            '>' => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_chart_is_an_svg_with_axes_labels_and_the_profile_marked() {
+    let memo = Memo::embedded().unwrap();
+    let page = html(&graph_in(Lang::En), &memo, &example("lora-7b-4090.yaml"));
+    let svg = &page[page.find("<svg").unwrap()..page.find("</svg>").unwrap()];
+    assert!(svg.contains(">busy hours per GPU a month</text>"));
+    assert!(svg.contains(">CNY a month</text>"));
+    assert_eq!(svg.matches("<polyline").count(), 2, "two lines");
+    assert!(
+        svg.contains("<circle class=\"point\""),
+        "the profile's point"
+    );
+    assert!(svg.contains(">This profile: 600 h, ¥9,408</text>"));
+    let zh = html(&graph_in(Lang::Zh), &memo, &example("lora-7b-4090.yaml"));
+    assert!(zh.contains(">每卡每月忙碌小时数</text>"));
+    // The Markdown memo keeps its Mermaid chart; the HTML memo has none.
+    assert!(!page.contains("mermaid"));
+}
+
+const BASE: &str = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n";
+
+#[test]
+fn user_text_cannot_inject_markup_into_the_html_memo() {
+    let graph = common::graph();
+    let memo = Memo::embedded().unwrap();
+    for name in [
+        "\"<img src=x onerror=alert(1)> [click](http://evil) | x\"",
+        "\"x\\n# Approved | ok |\\n<script>alert(1)</script>\"",
+        "\"</title><style>body{display:none}</style> **bold** `code` &amp; it's \\\"quoted\\\"\"",
+    ] {
+        let yaml = BASE.replace("name: t", &format!("name: {name}"));
+        let page = html(&graph, &memo, &Source::new("p.yaml", yaml));
+        assert_self_contained(&page);
+        assert_balanced(&page, CHECKED_TAGS);
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.contains("<script"), "{page}");
+        assert_eq!(page.matches("<style>").count(), 1, "one style sheet");
+        assert!(
+            !page.contains("<strong>bold</strong>"),
+            "a user's ** is not a mark"
+        );
+        assert!(
+            !page.contains("<code>code</code>"),
+            "a user's ` is not a mark"
+        );
+        let h1 = &page[page.find("<h1>").unwrap()..page.find("</h1>").unwrap()];
+        assert!(h1.contains("&lt;"), "the name's < is text: {h1}");
+        assert!(!h1.contains('\n'), "the name stays on one line: {h1}");
+    }
+}
