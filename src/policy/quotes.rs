@@ -477,7 +477,8 @@ fn price(
     text: &str,
     fail: &mut impl FnMut(&str, String, String),
 ) -> Option<serde_json::Number> {
-    const FORM: &str = "without currency sign or thousands separators, e.g. 7920 or 1.57";
+    const FORM: &str =
+        "written plainly with a dot for decimals, without currency sign or thousands separators";
     let number = text
         .parse::<i64>()
         .ok()
