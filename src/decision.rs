@@ -156,42 +156,11 @@ pub struct TraceEntry {
     pub why: String,
 }
 
-/// A value the rules computed, as JSON: what `serde_json::to_value` makes of it (built directly
-/// for the kinds a record holds, through serde for anything else). For readers that compare or
-/// print figures as JSON (`decide diff`, policy tests).
+/// A value the rules computed, as JSON (what `serde_json::to_value` makes of it; `null` where
+/// it cannot). For readers that compare or print figures as JSON (`decide diff`, policy tests,
+/// the trace).
 pub fn to_json(v: &Value) -> serde_json::Value {
-    direct_json(v).unwrap_or_else(|| serde_json::to_value(v).unwrap_or(serde_json::Value::Null))
-}
-
-/// [`to_json`] for undefined, none, booleans, `i64` integers, floats, text, lists and maps with
-/// text keys; `None` for anything else inside, which serde then writes.
-fn direct_json(v: &Value) -> Option<serde_json::Value> {
-    use serde_json::Value as J;
-    Some(match v.kind() {
-        ValueKind::Undefined | ValueKind::None => J::Null,
-        ValueKind::Bool => J::Bool(v.is_true()),
-        ValueKind::String => J::String(v.as_str()?.to_owned()),
-        ValueKind::Number if v.is_integer() => J::from(v.as_i64()?),
-        ValueKind::Number => {
-            let f = f64::try_from(v.clone()).ok()?;
-            serde_json::Number::from_f64(f).map_or(J::Null, J::Number)
-        }
-        ValueKind::Seq => J::Array(
-            v.try_iter()
-                .ok()?
-                .map(|x| direct_json(&x))
-                .collect::<Option<_>>()?,
-        ),
-        ValueKind::Map => {
-            let pairs = v.as_object()?.try_iter_pairs()?;
-            let mut map = serde_json::Map::new();
-            for (key, value) in pairs {
-                map.insert(key.as_str()?.to_owned(), direct_json(&value)?);
-            }
-            J::Object(map)
-        }
-        _ => return None,
-    })
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 /// A figure of the record as a number (`None` when it is not one).

@@ -450,8 +450,8 @@ mod tests {
 
     use crate::expr::objects::{PerOffer, Record};
 
-    /// The direct conversion writes what serde writes, for every kind a record holds and for
-    /// the kinds it leaves to serde.
+    /// `decision::to_json` and the record's own serialisation write what serde writes, for
+    /// every kind a record holds.
     #[test]
     fn json_of_a_value_is_what_serde_makes_of_it() {
         let record = Record::value(
