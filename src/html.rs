@@ -61,11 +61,14 @@ fn md(state: &State, text: &str) -> Value {
     }
 }
 
-/// The `cell` filter: a Markdown table cell in the Markdown memo, [`inert`] HTML in the HTML
-/// memo (an HTML cell needs no escaping of `|`).
+/// The `cell` filter: a Markdown table cell in the Markdown memo, escaped HTML on one line in
+/// the HTML memo (an HTML cell needs no escaping of `|`). Its text is the policy's (an outcome,
+/// a memory note, a trace step's reason), written with the same `` `code` `` and `**bold**`
+/// marks as the Markdown memo shows, so [`marks`] may still turn them into tags; user text goes
+/// through `md` instead, which leaves no mark for `marks` to find.
 fn cell(state: &State, text: &str) -> Value {
     if is_html(state) {
-        Value::from_safe_string(inert(text))
+        Value::from_safe_string(escape(text).replace(['\n', '\r'], " "))
     } else {
         Value::from(crate::expr::table_cell(text))
     }

@@ -4,25 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
 
 fn graph_in(lang: Lang) -> Graph {
     Graph::compile_in(Policy::embedded().expect("embedded rules load"), lang)
         .expect("embedded rules compile")
-}
-
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
-    assert!(files.len() > 10, "the examples are there");
-    files
 }
 
 fn html(graph: &Graph, memo: &Memo, source: &Source) -> String {
@@ -156,7 +144,7 @@ fn every_example_is_self_contained_well_formed_and_deterministic() {
     let memo = Memo::embedded().unwrap();
     for lang in [Lang::En, Lang::Zh] {
         let graph = graph_in(lang);
-        for path in examples() {
+        for path in common::examples() {
             let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
             let page = html(&graph, &memo, &source);
             let name = path.display();

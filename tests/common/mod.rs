@@ -195,3 +195,16 @@ pub fn example_count() -> usize {
         })
         .count()
 }
+
+/// The example profiles of `examples/`, in name order.
+pub fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10, "the examples are there");
+    files
+}

@@ -1,0 +1,481 @@
+//! The HTML memo in a real browser: every example in both languages is opened in headless
+//! Chromium, screenshotted and printed to PDF, and the PDF's text is read back with `pdftotext`.
+//!
+//! What is checked, per memo: the page logs nothing to the console and throws nothing; no
+//! request leaves the page (the document itself is the only request); nothing is wider than an
+//! 800-pixel window; the printed PDF holds the answer line and every warning title on its first
+//! page, starts each major section on a page of its own, has a sane number of pages and no
+//! Markdown mark left over; a Chinese memo's PDF text is Chinese (so a CJK font was found).
+//!
+//! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium and
+//! poppler-utils come from Debian's packages, which `.ci/run` installs when they are missing
+//! (with a CJK font). Without them the test says so and passes on a developer's machine, and
+//! fails under CI (`CI` set), where a skipped browser test would hide a broken page.
+//! `DECIDE_WRITE_SCREENSHOTS=1` rewrites the README's two pictures under `docs/`.
+
+mod common;
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use data_encoding::BASE64;
+use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use serde_json::{Value, json};
+use tungstenite::WebSocket;
+use tungstenite::stream::MaybeTlsStream;
+
+/// The example whose memo is the README's picture.
+const PICTURED: &str = "pretrain-70b-job.yaml";
+/// The window the page is laid out in: about an A4 page's width at 96 dpi, with margins.
+const WIDTH: u32 = 800;
+/// Pages a memo may print to: more means a runaway table or a broken page break.
+const MAX_PAGES: usize = 14;
+
+/// The first of `names` found on `PATH`.
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    names.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Chromium and pdftotext, or `None` (with the reason printed) where the test cannot run here.
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let chromium = std::env::var_os("CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
+    let pdftotext = on_path(&["pdftotext"]);
+    match (chromium, pdftotext) {
+        (Some(c), Some(p)) => Some((c, p)),
+        (c, p) => {
+            let missing = [(c.is_none(), "chromium"), (p.is_none(), "pdftotext")]
+                .iter()
+                .filter(|(m, _)| *m)
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let help = format!(
+                "the browser test needs {missing}: `apt-get install chromium poppler-utils \
+                 fonts-wqy-microhei` (what .ci/run does)"
+            );
+            assert!(std::env::var_os("CI").is_none(), "{help}");
+            eprintln!("skipped: {help}");
+            None
+        }
+    }
+}
+
+/// A headless Chromium and one `DevTools` connection to it; the process is killed on drop.
+struct Browser {
+    child: Child,
+    socket: WebSocket<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    /// Events that arrived while waiting for a reply: (session, method, params).
+    events: Vec<(String, String, Value)>,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn launch(chromium: &Path) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        // The flags that keep Chromium off the network and quiet on a closed machine.
+        let child = Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--hide-scrollbars",
+                "--mute-audio",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", chromium.display()));
+        let mut child = child;
+        // Chromium writes its port and the browser's WebSocket path into this file once ready.
+        let port_file = profile.path().join("DevToolsActivePort");
+        let started = Instant::now();
+        let endpoint = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file)
+                && let Some((port, path)) = text.split_once('\n')
+                && !path.trim().is_empty()
+            {
+                break format!("ws://127.0.0.1:{}{}", port.trim(), path.trim());
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("chromium exited at start: {status}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "chromium did not open its DevTools port in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let (socket, _) = tungstenite::connect(&endpoint)
+            .unwrap_or_else(|e| panic!("cannot connect to {endpoint}: {e}"));
+        if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+            // A reply that never comes fails the test instead of hanging it.
+            stream
+                .set_read_timeout(Some(Duration::from_secs(120)))
+                .unwrap();
+        }
+        Browser {
+            child,
+            socket,
+            next_id: 0,
+            events: Vec::new(),
+            _profile: profile,
+        }
+    }
+
+    /// The next message from the browser, as JSON.
+    fn receive(&mut self) -> Value {
+        loop {
+            let message = self
+                .socket
+                .read()
+                .unwrap_or_else(|e| panic!("no reply from chromium: {e}"));
+            if let Ok(text) = message.to_text()
+                && !text.is_empty()
+            {
+                return serde_json::from_str(text).expect("DevTools sends JSON");
+            }
+        }
+    }
+
+    /// Sends `method` (to a page's `session`, or to the browser) and returns its result, keeping
+    /// the events that arrive meanwhile.
+    fn call(&mut self, session: Option<&str>, method: &str, params: &Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = json!(session);
+        }
+        self.socket
+            .send(tungstenite::Message::text(message.to_string()))
+            .unwrap_or_else(|e| panic!("cannot send {method}: {e}"));
+        loop {
+            let reply = self.receive();
+            if reply["id"] == json!(id) {
+                assert!(
+                    reply.get("error").is_none(),
+                    "{method} failed: {}",
+                    reply["error"]
+                );
+                return reply["result"].clone();
+            }
+            self.keep(reply);
+        }
+    }
+
+    fn keep(&mut self, mut message: Value) {
+        if let Some(method) = message["method"].as_str().map(str::to_owned) {
+            let session = message["sessionId"].as_str().unwrap_or_default().to_owned();
+            self.events
+                .push((session, method, message["params"].take()));
+        }
+    }
+
+    /// Waits for `method` on `session`.
+    fn wait_for(&mut self, session: &str, method: &str) {
+        if self
+            .events
+            .iter()
+            .any(|(s, m, _)| s == session && m == method)
+        {
+            return;
+        }
+        loop {
+            let message = self.receive();
+            let found =
+                message["sessionId"] == json!(session) && message["method"] == json!(method);
+            self.keep(message);
+            if found {
+                return;
+            }
+        }
+    }
+
+    /// Opens `url` in a new tab laid out `WIDTH` pixels wide and returns the tab's session.
+    fn open(&mut self, url: &str) -> String {
+        let target = self.call(None, "Target.createTarget", &json!({"url": "about:blank"}));
+        let session = self.call(
+            None,
+            "Target.attachToTarget",
+            &json!({"targetId": target["targetId"], "flatten": true}),
+        )["sessionId"]
+            .as_str()
+            .expect("a session")
+            .to_owned();
+        let s = Some(session.as_str());
+        for domain in ["Page", "Runtime", "Log", "Network"] {
+            self.call(s, &format!("{domain}.enable"), &json!({}));
+        }
+        self.call(
+            s,
+            "Emulation.setDeviceMetricsOverride",
+            &json!({"width": WIDTH, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        self.call(s, "Page.navigate", &json!({"url": url}));
+        self.wait_for(&session, "Page.loadEventFired");
+        session
+    }
+
+    /// What went wrong on `session`'s page: console output, exceptions, log errors, and every
+    /// request but the page's own.
+    fn problems(&self, session: &str, url: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let watched = self.events.iter().any(|(s, m, p)| {
+            s == session && m == "Network.requestWillBeSent" && p["request"]["url"] == json!(url)
+        });
+        assert!(
+            watched,
+            "the page's own request was not seen: the watch is blind"
+        );
+        for (s, method, params) in &self.events {
+            if s != session {
+                continue;
+            }
+            match method.as_str() {
+                "Runtime.consoleAPICalled" => out.push(format!("console: {}", params["args"])),
+                "Runtime.exceptionThrown" => {
+                    out.push(format!("exception: {}", params["exceptionDetails"]));
+                }
+                "Log.entryAdded" if params["entry"]["level"] != json!("verbose") => {
+                    out.push(format!("log: {}", params["entry"]));
+                }
+                "Network.requestWillBeSent" if params["request"]["url"] != json!(url) => {
+                    out.push(format!("request: {}", params["request"]["url"]));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// `expression` evaluated in the page.
+    fn evaluate(&mut self, session: &str, expression: &str) -> Value {
+        self.call(
+            Some(session),
+            "Runtime.evaluate",
+            &json!({"expression": expression, "returnByValue": true}),
+        )["result"]["value"]
+            .clone()
+    }
+
+    /// A base64 answer's `data` decoded.
+    fn bytes(&mut self, session: &str, method: &str, params: &Value) -> Vec<u8> {
+        let data = self.call(Some(session), method, params)["data"]
+            .as_str()
+            .expect("data")
+            .to_owned();
+        BASE64.decode(data.as_bytes()).expect("base64")
+    }
+
+    fn close(&mut self, session: &str) {
+        let target =
+            self.call(Some(session), "Target.getTargetInfo", &json!({}))["targetInfo"]["targetId"]
+                .clone();
+        self.call(None, "Target.closeTarget", &json!({"targetId": target}));
+        self.events.retain(|(s, _, _)| s != session);
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `text` without any white space: `pdftotext` breaks lines where the page did, and between
+/// two Chinese characters a line break is no space at all.
+fn squeezed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn is_cjk(c: char) -> bool {
+    ('\u{4e00}'..='\u{9fff}').contains(&c) || ('\u{3000}'..='\u{303f}').contains(&c)
+}
+
+/// The text of a PDF, one entry per page.
+fn pdf_pages(pdftotext: &Path, pdf: &[u8], dir: &Path) -> Vec<String> {
+    let file = dir.join("memo.pdf");
+    std::fs::write(&file, pdf).unwrap();
+    let out = Command::new(pdftotext)
+        .arg("-enc")
+        .arg("UTF-8")
+        .arg(&file)
+        .arg("-")
+        .output()
+        .expect("pdftotext runs");
+    assert!(out.status.success(), "pdftotext: {out:?}");
+    let text = String::from_utf8(out.stdout).expect("UTF-8 text");
+    let mut pages: Vec<String> = text.split('\u{c}').map(str::to_owned).collect();
+    if pages.last().is_some_and(|p| p.trim().is_empty()) {
+        pages.pop();
+    }
+    pages
+}
+
+/// The innermost elements that reach past the window's right edge, as `tag.class: text`.
+const WIDEST: &str = "Array.from(document.body.querySelectorAll('*')).filter(e => \
+    e.getBoundingClientRect().right > document.documentElement.clientWidth \
+    && !Array.from(e.children).some(c => c.getBoundingClientRect().right > \
+    document.documentElement.clientWidth)).slice(0, 5).map(e => e.tagName + '.' + e.className \
+    + ': ' + e.textContent.slice(0, 60))";
+
+/// The Markdown memo's answer line, without its marks: what the HTML memo must print on page 1.
+fn answer_line(markdown: &str) -> String {
+    let line = markdown
+        .lines()
+        .find(|l| l.starts_with("> **"))
+        .expect("the Markdown memo opens with its answer");
+    line.trim_start_matches("> ").replace("**", "")
+}
+
+#[test]
+fn every_memo_opens_prints_and_reads_back_in_chromium() {
+    let Some((chromium, pdftotext)) = tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::embedded().unwrap();
+    let mut browser = Browser::launch(&chromium);
+    let write_pictures = std::env::var_os("DECIDE_WRITE_SCREENSHOTS").is_some();
+    let mut printed = 0;
+    for lang in [Lang::En, Lang::Zh] {
+        let graph = Graph::compile_in(Policy::embedded().unwrap(), lang).unwrap();
+        for path in common::examples() {
+            let name = format!(
+                "{} ({})",
+                path.file_name().unwrap().to_string_lossy(),
+                lang.code()
+            );
+            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let (profile, evaluation) = decide::decide(&graph, &source, common::as_of()).unwrap();
+            let render = |format| {
+                memo.render(&graph, &profile, &evaluation, format)
+                    .unwrap_or_else(|e| panic!("{name}: {}", e.render()))
+            };
+            let page = render(Format::Html);
+            let answer = answer_line(&render(Format::Markdown));
+            let file = dir.path().join(format!("memo.{}.html", lang.code()));
+            std::fs::write(&file, &page).unwrap();
+            let url = format!("file://{}", file.display());
+
+            let session = browser.open(&url);
+            let overflow = browser.evaluate(
+                &session,
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+            );
+            if overflow != json!(0) {
+                let wide = browser.evaluate(&session, WIDEST);
+                panic!("{name}: {overflow} pixels wider than a {WIDTH}-pixel window: {wide}");
+            }
+            let png = browser.bytes(
+                &session,
+                "Page.captureScreenshot",
+                &json!({"format": "png"}),
+            );
+            assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}: a PNG");
+            if write_pictures && path.ends_with(PICTURED) {
+                let picture = Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("docs")
+                    .join(format!("memo.{}.png", lang.code()));
+                std::fs::write(picture, &png).unwrap();
+            }
+            let pdf = browser.bytes(
+                &session,
+                "Page.printToPDF",
+                &json!({"printBackground": true, "preferCSSPageSize": true}),
+            );
+            let problems = browser.problems(&session, &url);
+            assert!(problems.is_empty(), "{name}: {problems:#?}");
+            browser.close(&session);
+
+            assert!(pdf.starts_with(b"%PDF-"), "{name}: a PDF");
+            let pages = pdf_pages(&pdftotext, &pdf, dir.path());
+            let majors = page.matches("<section class=\"major\"").count();
+            assert!(
+                pages.len() > majors && pages.len() <= MAX_PAGES,
+                "{name}: {} pages for {majors} major sections",
+                pages.len()
+            );
+            let first = squeezed(&pages[0]);
+            assert!(
+                first.contains(&squeezed(&answer)),
+                "{name}: the answer {answer:?} on page 1 of the PDF:\n{}",
+                pages[0]
+            );
+            for w in &evaluation.decision.warnings {
+                assert!(
+                    first.contains(&squeezed(&w.title)),
+                    "{name}: warning {:?} on page 1 of the PDF:\n{}",
+                    w.title,
+                    pages[0]
+                );
+            }
+            let text = pages.concat();
+            assert!(
+                !text.contains("**") && !text.contains('`'),
+                "{name}: a Markdown mark printed as text"
+            );
+            if lang == Lang::Zh {
+                let cjk = text.chars().filter(|&c| is_cjk(c)).count();
+                let latin = text.chars().filter(char::is_ascii_alphabetic).count();
+                assert!(
+                    cjk > latin,
+                    "{name}: {cjk} Chinese characters against {latin} Latin letters"
+                );
+            }
+            printed += 1;
+        }
+    }
+    assert!(printed >= 2 * 10, "every example in both languages");
+}
+
+#[test]
+fn the_watch_sees_a_request_a_console_message_and_an_error() {
+    let Some((chromium, _)) = tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("leaky.html");
+    std::fs::write(
+        &file,
+        "<!DOCTYPE html><html><body><img src=\"http://192.0.2.1/x.png\">\
+         <script>console.log('hello'); undefined_function();</script></body></html>",
+    )
+    .unwrap();
+    let url = format!("file://{}", file.display());
+    let mut browser = Browser::launch(&chromium);
+    let session = browser.open(&url);
+    let problems = browser.problems(&session, &url);
+    for expected in [
+        "request: \"http://192.0.2.1/x.png\"",
+        "console:",
+        "exception:",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(expected)),
+            "{expected} not among {problems:#?}"
+        );
+    }
+}
