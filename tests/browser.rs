@@ -479,3 +479,64 @@ fn the_watch_sees_a_request_a_console_message_and_an_error() {
         );
     }
 }
+
+#[test]
+fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch() {
+    let Some((chromium, pdftotext)) = tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_decide"))
+            .args(args)
+            .args(["--as-of", common::AS_OF])
+            .env("DECIDE_BROWSER", &chromium)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let pdf = dir.path().join("memo.pdf");
+    let example = "examples/pretrain-70b-job.yaml";
+    run(&[
+        example,
+        "--format",
+        "pdf",
+        "-o",
+        pdf.to_str().unwrap(),
+        "--lang",
+        "zh",
+    ]);
+    let markdown = common::run_ok(&[example, "--as-of", common::AS_OF, "--lang", "zh"]);
+    let pages = pdf_pages(&pdftotext, &std::fs::read(&pdf).unwrap(), dir.path());
+    assert!(
+        squeezed(&pages[0]).contains(&squeezed(&answer_line(&markdown))),
+        "the answer on page 1:\n{}",
+        pages[0]
+    );
+
+    let out = dir.path().join("memos");
+    run(&[
+        "batch",
+        example,
+        "examples/lora-7b-4090.yaml",
+        "--format",
+        "pdf",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["lora-7b-4090.pdf", "pretrain-70b-job.pdf"]);
+    for name in names {
+        let bytes = std::fs::read(out.join(&name)).unwrap();
+        assert!(bytes.starts_with(b"%PDF-"), "{name}");
+    }
+}

@@ -269,3 +269,58 @@ fn errors_are_plain_when_not_on_a_terminal_or_with_no_color() {
     let out = decide(&["no-such.yaml"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'));
 }
+
+/// `decide` with `DECIDE_BROWSER` set to `browser`.
+fn decide_with_browser(browser: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(args)
+        .env("DECIDE_BROWSER", browser)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn pdf_needs_a_file_and_a_browser_and_leaves_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("memo.pdf");
+    let example = "examples/lora-7b-4090.yaml";
+    let out = decide(&[example, "--format", "pdf"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs `-o FILE`"), "{}", stderr(&out));
+
+    let out = decide_with_browser(
+        "/no/such/browser",
+        &[example, "--format", "pdf", "-o", target.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("DECIDE_BROWSER is /no/such/browser, which is not a program"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!target.exists());
+
+    // A "browser" that exits without printing: the error says so, the old file stays.
+    std::fs::write(&target, "previous memo").unwrap();
+    let out = decide_with_browser(
+        "/bin/true",
+        &[example, "--format", "pdf", "-o", target.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the browser /bin/true failed: it printed no PDF"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "previous memo");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    let out = decide_with_browser("/bin/true", &["batch", example, "--format", "pdf"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`--format pdf` writes one memo per profile and needs `--out DIR`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -29,6 +29,7 @@ Examples:
   decide batch fleet.jsonl --as-of 2026-09-04 --output decisions.jsonl   (any length)
   decide batch team-a.yaml team-b.yaml --format md --out memos/ --lang zh
   decide batch team-a.yaml team-b.yaml --format html --out memos/   (one .html page each)
+  decide batch team-a.yaml team-b.yaml --format pdf --out memos/    (printed by Chromium)
   decide batch profiles/ --sensitivity   (each line says what would change its answer)
   cat fleet.yaml | decide batch -
 
@@ -43,11 +44,11 @@ pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// `json`: one decision record per line, in input order; `md` / `html`: one memo per profile
-    /// in --out.
+    /// `json`: one decision record per line, in input order; `md` / `html` / `pdf`: one memo
+    /// per profile in --out.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Json)]
     pub format: OutputFormat,
-    /// The folder memos are written to (required with `--format md` or `html`).
+    /// The folder memos are written to (required with `--format md`, `html` or `pdf`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the JSON lines to this file (atomically) instead of standard output.
@@ -79,10 +80,11 @@ pub fn run(args: &Args) -> Result<Outcome> {
             ErrorKind::Usage,
             format!(
                 "`--format {}` writes one memo per profile and needs `--out DIR`",
-                format.extension()
+                args.format.extension()
             ),
         ));
     }
+    let printer = args.format.printer()?;
     // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
     // process, so that the temporary output file is removed and the old one left whole.
     let signals = Signals::watch()?;
@@ -127,8 +129,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
         let pipe = match output.result {
             Ok(decided) => match (&args.out, &mut file) {
                 (Some(dir), _) if format.is_memo() => {
-                    let path = dir.join(format!("{}.{}", output.label, format.extension()));
-                    super::write_atomically(&path, decided.text.as_bytes())?;
+                    let path = dir.join(format!("{}.{}", output.label, args.format.extension()));
+                    let bytes = super::output_bytes(printer.as_deref(), decided.text)?;
+                    super::write_atomically(&path, &bytes)?;
                     Pipe::Open
                 }
                 (_, Some(file)) => {

@@ -11,6 +11,7 @@ mod diff;
 mod graph;
 mod init;
 mod offers;
+mod pdf;
 mod quotes;
 mod schema;
 mod shell;
@@ -35,6 +36,7 @@ Examples:
   decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
   decide examples/pretrain-70b-job.yaml --lang zh       (the memo in Chinese)
   decide examples/pretrain-70b-job.yaml --format html -o memo.html   (prints on A4)
+  decide examples/pretrain-70b-job.yaml --format pdf -o memo.pdf     (printed by Chromium)
   decide examples/pretrain-70b-job.yaml --trace         (with the decision trace: every node and why)
   decide profile.yaml --rules ./my-rules --output memo.md
   cat profile.yaml | decide -
@@ -128,6 +130,9 @@ pub enum OutputFormat {
     Html,
     /// JSON decision record.
     Json,
+    /// The HTML memo printed to PDF (A4) by a Chromium-family browser on this machine
+    /// (`DECIDE_BROWSER`, else Chromium, Chrome or Edge); needs `-o FILE`.
+    Pdf,
 }
 
 impl OutputFormat {
@@ -135,9 +140,34 @@ impl OutputFormat {
     pub(crate) fn format(self) -> Format {
         match self {
             OutputFormat::Md => Format::Markdown,
-            OutputFormat::Html => Format::Html,
+            OutputFormat::Html | OutputFormat::Pdf => Format::Html,
             OutputFormat::Json => Format::Json,
         }
+    }
+
+    /// The file extension of an output in this format.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            OutputFormat::Pdf => "pdf",
+            other => other.format().extension(),
+        }
+    }
+
+    /// The browser a PDF is printed with, found before any work starts; `None` for the other
+    /// formats.
+    pub(crate) fn printer(self) -> Result<Option<PathBuf>> {
+        match self {
+            OutputFormat::Pdf => pdf::browser().map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `text` as the bytes of the output: itself, or printed to PDF by `printer`.
+pub(crate) fn output_bytes(printer: Option<&Path>, text: String) -> Result<Vec<u8>> {
+    match printer {
+        Some(browser) => pdf::print(browser, &text),
+        None => Ok(text.into_bytes()),
     }
 }
 
@@ -188,6 +218,14 @@ pub fn run() -> std::result::Result<(), u8> {
 
 /// Decides one profile as `args` say and writes the result.
 fn decide_profile(args: &Args) -> Result<()> {
+    if args.format == OutputFormat::Pdf && args.output.is_none() {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            "`--format pdf` writes a file and needs `-o FILE`",
+        )
+        .help("for example: decide profile.yaml --format pdf -o memo.pdf"));
+    }
+    let printer = args.format.printer()?;
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let graph = Graph::compile_in(load_policy(args.rules.as_deref(), Some(as_of))?, args.lang)?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
@@ -206,7 +244,7 @@ fn decide_profile(args: &Args) -> Result<()> {
     let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
     let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
     if let Some(path) = &args.output {
-        return write_atomically(path, text.as_bytes());
+        return write_atomically(path, &output_bytes(printer.as_deref(), text)?);
     }
     print(&text)
 }
