@@ -216,6 +216,40 @@ fn the_chart_is_an_svg_with_axes_labels_and_the_profile_marked() {
     assert!(zh.contains(">每卡每月忙碌小时数</text>"));
     // The Markdown memo keeps its Mermaid chart; the HTML memo has none.
     assert!(!page.contains("mermaid"));
+    // No job in the profile, no days-against-bill chart.
+    assert_eq!(page.matches("<svg").count(), 1);
+}
+
+#[test]
+fn the_job_chart_has_a_point_per_offer_the_recommendation_marked_and_the_deadline() {
+    let memo = Memo::embedded().unwrap();
+    let graph = graph_in(Lang::En);
+    let page = html(&graph, &memo, &example("qlora-70b-4090.yaml"));
+    let svg = &page[page.rfind("<svg").unwrap()..page.rfind("</svg>").unwrap()];
+    assert!(
+        svg.contains(">The job: days against the bill</text>"),
+        "{svg}"
+    );
+    // Six offers can run the job; one of them is the recommendation.
+    assert_eq!(svg.matches("class=\"point-number\"").count(), 6, "{svg}");
+    assert_eq!(
+        svg.matches("<circle class=\"chosen\"").count(),
+        2,
+        "point and key"
+    );
+    assert!(
+        svg.contains(">1. RTX 4090 24G ×8 (Sichuan zone 2): 1.6 days, ¥7,920 (recommended)</text>")
+    );
+    assert!(
+        !svg.contains("class=\"limit\""),
+        "no deadline in this profile"
+    );
+    let page = html(&graph, &memo, &example("pretrain-70b-job.yaml"));
+    let svg = &page[page.rfind("<svg").unwrap()..page.rfind("</svg>").unwrap()];
+    assert!(svg.contains(">deadline: 10 days</text>"), "{svg}");
+    assert!(
+        svg.contains(">2. H100 80G ×8 (Ningxia zone 1): 14.1 days, ¥86,880 (recommended)</text>")
+    );
 }
 
 const BASE: &str = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n";

@@ -1,0 +1,529 @@
+//! The HTML memo's charts as inline SVG: the break-even lines (`line_chart`) and the job's days
+//! against its bill (`scatter_chart`).
+//!
+//! They are drawn here, not with a plotting crate: a few lines, points and labels need a couple
+//! of hundred lines of SVG text, and a crate with an SVG backend would bring fonts and a layout
+//! engine for nothing. Every label comes from the words files (HTML already: a macro's output,
+//! or escaped here); nothing of the policy is here. Both charts share one frame: a title, round
+//! ticks on a y axis from zero, axis labels, and a legend under the plot that tells the series
+//! or points apart in black and white as well as in colour.
+
+use std::fmt::Write as _;
+
+use minijinja::value::Value;
+
+use super::escape;
+
+const WIDTH: f64 = 680.0;
+const HEIGHT: f64 = 380.0;
+const LEFT: f64 = 84.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 100.0;
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
+const PLOT_H: f64 = HEIGHT - TOP - BOTTOM;
+/// Each line's stroke: colour and dash, told apart in black and white too.
+const STROKES: &[(&str, &str)] = &[
+    ("#1f5fa8", ""),
+    ("#c0561b", " stroke-dasharray=\"8 5\""),
+    ("#2e7d32", " stroke-dasharray=\"2 4\""),
+];
+/// The marks a scatter point may carry, as CSS classes of `memo.html.j2`.
+const MARKS: &[&str] = &["chosen", "option", "out"];
+
+fn chart_error(chart: &str, what: &str) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!("{chart}: {what}"),
+    )
+}
+
+/// The field `key` of `map`, which must be there.
+fn field(chart: &str, map: &Value, key: &str) -> Result<Value, minijinja::Error> {
+    map.get_attr(key)
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_none())
+        .ok_or_else(|| chart_error(chart, &format!("`{key}` is missing")))
+}
+
+/// The field `key` of `map` if it is there and not `none`.
+fn optional(map: &Value, key: &str) -> Result<Option<Value>, minijinja::Error> {
+    Ok(Some(map.get_attr(key)?).filter(|v| !v.is_undefined() && !v.is_none()))
+}
+
+/// A label as HTML: a safe string (a macro's output in the HTML memo) as it is, any other value
+/// escaped.
+fn label(value: &Value) -> String {
+    let text = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    if value.is_safe() { text } else { escape(&text) }
+}
+
+/// A list of finite numbers.
+fn numbers(chart: &str, value: &Value, key: &str) -> Result<Vec<f64>, minijinja::Error> {
+    let bad = || chart_error(chart, &format!("`{key}` must be a list of numbers"));
+    value
+        .try_iter()
+        .map_err(|_| bad())?
+        .map(|v| {
+            f64::try_from(v)
+                .ok()
+                .filter(|n| n.is_finite())
+                .ok_or_else(bad)
+        })
+        .collect()
+}
+
+/// The fields `x` and `y` of `map`, finite numbers.
+fn xy(chart: &str, map: &Value, key: &str) -> Result<(f64, f64), minijinja::Error> {
+    let both = numbers(
+        chart,
+        &Value::from(vec![field(chart, map, "x")?, field(chart, map, "y")?]),
+        key,
+    )?;
+    Ok((both[0], both[1]))
+}
+
+/// A chart's plot area and its two linear scales, with the y axis from zero.
+struct Frame {
+    height: f64,
+    x0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Frame {
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * PLOT_W
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        TOP + PLOT_H - y / self.y1 * PLOT_H
+    }
+
+    /// The `<svg>` element's opening, the accessible title and the visible one.
+    fn open(&self, s: &mut String, title: &str) {
+        let _ = write!(
+            s,
+            "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"{title}\">\n<title>{title}</title>\n<text class=\"chart-title\" x=\"{cx}\" y=\"22\" text-anchor=\"middle\">{title}</text>\n",
+            height = self.height,
+            cx = LEFT + PLOT_W / 2.0,
+        );
+    }
+
+    /// A grid line and a label every `step` up the y axis.
+    fn y_grid(&self, s: &mut String, step: f64) {
+        let mut y = 0.0;
+        while y <= self.y1 + step / 2.0 {
+            let _ = writeln!(
+                s,
+                "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{x2}\" y2=\"{py:.1}\"/><text class=\"tick\" x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\">{label}</text>",
+                py = self.py(y),
+                x2 = WIDTH - RIGHT,
+                tx = LEFT - 6.0,
+                ty = self.py(y) + 4.0,
+                label = crate::expr::group_thousands(y, 0),
+            );
+            y += step;
+        }
+    }
+
+    /// A tick and a label (with `decimals`) at each of `xs` on the x axis.
+    fn x_ticks(&self, s: &mut String, xs: &[f64], decimals: usize) {
+        for &x in xs {
+            let _ = writeln!(
+                s,
+                "<line class=\"axis\" x1=\"{px:.1}\" y1=\"{y0}\" x2=\"{px:.1}\" y2=\"{y5}\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{ty}\" text-anchor=\"middle\">{label}</text>",
+                px = self.px(x),
+                y0 = TOP + PLOT_H,
+                y5 = TOP + PLOT_H + 5.0,
+                ty = TOP + PLOT_H + 20.0,
+                label = crate::expr::group_thousands(x, decimals),
+            );
+        }
+    }
+
+    /// The two axes and their labels.
+    fn axes(s: &mut String, x_axis: &str, y_axis: &str) {
+        let _ = writeln!(
+            s,
+            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{b}\"/>",
+            b = TOP + PLOT_H,
+            r = WIDTH - RIGHT,
+        );
+        let _ = writeln!(
+            s,
+            "<text class=\"axis-label\" x=\"{cx}\" y=\"{y}\" text-anchor=\"middle\">{x_axis}</text>",
+            cx = LEFT + PLOT_W / 2.0,
+            y = TOP + PLOT_H + 40.0,
+        );
+        let _ = writeln!(
+            s,
+            "<text class=\"axis-label\" x=\"0\" y=\"0\" text-anchor=\"middle\" transform=\"translate(16 {cy}) rotate(-90)\">{y_axis}</text>",
+            cy = TOP + PLOT_H / 2.0,
+        );
+    }
+
+    /// The y of the legend's row `i`, under the x axis label.
+    fn legend_y(i: usize) -> f64 {
+        TOP + PLOT_H + 60.0 + 18.0 * f64::from(u8::try_from(i).unwrap_or(u8::MAX))
+    }
+
+    /// Where a label beside the point at `cx` goes: to its right, or to its left near the
+    /// right edge.
+    fn beside(cx: f64, gap: f64) -> (f64, &'static str) {
+        if cx > LEFT + PLOT_W * 0.6 {
+            (cx - gap, "end")
+        } else {
+            (cx + gap, "start")
+        }
+    }
+}
+
+/// What `line_chart` draws: lines over shared x values and one marked point. Labels are HTML.
+#[derive(Debug)]
+struct LineChart {
+    title: String,
+    x_axis: String,
+    y_axis: String,
+    xs: Vec<f64>,
+    lines: Vec<(String, Vec<f64>)>,
+    point: Option<(f64, f64, String)>,
+}
+
+const LINE_CHART: &str = "line_chart";
+
+impl LineChart {
+    fn read(map: &Value) -> Result<Self, minijinja::Error> {
+        let name = LINE_CHART;
+        let xs = numbers(name, &field(name, map, "xs")?, "xs")?;
+        let mut lines = Vec::new();
+        for line in field(name, map, "lines")?.try_iter()? {
+            let ys = numbers(name, &field(name, &line, "ys")?, "ys")?;
+            if ys.len() != xs.len() {
+                return Err(chart_error(
+                    name,
+                    "every line needs a y value for each x value",
+                ));
+            }
+            lines.push((label(&field(name, &line, "label")?), ys));
+        }
+        let point = match optional(map, "point")? {
+            None => None,
+            Some(p) => {
+                let (x, y) = xy(name, &p, "point")?;
+                Some((x, y, label(&field(name, &p, "label")?)))
+            }
+        };
+        if xs.len() < 2 || lines.is_empty() {
+            return Err(chart_error(name, "needs two x values and a line at least"));
+        }
+        if xs[xs.len() - 1] <= xs[0] {
+            return Err(chart_error(name, "the x values must rise"));
+        }
+        Ok(LineChart {
+            title: label(&field(name, map, "title")?),
+            x_axis: label(&field(name, map, "x_axis")?),
+            y_axis: label(&field(name, map, "y_axis")?),
+            xs,
+            lines,
+            point,
+        })
+    }
+}
+
+/// The `line_chart` function: `chart` (a map: `title`, `x_axis`, `y_axis`, `xs`, `lines` of
+/// `label` and `ys`, an optional `point` of `x`, `y` and `label`) as an inline SVG, a safe string.
+pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
+    let chart = LineChart::read(chart)?;
+    let (x0, x1) = (chart.xs[0], chart.xs[chart.xs.len() - 1]);
+    let y_top = chart
+        .lines
+        .iter()
+        .flat_map(|(_, ys)| ys.iter())
+        .chain(chart.point.iter().map(|p| &p.1))
+        .fold(0.0_f64, |a, &b| a.max(b));
+    let (step, y1) = nice_axis(y_top);
+    let frame = Frame {
+        height: HEIGHT,
+        x0,
+        x1,
+        y1,
+    };
+    let mut s = String::new();
+    frame.open(&mut s, &chart.title);
+    frame.y_grid(&mut s, step);
+    frame.x_ticks(&mut s, &chart.xs, 0);
+    Frame::axes(&mut s, &chart.x_axis, &chart.y_axis);
+    for (i, (name, ys)) in chart.lines.iter().enumerate() {
+        let (colour, dash) = STROKES[i % STROKES.len()];
+        let points: Vec<String> = chart
+            .xs
+            .iter()
+            .zip(ys)
+            .map(|(&x, &y)| format!("{:.1},{:.1}", frame.px(x), frame.py(y)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<polyline class=\"series\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash} points=\"{}\"/>",
+            points.join(" ")
+        );
+        let ly = Frame::legend_y(i);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash}/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            x2 = LEFT + 28.0,
+            tx = LEFT + 36.0,
+            ty = ly + 4.0,
+        );
+    }
+    if let Some((x, y, name)) = &chart.point {
+        let (cx, cy) = (frame.px(x.clamp(x0, x1)), frame.py(*y));
+        let (tx, anchor) = Frame::beside(cx, 10.0);
+        let _ = writeln!(
+            s,
+            "<circle class=\"point\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/><text class=\"point-label\" x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"{anchor}\">{name}</text>",
+            ty = cy - 10.0,
+        );
+    }
+    s.push_str("</svg>");
+    Ok(Value::from_safe_string(s))
+}
+
+/// One point of a scatter chart: where, its legend text (HTML) and its mark (one of [`MARKS`]).
+#[derive(Debug)]
+struct Point {
+    x: f64,
+    y: f64,
+    label: String,
+    mark: &'static str,
+}
+
+/// What `scatter_chart` draws: numbered points and an optional vertical limit. Labels are HTML.
+#[derive(Debug)]
+struct ScatterChart {
+    title: String,
+    x_axis: String,
+    y_axis: String,
+    points: Vec<Point>,
+    limit: Option<(f64, String)>,
+}
+
+const SCATTER_CHART: &str = "scatter_chart";
+
+impl ScatterChart {
+    fn read(map: &Value) -> Result<Self, minijinja::Error> {
+        let name = SCATTER_CHART;
+        let mut points = Vec::new();
+        for p in field(name, map, "points")?.try_iter()? {
+            let (x, y) = xy(name, &p, "points")?;
+            let given = field(name, &p, "mark")?;
+            let mark = MARKS
+                .iter()
+                .find(|m| given.as_str() == Some(m))
+                .ok_or_else(|| {
+                    chart_error(
+                        name,
+                        &format!("a point's `mark` is {given}, expected one of {MARKS:?}"),
+                    )
+                })?;
+            points.push(Point {
+                x,
+                y,
+                label: label(&field(name, &p, "label")?),
+                mark,
+            });
+        }
+        let limit = match optional(map, "limit")? {
+            None => None,
+            Some(l) => {
+                let x = numbers(name, &Value::from(vec![field(name, &l, "x")?]), "limit")?[0];
+                Some((x, label(&field(name, &l, "label")?)))
+            }
+        };
+        if points.is_empty() {
+            return Err(chart_error(name, "needs a point at least"));
+        }
+        let negative = points.iter().any(|p| p.x < 0.0 || p.y < 0.0)
+            || limit.as_ref().is_some_and(|l| l.0 < 0.0);
+        if negative {
+            return Err(chart_error(name, "x and y must not be negative"));
+        }
+        Ok(ScatterChart {
+            title: label(&field(name, map, "title")?),
+            x_axis: label(&field(name, map, "x_axis")?),
+            y_axis: label(&field(name, map, "y_axis")?),
+            points,
+            limit,
+        })
+    }
+}
+
+/// The `scatter_chart` function: `chart` (a map: `title`, `x_axis`, `y_axis`, `points` of `x`,
+/// `y`, `label` and `mark` — `chosen`, `option` or `out` —, an optional `limit` of `x` and
+/// `label` drawn as a dashed vertical line) as an inline SVG, a safe string. Both axes start at
+/// zero; each point carries its number, and the legend under the plot gives each number's label.
+pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
+    let chart = ScatterChart::read(chart)?;
+    let x_top = chart
+        .points
+        .iter()
+        .map(|p| p.x)
+        .chain(chart.limit.iter().map(|l| l.0))
+        .fold(0.0_f64, f64::max);
+    let y_top = chart.points.iter().map(|p| p.y).fold(0.0_f64, f64::max);
+    let (x_step, x1) = nice_axis(x_top);
+    let (y_step, y1) = nice_axis(y_top);
+    let rows = chart.points.len() + usize::from(chart.limit.is_some());
+    let frame = Frame {
+        height: Frame::legend_y(rows - 1) + 22.0,
+        x0: 0.0,
+        x1,
+        y1,
+    };
+    let mut s = String::new();
+    frame.open(&mut s, &chart.title);
+    frame.y_grid(&mut s, y_step);
+    let mut ticks = Vec::new();
+    let mut x = 0.0;
+    while x <= x1 + x_step / 2.0 {
+        ticks.push(x);
+        x += x_step;
+    }
+    frame.x_ticks(&mut s, &ticks, usize::from(x_step.fract() != 0.0));
+    Frame::axes(&mut s, &chart.x_axis, &chart.y_axis);
+    if let Some((x, name)) = &chart.limit {
+        let lx = frame.px(*x);
+        let (tx, anchor) = Frame::beside(lx, 4.0);
+        let ly = Frame::legend_y(chart.points.len());
+        let _ = writeln!(
+            s,
+            "<line class=\"limit\" x1=\"{lx:.1}\" y1=\"{TOP}\" x2=\"{lx:.1}\" y2=\"{b}\"/><text class=\"limit-label\" x=\"{tx:.1}\" y=\"{ty}\" text-anchor=\"{anchor}\">{name}</text>",
+            b = TOP + PLOT_H,
+            ty = TOP + 12.0,
+        );
+        let _ = writeln!(
+            s,
+            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\"/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            x2 = LEFT + 28.0,
+            tx = LEFT + 36.0,
+            ty = ly + 4.0,
+        );
+    }
+    for (i, p) in chart.points.iter().enumerate() {
+        let (cx, cy) = (frame.px(p.x), frame.py(p.y));
+        let (tx, anchor) = Frame::beside(cx, 9.0);
+        let n = i + 1;
+        let _ = writeln!(
+            s,
+            "<circle class=\"{mark}\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/><text class=\"point-number\" x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"{anchor}\">{n}</text>",
+            mark = p.mark,
+            ty = cy - 8.0,
+        );
+        let ly = Frame::legend_y(i);
+        let _ = writeln!(
+            s,
+            "<circle class=\"{mark}\" cx=\"{cx}\" cy=\"{ly}\" r=\"5.5\"/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{n}. {label}</text>",
+            mark = p.mark,
+            cx = LEFT + 14.0,
+            tx = LEFT + 36.0,
+            ty = ly + 4.0,
+            label = p.label,
+        );
+    }
+    s.push_str("</svg>");
+    Ok(Value::from_safe_string(s))
+}
+
+/// A step of 1, 2, 2.5 or 5 × 10ⁿ giving four to eight grid lines up to at least `top`, and the
+/// axis's end (a multiple of the step).
+fn nice_axis(top: f64) -> (f64, f64) {
+    if top <= 0.0 {
+        return (1.0, 1.0);
+    }
+    let rough = top / 5.0;
+    let magnitude = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|&s| s >= rough)
+        .unwrap_or(10.0 * magnitude);
+    (step, (top / step).ceil() * step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_end_on_a_round_number_above_the_top() {
+        assert_eq!(nice_axis(347_000.0), (100_000.0, 400_000.0));
+        assert_eq!(nice_axis(61.0), (20.0, 80.0));
+        assert_eq!(nice_axis(0.0), (1.0, 1.0));
+    }
+
+    fn chart(points: &[(f64, f64, &str)], limit: Option<f64>) -> Value {
+        let points: Vec<Value> = points
+            .iter()
+            .map(|&(x, y, mark)| {
+                Value::from(minijinja::value::Serde(serde_json::json!({
+                    "x": x, "y": y, "mark": mark, "label": format!("<{mark}>")
+                })))
+            })
+            .collect();
+        let mut map = serde_json::json!({
+            "title": "T", "x_axis": "days", "y_axis": "CNY", "points": points,
+        });
+        if let Some(x) = limit {
+            map["limit"] = serde_json::json!({"x": x, "label": "deadline"});
+        }
+        Value::from(minijinja::value::Serde(map))
+    }
+
+    #[test]
+    fn a_scatter_numbers_its_points_and_draws_the_limit_inside_the_axis() {
+        let svg = scatter_chart(&chart(
+            &[(49.9, 42_400.0, "option"), (14.1, 86_880.0, "chosen")],
+            Some(60.0),
+        ))
+        .unwrap()
+        .to_string();
+        assert!(svg.contains(">1. &lt;option&gt;</text>"), "{svg}");
+        assert!(svg.contains(">2. &lt;chosen&gt;</text>"), "{svg}");
+        assert_eq!(svg.matches("<circle class=\"chosen\"").count(), 2);
+        // x runs 0..60 in steps of 20 (the limit is the top), y 0..100,000.
+        assert!(
+            svg.contains(">60</text>") && !svg.contains(">80</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains(">100,000</text>"), "{svg}");
+        let limit = &svg[svg.find("<line class=\"limit\"").unwrap()..];
+        assert!(
+            limit.starts_with("<line class=\"limit\" x1=\"656.0\""),
+            "{limit}"
+        );
+        assert!(
+            svg.contains("viewBox=\"0 0 680 398\""),
+            "three legend rows: {svg}"
+        );
+    }
+
+    #[test]
+    fn a_scatter_refuses_what_it_cannot_draw() {
+        for (bad, why) in [
+            (chart(&[], None), "needs a point at least"),
+            (
+                chart(&[(1.0, 2.0, "best")], None),
+                "a point's `mark` is best",
+            ),
+            (
+                chart(&[(-1.0, 2.0, "option")], None),
+                "must not be negative",
+            ),
+        ] {
+            let e = scatter_chart(&bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}

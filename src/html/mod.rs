@@ -1,0 +1,129 @@
+//! The HTML memo's helpers: escaping, the words files' inline Markdown marks as HTML, and charts as inline SVG.
+//!
+//! The HTML memo (`templates/memo.html.j2`) calls the same words macros as the Markdown memo.
+//! minijinja runs a macro with its caller's auto-escaping, so inside the HTML memo every value a
+//! macro prints is HTML-escaped; the `md` and `cell` filters, which backslash-escape user text
+//! for Markdown, here escape it for HTML instead and also turn `*` and `` ` `` into character
+//! references, so user text can never form a mark. What is left of Markdown in a macro's output
+//! is the words files' own `**bold**` and `` `code` ``, which [`marks`] turns into tags.
+//!
+//! The charts are drawn in [`chart`].
+
+mod chart;
+
+use std::fmt::Write as _;
+
+use minijinja::value::Value;
+use minijinja::{AutoEscape, Environment, State};
+
+/// Adds the HTML memo's filters and functions to `env`: `md` and `cell` that escape for the
+/// output at hand, `marks`, and the charts `line_chart` and `scatter_chart`.
+pub fn register(env: &mut Environment<'static>) {
+    env.add_filter("md", md);
+    env.add_filter("cell", cell);
+    env.add_filter("marks", marks);
+    env.add_function("line_chart", chart::line_chart);
+    env.add_function("scatter_chart", chart::scatter_chart);
+}
+
+/// Whether `state` renders HTML (a `.html.j2` template, or a macro it calls).
+fn is_html(state: &State) -> bool {
+    matches!(state.auto_escape(), AutoEscape::Html)
+}
+
+/// `text` with `&`, `<`, `>`, `"`, `'` and `/` as character references, as minijinja's
+/// auto-escaping writes them.
+#[must_use]
+pub fn escape(text: &str) -> String {
+    minijinja::HtmlEscape(text).to_string()
+}
+
+/// User text for HTML: escaped, on one line, and with the characters of the words files'
+/// marks (`*`, `` ` ``) as character references so that [`marks`] leaves them alone.
+fn inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in escape(text).chars() {
+        match c {
+            '*' => out.push_str("&#42;"),
+            '`' => out.push_str("&#96;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The `md` filter: Markdown escaping in the Markdown memo, [`inert`] HTML in the HTML memo.
+fn md(state: &State, text: &str) -> Value {
+    if is_html(state) {
+        Value::from_safe_string(inert(text))
+    } else {
+        Value::from(crate::expr::md_escape(text))
+    }
+}
+
+/// The `cell` filter: a Markdown table cell in the Markdown memo, escaped HTML on one line in
+/// the HTML memo (an HTML cell needs no escaping of `|`). Its text is the policy's (an outcome,
+/// a memory note, a trace step's reason), written with the same `` `code` `` and `**bold**`
+/// marks as the Markdown memo shows, so [`marks`] may still turn them into tags; user text goes
+/// through `md` instead, which leaves no mark for `marks` to find.
+fn cell(state: &State, text: &str) -> Value {
+    if is_html(state) {
+        Value::from_safe_string(escape(text).replace(['\n', '\r'], " "))
+    } else {
+        Value::from(crate::expr::table_cell(text))
+    }
+}
+
+/// The `marks` filter: a words macro's output as HTML. Text not yet escaped (a plain string) is
+/// escaped first; then each `` `code` `` becomes `<code>` and each `**bold**` `<strong>`. A
+/// mark without its closing twin stays as it is.
+fn marks(value: &Value) -> Value {
+    let text = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    let html = if value.is_safe() { text } else { escape(&text) };
+    Value::from_safe_string(inline(&html))
+}
+
+/// [`marks`] on escaped HTML.
+fn inline(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 16);
+    let mut rest = html;
+    while let Some(c) = rest.chars().next() {
+        if c == '`'
+            && let Some(end) = rest[1..].find('`')
+        {
+            let _ = write!(out, "<code>{}</code>", &rest[1..=end]);
+            rest = &rest[end + 2..];
+        } else if rest.starts_with("**")
+            && let Some(end) = rest[2..].find("**").filter(|&e| e > 0)
+        {
+            let _ = write!(out, "<strong>{}</strong>", inline(&rest[2..end + 2]));
+            rest = &rest[end + 4..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_become_tags_and_escaped_text_stays_text() {
+        assert_eq!(
+            inline("**Bold:** `id` and a * star"),
+            "<strong>Bold:</strong> <code>id</code> and a * star"
+        );
+        assert_eq!(inline("**a `b` c**"), "<strong>a <code>b</code> c</strong>");
+        assert_eq!(inline("unclosed ` and **"), "unclosed ` and **");
+        assert_eq!(
+            inline(&inert("**<b>** `x`")),
+            "&#42;&#42;&lt;b&gt;&#42;&#42; &#96;x&#96;"
+        );
+    }
+}
