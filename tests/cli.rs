@@ -119,6 +119,20 @@ fn output_is_written_atomically_and_kept_on_failure() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "previous memo");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1);
+    // The memo is created with the mode any new file gets here (the umask's), not the
+    // temporary file's private 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        std::fs::remove_file(&target).unwrap();
+        let out = decide(&["examples/lora-7b-4090.yaml", "-o", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(mode(&target), mode(&plain));
+        std::fs::remove_file(&plain).unwrap();
+    }
     // A failing run creates no file where there was none.
     let fresh = dir.path().join("new.md");
     let out = decide(&["examples/nope.yaml", "-o", fresh.to_str().unwrap()]);

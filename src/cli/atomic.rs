@@ -35,8 +35,13 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(TEMP_PREFIX);
+        // A temporary file is private (0600) by default; the output is a file like any other,
+        // created with the mode the user's umask gives (0644 under the usual 022).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder
             .tempfile_in(dir)
             .map_err(|e| fail(path, "cannot create a temporary file", &e))?;
         Ok(AtomicFile {
