@@ -8,6 +8,7 @@
 //! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
 //! prices the catalog at a date ([`Policy::at`]).
 
+mod prepared;
 pub mod quotes;
 pub mod rules;
 
@@ -247,7 +248,10 @@ impl Policy {
             if is_sheet(source) {
                 continue;
             }
-            match source.parse_yaml::<RuleFile>(ErrorKind::Rules) {
+            // The embedded rule files were parsed at build time (the same values and places).
+            let parsed = prepared::read::<RuleFile>(source)
+                .map_or_else(|| source.parse_yaml::<RuleFile>(ErrorKind::Rules), Ok);
+            match parsed {
                 Ok(file) => files.push((index, file)),
                 Err(e) => errors.push(e),
             }
