@@ -112,13 +112,17 @@ impl Policy {
     /// by then is not on offer. A policy without quote sheets is returned as it is.
     #[must_use]
     pub fn at(&self, date: jiff::civil::Date) -> Self {
-        let mut policy = self.clone();
+        self.clone().priced_at(date)
+    }
+
+    /// Like [`Policy::at`], for a policy no longer needed as it is (no copy made).
+    #[must_use]
+    pub fn priced_at(mut self, date: jiff::civil::Date) -> Self {
         if self.quote_sheets.is_some() {
-            policy.offers =
-                quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
-            policy.prices_at = Some(date);
+            self.offers = quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
+            self.prices_at = Some(date);
         }
-        policy
+        self
     }
 
     /// Whether `offers` hold at `date`: the same quotes are in force then as at
