@@ -400,10 +400,10 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
     };
     // An output needs the nodes its expression names, and everything they read.
     let output_needs = |e: &crate::expr::Expr<'_>| {
-        let names = e.compiled.undeclared_variables(false);
+        let names = &e.names;
         needs(
             graph,
-            (0..c.nodes.len()).filter(|&i| names.contains(c.nodes[i].id)),
+            (0..c.nodes.len()).filter(|&i| names.iter().any(|n| n == c.nodes[i].id)),
         )
     };
     let mut out = vec![

@@ -226,7 +226,10 @@ impl Graph {
                         item: item.clone(),
                     }),
                 };
-                let minijinja = e.compiled.eval(root).map_err(|err| err.to_string());
+                let minijinja = e
+                    .compiled()
+                    .and_then(|c| c.eval(root))
+                    .map_err(|err| err.to_string());
                 let fast = e.fast.as_ref().and_then(|f| {
                     let item = bound.as_ref().map(|(_, value, offer)| Bound {
                         value,
@@ -259,7 +262,9 @@ impl Graph {
                     let exprs = node.exprs();
                     let (from, per_item) = exprs.split_first().expect("a select has `from`");
                     check(node.id, from, None);
-                    let list = from.compiled.eval(Value::from_pairs(named.clone()));
+                    let list = from
+                        .compiled()
+                        .and_then(|c| c.eval(Value::from_pairs(named.clone())));
                     let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
                     let items: Vec<Value> = list
                         .ok()

@@ -49,8 +49,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
 
 fn diff(args: &Args) -> Result<Outcome> {
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let old = Graph::compile(Policy::from_dir(&args.old)?.at(as_of))?;
-    let new = Graph::compile(Policy::from_dir(&args.new)?.at(as_of))?;
+    let old = Graph::compile(Policy::from_dir(&args.old)?.priced_at(as_of))?;
+    let new = Graph::compile(Policy::from_dir(&args.new)?.priced_at(as_of))?;
     let mut profiles = Vec::new();
     for path in &args.profiles {
         if path.is_dir() {

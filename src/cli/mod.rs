@@ -270,7 +270,7 @@ pub fn load_policy(rules: Option<&Path>, as_of: Option<jiff::civil::Date>) -> Re
         None => Policy::embedded(),
     }?;
     Ok(match as_of {
-        Some(date) => policy.at(date),
+        Some(date) => policy.priced_at(date),
         None => policy,
     })
 }

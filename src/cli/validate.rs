@@ -54,7 +54,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         Err(e) => errors.push(e),
     }
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let graph = policy.and_then(|policy| match Graph::compile(policy.at(as_of)) {
+    let graph = policy.and_then(|policy| match Graph::compile(policy.priced_at(as_of)) {
         Ok(graph) => Some(graph),
         Err(e) => {
             errors.extend(e.into_all());

@@ -133,6 +133,7 @@ impl Fast {
     /// The fast form of `text`, or `None` if it uses anything the fast path does not model.
     /// `bound` is the name the node binds (at most one), `names` the slots, `offers` the
     /// catalog's offers in order (what a bound item's position refers to).
+    #[cfg(test)]
     pub(crate) fn compile(
         text: &str,
         names: &Slots,
@@ -140,12 +141,22 @@ impl Fast {
         offers: &[Value],
     ) -> Option<Fast> {
         let expr = minijinja::machinery::parse_expr(text).ok()?;
+        Self::from_tree(&expr, names, bound, offers)
+    }
+
+    /// The fast form of an expression already parsed (see [`Fast::compile`]).
+    pub(crate) fn from_tree(
+        expr: &ast::Expr<'_>,
+        names: &Slots,
+        bound: &[&str],
+        offers: &[Value],
+    ) -> Option<Fast> {
         let c = Compiler {
             names,
             bound,
             offers,
         };
-        c.node(&expr).map(Fast)
+        c.node(expr).map(Fast)
     }
 
     /// The value of the expression, or `None` where minijinja must answer (an error or an

@@ -10,12 +10,14 @@
 
 pub(crate) mod fast;
 mod functions;
+pub(crate) mod names;
 pub(crate) mod numbers;
 pub(crate) mod objects;
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
-use minijinja::Expression;
+use minijinja::{Environment, Expression};
 use serde_saphyr::Location;
 
 pub use functions::{FUNCTIONS, environment, flow_text, group_thousands, md_escape, table_cell};
@@ -30,11 +32,54 @@ pub(crate) struct Slots {
 /// A compiled expression with where it was written.
 #[derive(Debug)]
 pub(crate) struct Expr<'a> {
-    /// minijinja's compiled form: the meaning of the expression, and the fallback.
-    pub compiled: Expression<'a, 'static>,
+    /// minijinja's compiled form: the meaning of the expression, and the fallback; compiled
+    /// the first time it is needed ([`Expr::compiled`]), since the fast path answers most.
+    compiled: OnceLock<Expression<'static, 'static>>,
     /// The same expression for the fast path, when it models every part of it.
     pub fast: Option<fast::Fast>,
+    /// The variables the expression reads (minijinja's `undeclared_variables(false)`).
+    pub names: Box<[String]>,
     pub text: &'a str,
     pub file: usize,
     pub location: Location,
+}
+
+impl<'a> Expr<'a> {
+    /// An expression `text` (already parsed without error, so minijinja compiles it too), with
+    /// its fast form and the variables it reads.
+    pub(crate) fn new(
+        text: &'a str,
+        fast: Option<fast::Fast>,
+        names: Box<[String]>,
+        file: usize,
+        location: Location,
+    ) -> Self {
+        Expr {
+            compiled: OnceLock::new(),
+            fast,
+            names,
+            text,
+            file,
+            location,
+        }
+    }
+
+    /// minijinja's compiled form, compiled on first use in [`expression_environment`]. (Its
+    /// parser accepted the text when the graph was compiled, and compiling after parsing cannot
+    /// fail; an error is passed on.)
+    pub(crate) fn compiled(&self) -> Result<&Expression<'static, 'static>, minijinja::Error> {
+        if let Some(compiled) = self.compiled.get() {
+            return Ok(compiled);
+        }
+        let compiled = expression_environment().compile_expression_owned(self.text.to_owned())?;
+        Ok(self.compiled.get_or_init(|| compiled))
+    }
+}
+
+/// The environment rule expressions are compiled in: [`environment`], once per process. A
+/// graph's own environment is the same plus its text templates, which no expression can
+/// reach, so an expression means the same in both.
+fn expression_environment() -> &'static Environment<'static> {
+    static ENVIRONMENT: OnceLock<Environment<'static>> = OnceLock::new();
+    ENVIRONMENT.get_or_init(environment)
 }

@@ -163,7 +163,7 @@ impl Run<'_> {
                 bound: Some((Value::from(b.name), b.value.clone())),
             }),
         };
-        expr.compiled.eval(ctx).map_err(|e| {
+        expr.compiled().and_then(|c| c.eval(ctx)).map_err(|e| {
             self.fail_expr(expr, "", &format!("{} failed: {}", label(), mj_message(&e)))
         })
     }

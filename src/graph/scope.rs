@@ -47,45 +47,52 @@ impl<'a> Scope<'a> {
                 )
                 .field(format!("{node}.{field}")));
         }
-        let compiled = self
-            .owner
-            .env
-            .compile_expression_owned(text.value.clone())
-            .map_err(|e| {
-                let detail = e.detail().unwrap_or("syntax error").to_owned();
-                policy
-                    .error_at(
-                        file,
-                        text.referenced,
-                        format!(
-                            "{}: `{field}` does not compile: {detail}",
-                            subject(policy, node)
-                        ),
-                    )
-                    .field(format!("{node}.{field}"))
-                    .help(format!("the expression is: {}", text.value.trim()))
-            })?;
+        // Parsed once: the names it reads and its fast form come from this tree, and
+        // minijinja compiles the same text only if the fast path ever needs it to answer.
+        let tree = minijinja::machinery::parse_expr(&text.value).map_err(|parse_error| {
+            // minijinja's own compile words the error (the same parser, with its details).
+            let e = match self.owner.env.compile_expression_owned(text.value.clone()) {
+                Err(e) => e,
+                Ok(_) => parse_error,
+            };
+            let detail = e.detail().unwrap_or("syntax error").to_owned();
+            policy
+                .error_at(
+                    file,
+                    text.referenced,
+                    format!(
+                        "{}: `{field}` does not compile: {detail}",
+                        subject(policy, node)
+                    ),
+                )
+                .field(format!("{node}.{field}"))
+                .help(format!("the expression is: {}", text.value.trim()))
+        })?;
         self.resolve(
             file,
             text.referenced,
             node,
             field,
             bound,
-            &compiled.undeclared_variables(true),
+            &crate::expr::names::undeclared(&tree, true),
             reads,
         )?;
-        Ok(Expr {
-            compiled,
-            fast: crate::expr::fast::Fast::compile(
-                &text.value,
+        let mut names: Vec<String> = crate::expr::names::undeclared(&tree, false)
+            .into_iter()
+            .collect();
+        names.sort();
+        Ok(Expr::new(
+            &text.value,
+            crate::expr::fast::Fast::from_tree(
+                &tree,
                 &self.owner.names,
                 bound,
                 self.owner.offer_list(),
             ),
-            text: &text.value,
+            names.into(),
             file,
-            location: text.referenced,
-        })
+            text.referenced,
+        ))
     }
 
     /// Checks that every referenced name exists and records node dependencies.
@@ -266,6 +273,24 @@ impl<'a> Scope<'a> {
         match Error::many(errors) {
             Some(e) => Err(e),
             None => Ok((body(when, &names), reads)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The names read off the parsed tree are minijinja's on every shipped expression.
+    #[test]
+    fn every_shipped_expression_reads_what_minijinja_says() {
+        let graph = crate::Graph::compile(crate::Policy::embedded().unwrap()).unwrap();
+        let c = graph.compiled();
+        let mut exprs: Vec<&crate::expr::Expr<'_>> =
+            c.nodes.iter().flat_map(crate::graph::Node::exprs).collect();
+        exprs.extend(c.outputs.exprs());
+        exprs.extend(c.invariants.iter().map(|i| &i.holds));
+        assert!(exprs.len() > 150);
+        for e in exprs {
+            crate::expr::names::tests::check(e.text);
         }
     }
 }

@@ -8,6 +8,7 @@
 //! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
 //! prices the catalog at a date ([`Policy::at`]).
 
+mod prepared;
 pub mod quotes;
 pub mod rules;
 
@@ -111,13 +112,17 @@ impl Policy {
     /// by then is not on offer. A policy without quote sheets is returned as it is.
     #[must_use]
     pub fn at(&self, date: jiff::civil::Date) -> Self {
-        let mut policy = self.clone();
+        self.clone().priced_at(date)
+    }
+
+    /// Like [`Policy::at`], for a policy no longer needed as it is (no copy made).
+    #[must_use]
+    pub fn priced_at(mut self, date: jiff::civil::Date) -> Self {
         if self.quote_sheets.is_some() {
-            policy.offers =
-                quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
-            policy.prices_at = Some(date);
+            self.offers = quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
+            self.prices_at = Some(date);
         }
-        policy
+        self
     }
 
     /// Whether `offers` hold at `date`: the same quotes are in force then as at
@@ -247,7 +252,10 @@ impl Policy {
             if is_sheet(source) {
                 continue;
             }
-            match source.parse_yaml::<RuleFile>(ErrorKind::Rules) {
+            // The embedded rule files were parsed at build time (the same values and places).
+            let parsed = prepared::read::<RuleFile>(source)
+                .map_or_else(|| source.parse_yaml::<RuleFile>(ErrorKind::Rules), Ok);
+            match parsed {
                 Ok(file) => files.push((index, file)),
                 Err(e) => errors.push(e),
             }
