@@ -318,8 +318,12 @@ impl Study<'_, '_> {
                         .max
                         .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
                 };
-                let up = prober.search(&space, &constants, &before, true);
-                let down = prober.search(&space, &constants, &before, false);
+                // Up and down are searched at once, each with its own memory of answers.
+                let mut down_prober = prober.clone();
+                let (up, down) = rayon::join(
+                    || prober.search(&space, &constants, &before, true),
+                    || down_prober.search(&space, &constants, &before, false),
+                );
                 up.into_iter()
                     .zip(down)
                     .map(|(u, d)| match (u, d) {
@@ -501,6 +505,7 @@ impl SearchRange {
 }
 
 /// Evaluates the watched values at changed values of one field, remembering each answer.
+#[derive(Clone)]
 struct Prober<'a, 'g> {
     graph: &'g Graph,
     as_of: jiff::civil::Date,
