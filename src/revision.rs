@@ -117,18 +117,25 @@ pub fn policy(texts: &[&str]) -> Result<String, String> {
 /// # Errors
 /// A rule file is not YAML or a sheet is not CSV.
 pub fn policy_with_sheets(texts: &[&str], sheets: &[&str]) -> Result<String, String> {
-    let mut docs = texts
+    let docs = texts
         .iter()
         .map(|t| canonical_yaml(t))
         .chain(sheets.iter().map(|t| canonical_csv(t)))
         .collect::<Result<Vec<_>, _>>()?;
+    Ok(policy_of_canonical(docs))
+}
+
+/// The revision of a policy whose files' canonical JSON texts (rule files' and quote sheets',
+/// in any order) are `docs`: what [`policy_with_sheets`] gives for the files themselves.
+#[must_use]
+pub fn policy_of_canonical(mut docs: Vec<String>) -> String {
     docs.sort();
     let mut hasher = Sha256::new();
     for doc in &docs {
         hasher.update(doc.len().to_le_bytes());
         hasher.update(doc.as_bytes());
     }
-    Ok(format!("sha256:{}", hex(&hasher.finalize(), 16)))
+    format!("sha256:{}", hex(&hasher.finalize(), 16))
 }
 
 /// The revision of a value already parsed: `sha256:` and 16 hex digits of its canonical JSON.

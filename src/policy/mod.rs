@@ -11,6 +11,7 @@
 mod prepared;
 pub mod quotes;
 pub mod rules;
+mod tree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -248,14 +249,13 @@ impl Policy {
         // Every file is parsed even when an earlier one fails, so all faults show at once.
         let mut files = Vec::with_capacity(sources.len());
         let mut errors = Vec::new();
+        // The rule files' canonical JSON, while every one was read from its tree.
+        let mut canonical = Some(Vec::with_capacity(sources.len()));
         for (index, source) in sources.iter().enumerate() {
             if is_sheet(source) {
                 continue;
             }
-            // The embedded rule files were parsed at build time (the same values and places).
-            let parsed = prepared::read::<RuleFile>(source)
-                .map_or_else(|| source.parse_yaml::<RuleFile>(ErrorKind::Rules), Ok);
-            match parsed {
+            match read_rule_file(source, &mut canonical) {
                 Ok(file) => files.push((index, file)),
                 Err(e) => errors.push(e),
             }
@@ -279,7 +279,7 @@ impl Policy {
         for (file, rf) in files {
             builder.add(file, rf);
         }
-        builder.finish(origin)
+        builder.finish(origin, canonical)
     }
 
     /// An error pointing at `location` in rule file `file`.
@@ -302,6 +302,58 @@ impl Policy {
     /// The offer ids of the catalog, in order.
     pub fn offer_ids(&self) -> impl Iterator<Item = &str> {
         self.offers.iter().map(|o| o.item.id.as_str())
+    }
+}
+
+/// The rule file `source`: from the build's tables when it is an embedded one, else from its
+/// tree, whose canonical JSON joins `canonical` (left `None` once a file is read otherwise), or
+/// from its YAML when the tree gives none (which also words any error).
+fn read_rule_file(source: &Source, canonical: &mut Option<Vec<String>>) -> Result<RuleFile> {
+    // The embedded rule files were parsed at build time (the same values and places).
+    if let Some(file) = prepared::read::<RuleFile>(source) {
+        *canonical = None;
+        return Ok(file);
+    }
+    let Some(tree) = tree::parse(&source.text) else {
+        *canonical = None;
+        return source.parse_yaml::<RuleFile>(ErrorKind::Rules);
+    };
+    if let Some(docs) = canonical {
+        docs.push(tree::canonical(&tree.value));
+    }
+    tree::read::<RuleFile>(&tree)
+        .map_or_else(|| source.parse_yaml::<RuleFile>(ErrorKind::Rules), Ok)
+}
+
+/// The revision of the policy of `sources` (see [`crate::revision`]); `canonical`: its rule
+/// files' canonical JSON texts, when every one was read from its tree.
+fn revision_of(sources: &[Source], canonical: Option<Vec<String>>) -> String {
+    // The embedded rules' revision is stamped at build time; anything else is hashed now.
+    let unchanged_embedded = sources.len() == embedded::RULES.len() + embedded::QUOTES.len()
+        && sources
+            .iter()
+            .zip(embedded::RULES.iter().chain(embedded::QUOTES))
+            .all(|(s, (_, text))| &*s.text == *text);
+    if unchanged_embedded {
+        embedded::RULES_REVISION.to_owned()
+    } else if let Some(mut docs) = canonical {
+        let sheets = sources.iter().filter(|s| is_sheet(s));
+        let sheets: std::result::Result<Vec<String>, String> = sheets
+            .map(|s| crate::revision::canonical_csv(&s.text))
+            .collect();
+        match sheets {
+            Ok(sheets) => {
+                docs.extend(sheets);
+                crate::revision::policy_of_canonical(docs)
+            }
+            Err(_) => String::new(),
+        }
+    } else {
+        let (sheet_sources, rule_sources): (Vec<&Source>, Vec<&Source>) =
+            sources.iter().partition(|s| is_sheet(s));
+        let texts: Vec<&str> = rule_sources.iter().map(|s| &*s.text).collect();
+        let sheet_texts: Vec<&str> = sheet_sources.iter().map(|s| &*s.text).collect();
+        crate::revision::policy_with_sheets(&texts, &sheet_texts).unwrap_or_default()
     }
 }
 
@@ -409,7 +461,13 @@ impl Builder<'_> {
         self.invariants.extend(located(file, rf.invariants));
     }
 
-    fn finish(mut self, origin: PolicyOrigin) -> (Option<Policy>, Vec<Error>) {
+    /// `canonical`: the rule files' canonical JSON texts, when every one was read from its
+    /// tree (else they are read again for the revision).
+    fn finish(
+        mut self,
+        origin: PolicyOrigin,
+        canonical: Option<Vec<String>>,
+    ) -> (Option<Policy>, Vec<Error>) {
         let sources = self.sources;
         let first = sources.first().map_or("rules", |s| s.name.as_str());
         if self.meta.is_none() {
@@ -472,21 +530,7 @@ impl Builder<'_> {
         let (Some(meta), Some(outputs)) = (self.meta, self.outputs) else {
             return (None, self.errors);
         };
-        // The embedded rules' revision is stamped at build time; anything else is hashed now.
-        let unchanged_embedded = sources.len() == embedded::RULES.len() + embedded::QUOTES.len()
-            && sources
-                .iter()
-                .zip(embedded::RULES.iter().chain(embedded::QUOTES))
-                .all(|(s, (_, text))| &*s.text == *text);
-        let revision = if unchanged_embedded {
-            embedded::RULES_REVISION.to_owned()
-        } else {
-            let (sheet_sources, rule_sources): (Vec<&Source>, Vec<&Source>) =
-                sources.iter().partition(|s| is_sheet(s));
-            let texts: Vec<&str> = rule_sources.iter().map(|s| &*s.text).collect();
-            let sheet_texts: Vec<&str> = sheet_sources.iter().map(|s| &*s.text).collect();
-            crate::revision::policy_with_sheets(&texts, &sheet_texts).unwrap_or_default()
-        };
+        let revision = revision_of(sources, canonical);
         let policy = Policy {
             origin,
             revision,

@@ -13,16 +13,19 @@ use serde::de::value::{BorrowedStrDeserializer, Error, SeqDeserializer, U32Deser
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
+use serde_saphyr::{Location, Spanned};
+
+use super::tree::{TreeNode, YamlTree};
 use crate::source::Source;
 
 /// One YAML node: its value, and the index of its `referenced` and `defined` locations.
-struct YamlNode(Value, u32, u32);
+pub(super) struct YamlNode(Value, u32, u32);
 
 /// A node's value as serde-saphyr's `deserialize_any` gave it; a sequence's items are the
 /// nodes `start..start + len` of [`NODES`], a mapping's entries the entries of [`ENTRIES`].
 /// (The shipped rules may not use every kind of value.)
 #[allow(dead_code)]
-enum Value {
+pub(super) enum Value {
     Null,
     Bool(bool),
     I64(i64),
@@ -36,7 +39,27 @@ enum Value {
 
 /// A location: line, column, span offset and length (characters), byte offset and length,
 /// and source id, as serde-saphyr's `Location` holds them.
-struct Loc(u32, u32, u32, u32, u32, u32, u32);
+#[derive(Clone, Copy)]
+pub(super) struct Loc(u32, u32, u32, u32, u32, u32, u32);
+
+impl Loc {
+    /// The fields of `l`, as `build.rs` writes them into the tables.
+    fn of(l: Location) -> Self {
+        // serde-saphyr stores each of these in 32 bits (the unknown ones as `u32::MAX`).
+        let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let unknown = serde_saphyr::Span::UNKNOWN.offset();
+        let span = l.span();
+        Loc(
+            n(l.line()),
+            n(l.column()),
+            n(span.offset()),
+            n(span.len()),
+            n(span.byte_offset().unwrap_or(unknown)),
+            n(span.byte_len().unwrap_or(unknown)),
+            l.source_id(),
+        )
+    }
+}
 
 use Value::{Bool, F64, I64, Map, Null, Seq, Str, U64};
 
@@ -226,27 +249,29 @@ impl<'de> de::Deserializer<'de> for SpannedNode {
 
 /// What a map of [`Fields`] describes.
 #[derive(Clone, Copy)]
-enum Part {
+pub(super) enum Part<'a> {
     Spanned(&'static YamlNode),
-    Location(&'static Loc),
-    Span(&'static Loc),
+    /// A node of a tree read at run time (`super::tree`).
+    Tree(&'a Spanned<YamlTree>),
+    Location(Loc),
+    Span(Loc),
 }
 
 /// The fields of a `Spanned<T>`, a `Location` or a `Span`, by name, as their own
 /// `Deserialize` implementations read them.
-struct Fields {
-    part: Part,
+pub(super) struct Fields<'a> {
+    part: Part<'a>,
     next: usize,
 }
 
-impl Fields {
-    fn new(part: Part) -> Self {
+impl<'a> Fields<'a> {
+    pub(super) fn new(part: Part<'a>) -> Self {
         Fields { part, next: 0 }
     }
 
     fn names(&self) -> &'static [&'static str] {
         match self.part {
-            Part::Spanned(_) => &[
+            Part::Spanned(_) | Part::Tree(_) => &[
                 "__serde_saphyr_private_spanned",
                 "value",
                 "referenced",
@@ -264,7 +289,7 @@ fn location(index: u32) -> Result<&'static Loc, Error> {
         .ok_or_else(|| de::Error::custom("a location out of the table"))
 }
 
-impl<'de> MapAccess<'de> for Fields {
+impl<'de> MapAccess<'de> for Fields<'de> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -282,10 +307,15 @@ impl<'de> MapAccess<'de> for Fields {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let u32_field = |v: u32| seed_u32(v);
         match (self.part, self.next) {
-            (Part::Spanned(_), 1) => seed.deserialize(().into_deserializer()),
+            (Part::Spanned(_) | Part::Tree(_), 1) => seed.deserialize(().into_deserializer()),
             (Part::Spanned(n), 2) => seed.deserialize(Tables(n)),
-            (Part::Spanned(n), 3) => seed.deserialize(LocationOf(Part::Location(location(n.1)?))),
-            (Part::Spanned(n), 4) => seed.deserialize(LocationOf(Part::Location(location(n.2)?))),
+            (Part::Spanned(n), 3) => seed.deserialize(LocationOf(Part::Location(*location(n.1)?))),
+            (Part::Spanned(n), 4) => seed.deserialize(LocationOf(Part::Location(*location(n.2)?))),
+            (Part::Tree(t), 2) => seed.deserialize(TreeNode(t)),
+            (Part::Tree(t), 3) => {
+                seed.deserialize(LocationOf(Part::Location(Loc::of(t.referenced))))
+            }
+            (Part::Tree(t), 4) => seed.deserialize(LocationOf(Part::Location(Loc::of(t.defined)))),
             (Part::Location(l), 1) => seed.deserialize(u32_field(l.0)),
             (Part::Location(l), 2) => seed.deserialize(u32_field(l.1)),
             (Part::Location(l), 3) => seed.deserialize(LocationOf(Part::Span(l))),
@@ -305,7 +335,7 @@ fn seed_u32(v: u32) -> U32Deserializer<Error> {
 }
 
 /// A `Location` or its `Span`, as a map of its fields.
-struct LocationOf(Part);
+struct LocationOf(Part<'static>);
 
 impl<'de> de::Deserializer<'de> for LocationOf {
     type Error = Error;
