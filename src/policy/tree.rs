@@ -4,22 +4,19 @@
 //! `deserialize_any` gives, each node with the locations a `Spanned` value records, as
 //! `build.rs` reads the embedded files). The revision's canonical JSON is written from the tree
 //! (the same bytes [`crate::revision::canonical_yaml`] writes through `serde_json::Value`), and
-//! the rule types are deserialized from it by [`TreeNode`], which answers them as the YAML
+//! the rule types are deserialized from it by `super::located`, which answers them as the YAML
 //! reader would (the same values and, for `Spanned` fields, the same locations). When the tree
 //! cannot be read, or gives no rule file, the text is read as YAML as before, which also words
 //! any error.
 
 use std::fmt;
 
-use serde::de::value::{BorrowedStrDeserializer, Error, SeqDeserializer};
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess,
-    Visitor,
-};
-use serde::{Deserialize, forward_to_deserialize_any};
+use serde::Deserialize;
+use serde::de::value::Error;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{Location, Spanned};
 
-use super::prepared::{Fields, Part};
+use super::located::{Loc, LocatedNode, NodeReader, NodeValue};
 
 /// One YAML node as serde-saphyr's `deserialize_any` gives it.
 pub(super) enum YamlTree {
@@ -44,7 +41,7 @@ pub(super) fn parse(text: &str) -> Option<Spanned<YamlTree>> {
 /// A `T` read from the tree, as the YAML reader would read it; `None` when the tree does not
 /// give one.
 pub(super) fn read<T: DeserializeOwned>(tree: &Spanned<YamlTree>) -> Option<T> {
-    T::deserialize(TreeNode(tree)).ok()
+    T::deserialize(NodeReader(tree)).ok()
 }
 
 /// The canonical JSON text of the tree: what `serde_json::Value` makes of the same YAML
@@ -168,139 +165,32 @@ impl<'de> Visitor<'de> for TreeVisitor {
     }
 }
 
-/// A deserializer over one node of a tree.
-#[derive(Clone, Copy)]
-pub(super) struct TreeNode<'de>(pub(super) &'de Spanned<YamlTree>);
+impl LocatedNode for Spanned<YamlTree> {
+    fn shape(&self) -> Result<NodeValue<'_, Self>, Error> {
+        Ok(match &self.value {
+            YamlTree::Null => NodeValue::Null,
+            YamlTree::Bool(b) => NodeValue::Bool(*b),
+            YamlTree::I64(i) => NodeValue::I64(*i),
+            YamlTree::U64(u) => NodeValue::U64(*u),
+            YamlTree::F64(x) => NodeValue::F64(*x),
+            YamlTree::Str(s) => NodeValue::Str(s),
+            YamlTree::Seq(items) => NodeValue::Seq(items),
+            YamlTree::Map(entries) => NodeValue::Map(entries.len()),
+        })
+    }
 
-impl<'de> de::Deserializer<'de> for TreeNode<'de> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match &self.0.value {
-            YamlTree::Null => visitor.visit_unit(),
-            YamlTree::Bool(b) => visitor.visit_bool(*b),
-            YamlTree::I64(i) => visitor.visit_i64(*i),
-            YamlTree::U64(u) => visitor.visit_u64(*u),
-            YamlTree::F64(x) => visitor.visit_f64(*x),
-            YamlTree::Str(s) => visitor.visit_borrowed_str(s),
-            YamlTree::Seq(items) => {
-                let mut seq = SeqDeserializer::new(items.iter().map(TreeNode));
-                let value = visitor.visit_seq(&mut seq)?;
-                seq.end()?;
-                Ok(value)
-            }
-            YamlTree::Map(entries) => visitor.visit_map(TreeEntries {
-                entries,
-                value: None,
-            }),
+    fn entry(&self, i: usize) -> Result<(&str, &Self), Error> {
+        match &self.value {
+            YamlTree::Map(entries) => entries
+                .get(i)
+                .map(|(key, value)| (key.as_str(), value))
+                .ok_or_else(|| de::Error::custom("an entry out of the mapping")),
+            _ => Err(de::Error::custom("not a mapping")),
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0.value {
-            YamlTree::Null => visitor.visit_none(),
-            _ => visitor.visit_some(self),
-        }
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        // serde-saphyr's `Spanned<T>` asks for this name and reads its value and locations
-        // from a map marked with its private key.
-        if name == "__yaml_spanned" {
-            visitor.visit_newtype_struct(SpannedTree(self.0))
-        } else {
-            visitor.visit_newtype_struct(self)
-        }
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        match &self.0.value {
-            YamlTree::Str(s) => visitor.visit_enum(BorrowedStrDeserializer::new(s)),
-            _ => Err(de::Error::custom("only unit variants are read from a tree")),
-        }
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier ignored_any
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        self.deserialize_any(visitor)
-    }
-}
-
-impl<'de> IntoDeserializer<'de, Error> for TreeNode<'de> {
-    type Deserializer = Self;
-
-    fn into_deserializer(self) -> Self {
-        self
-    }
-}
-
-/// A mapping's entries, in the order written.
-struct TreeEntries<'de> {
-    entries: &'de [(String, Spanned<YamlTree>)],
-    value: Option<&'de Spanned<YamlTree>>,
-}
-
-impl<'de> MapAccess<'de> for TreeEntries<'de> {
-    type Error = Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Error> {
-        let Some(((key, value), rest)) = self.entries.split_first() else {
-            return Ok(None);
-        };
-        self.entries = rest;
-        self.value = Some(value);
-        seed.deserialize(BorrowedStrDeserializer::new(key))
-            .map(Some)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let value = self
-            .value
-            .take()
-            .ok_or_else(|| de::Error::custom("a value without its key"))?;
-        seed.deserialize(TreeNode(value))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.entries.len())
-    }
-}
-
-/// A node read as serde-saphyr's `Spanned<T>`: the marked map of its value and locations.
-struct SpannedTree<'de>(&'de Spanned<YamlTree>);
-
-impl<'de> de::Deserializer<'de> for SpannedTree<'de> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_map(Fields::new(Part::Tree(self.0)))
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map identifier ignored_any
-        struct enum
+    fn locations(&self) -> Result<(Loc, Loc), Error> {
+        Ok((Loc::of(self.referenced), Loc::of(self.defined)))
     }
 }
 
