@@ -19,6 +19,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use minijinja::value::Value;
 use rayon::prelude::*;
+use serde::Deserialize as _;
 use serde_json::Value as J;
 
 use crate::decision::Flip;
@@ -268,7 +269,7 @@ impl Study<'_, '_> {
         let mut prober = Prober {
             graph: self.graph,
             as_of: self.as_of,
-            base_json: json,
+            json: json.clone(),
             base_values: &self.base_values,
             dirty: &dirty,
             watch: &self.watch,
@@ -509,7 +510,9 @@ impl SearchRange {
 struct Prober<'a, 'g> {
     graph: &'g Graph,
     as_of: jiff::civil::Date,
-    base_json: &'a J,
+    /// The profile being probed: the evaluated one with `path` set to the last value tried
+    /// (only `path` ever changes, so each probe sets it in place instead of copying).
+    json: J,
     base_values: &'a [Value],
     dirty: &'a [usize],
     watch: &'a [Watch<'g>],
@@ -525,9 +528,8 @@ impl Prober<'_, '_> {
         if let Some(hit) = self.cache.get(&key) {
             return hit.clone();
         }
-        let mut json = self.base_json.clone();
-        crate::profile::set_field(&mut json, self.path, value.clone());
-        let result = serde_json::from_value::<Profile>(json).ok().and_then(|p| {
+        crate::profile::set_field(&mut self.json, self.path, value.clone());
+        let result = Profile::deserialize(&self.json).ok().and_then(|p| {
             self.graph
                 .probe(&p, self.as_of, self.base_values, self.dirty, self.watch)
                 .ok()

@@ -243,10 +243,14 @@ fn decide_profile(args: &Args) -> Result<()> {
     };
     let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
     let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
-    if let Some(path) = &args.output {
-        return write_atomically(path, &output_bytes(printer.as_deref(), text)?);
-    }
-    print(&text)
+    let written = match &args.output {
+        Some(path) => write_atomically(path, &output_bytes(printer.as_deref(), text)?),
+        None => print(&text),
+    };
+    // The process ends next: the compiled graph, templates and record are left to the OS.
+    // Freeing them one by one costs about 5 M instructions (7% of a whole run, callgrind).
+    std::mem::forget((graph, memo, profile, evaluation));
+    written
 }
 
 /// An error as stderr shows it: in colour on a terminal unless `NO_COLOR` is set

@@ -60,7 +60,19 @@ pub(crate) fn days_between(from: &str, to: &str) -> Result<i64, MjError> {
 /// `1234567.891` → `1,234,568` (or with `digits` decimals).
 #[must_use]
 pub fn group_thousands(value: f64, digits: usize) -> String {
-    let text = format!("{:.*}", digits, value.abs());
+    // A whole number below 2^53 prints exactly as its integer (and `digits` zeros): the
+    // common case (prices, bills, counts), without the float formatter's exact-digits search.
+    let text = if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        // whole, within 2^53, not negative
+        let whole = value.abs() as u64;
+        match digits {
+            0 => whole.to_string(),
+            _ => format!("{whole}.{:0<digits$}", ""),
+        }
+    } else {
+        format!("{:.*}", digits, value.abs())
+    };
     let (int, frac) = text
         .split_once('.')
         .map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
@@ -201,6 +213,17 @@ pub(crate) fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
 /// anywhere in its YAML (CSS Text 3 treats segment breaks the same way).
 #[must_use]
 pub fn flow_text(text: &str) -> String {
+    if text.is_ascii() {
+        // No wide characters: words joined by one space (the loop below, without its checks).
+        let mut out = String::with_capacity(text.len());
+        for word in text.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        return out;
+    }
     let mut rest = text.trim();
     let mut out = String::with_capacity(rest.len());
     // Words are copied whole; each run of whitespace between them becomes one space or none.
@@ -384,6 +407,30 @@ mod tests {
             text in "[a-z1-9 \\t\\n\u{3000}\u{a0}需要显存，。（）GB]{0,40}",
         ) {
             proptest::prop_assert_eq!(flow_text(&text), flow_text_by_chars(&text));
+        }
+    }
+
+    proptest::proptest! {
+        /// ASCII text (its own quicker path) flows as the character rule says, with every
+        /// ASCII whitespace character, vertical tab and form feed included.
+        #[test]
+        fn ascii_text_flows_as_by_characters(text in "[a-z1-9,.( \t\n\r\x0b\x0c]{0,40}") {
+            proptest::prop_assert_eq!(flow_text(&text), flow_text_by_chars(&text));
+        }
+
+        /// A whole number (its own quicker path) prints as the float formatter prints it,
+        /// grouped in thousands.
+        #[test]
+        fn whole_numbers_print_as_the_formatter_does(
+            whole in -9_007_199_254_740_991_i64..9_007_199_254_740_991,
+            digits in 0usize..4,
+        ) {
+            #[allow(clippy::cast_precision_loss)] // within 2^53: exact
+            let v = whole as f64;
+            proptest::prop_assert_eq!(
+                group_thousands(v, digits).replace(',', ""),
+                format!("{v:.digits$}")
+            );
         }
     }
 
