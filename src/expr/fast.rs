@@ -681,12 +681,8 @@ fn contains(container: &Value, value: &Value) -> Option<bool> {
         });
     }
     match container.kind() {
-        ValueKind::Map => match container.get_item(value).ok()? {
-            v if !v.is_undefined() => Some(true),
-            // A key whose value is undefined is still a key: let minijinja decide.
-            _ if container.try_iter().ok()?.any(|k| &k == value) => None,
-            _ => Some(false),
-        },
+        // minijinja asks the map object itself: a key is in it if the object gives a value.
+        ValueKind::Map => Some(container.as_object()?.get_value(value).is_some()),
         ValueKind::Seq => {
             for item in container.try_iter().ok()? {
                 if item.kind() == ValueKind::Invalid {
