@@ -136,10 +136,9 @@ fn sort(kept: &mut Vec<(Value, Value)>) {
         kept.sort_by(|a, b| a.0.cmp(&b.0));
         return;
     };
-    let mut order: Vec<usize> = (0..kept.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
-    let mut items: Vec<Option<(Value, Value)>> = kept.drain(..).map(Some).collect();
-    kept.extend(order.into_iter().filter_map(|i| items[i].take()));
+    let mut keyed: Vec<(SortKey, (Value, Value))> = keys.into_iter().zip(kept.drain(..)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    kept.extend(keyed.into_iter().map(|(_, item)| item));
 }
 
 /// A sort key read out of a value: what minijinja 3.1's `Ord for Value` compares, for the
