@@ -84,6 +84,36 @@ fn expressions_that_do_not_compile_name_file_node_and_line() {
 }
 
 #[test]
+fn texts_that_do_not_compile_name_file_node_and_line() {
+    let rules = common::edited_rules(&[(
+        "checklist.yaml",
+        "{% if multi_machine %}This work spans",
+        "{% if multi_machine %}This {{ work spans",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("node `network`: `text` template does not compile: unexpected identifier, expected end of variable block (line 1 of the text)"),
+        "{err}"
+    );
+    assert!(err.contains("checklist.yaml:90:7"), "{err}");
+}
+
+/// A text mentioning a name that is neither a node nor a root is refused when the rules load,
+/// and a name the text sets itself is not one it mentions.
+#[test]
+fn texts_mention_only_known_names() {
+    let rules = common::edited_rules(&[(
+        "checklist.yaml",
+        "{% if multi_machine %}This work spans",
+        "{% set m = multi_machine %}{% if m and multi_machines %}This work spans",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(err.contains("multi_machines"), "{err}");
+    assert!(err.contains("did you mean `multi_machine`?"), "{err}");
+    assert!(!err.contains("`m`"), "{err}");
+}
+
+#[test]
 fn duplicate_ids_and_missing_prices_are_refused() {
     let rules =
         common::edited_rules(&[("facts.yaml", "id: stale_after_days", "id: hours_per_month")]);

@@ -11,6 +11,7 @@ use serde_saphyr::Location;
 
 use super::invariants::generated_profiles;
 use crate::error::Error;
+use crate::expr::text::Text;
 use crate::graph::Graph;
 
 /// One rule expression evaluated both ways, for the differential tests (`tests/interp.rs`).
@@ -85,9 +86,16 @@ pub const PROFILES: usize = 64;
 pub struct FastPathReport {
     /// Distinct rule expressions (outputs included).
     pub expressions: usize,
+    /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
+    /// invariant messages).
+    pub texts: usize,
     /// The expressions without a fast form, each as `file:line: node.field: text`: evaluated by
     /// minijinja alone, which is slower and never wrong. Notes, not findings.
     pub without_form: Vec<String>,
+    /// Of those texts, the ones with a fast form. The others are rendered by minijinja at
+    /// about the same cost (a text's time goes to its filters' formatting, not to the VM), so
+    /// they are not noted.
+    pub texts_with_form: usize,
     /// Generated profiles compared on.
     pub profiles: usize,
     /// Fast-path answers compared with minijinja's.
@@ -131,6 +139,14 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> FastPathReport {
             )
         })
         .collect();
+    // The texts rendered from an evaluation (the sensitivity texts have values of their own).
+    let texts = graph
+        .owner()
+        .texts
+        .iter()
+        .filter(|(name, _)| !name.starts_with("sensitivity."));
+    report.texts = texts.clone().count();
+    report.texts_with_form = texts.filter(|(_, t)| t.has_fast_form()).count();
     let mut seen: BTreeSet<(usize, u64, u64, String)> = BTreeSet::new();
     for (profile, checks) in profiles.iter().zip(&results) {
         let Some(checks) = checks else {
@@ -287,6 +303,40 @@ impl Graph {
         for e in c.outputs.exprs() {
             check("outputs", e, None);
         }
+        checks.extend(text_checks(owner, &slots, &base));
         Ok(checks)
     }
+}
+
+/// Every text with a fast form rendered both ways over one evaluation's `slots` (`base`: the
+/// same values as minijinja's context), before the texts' line breaks are reflowed, which both
+/// renders share.
+fn text_checks(
+    owner: &crate::graph::Owner,
+    slots: &[OnceLock<Value>],
+    base: &Value,
+) -> Vec<FastCheck> {
+    let mut texts: Vec<(&String, &Text)> = owner
+        .texts
+        .iter()
+        .filter(|(_, t)| t.has_fast_form())
+        .collect();
+    texts.sort_by_key(|(name, _)| *name);
+    texts
+        .into_iter()
+        .map(|(name, text)| FastCheck {
+            expr: format!("text `{name}`"),
+            has_fast_form: true,
+            fast: text.render(slots).map(Value::from),
+            bound: None,
+            minijinja: owner
+                .env
+                .get_template(name)
+                .and_then(|t| t.render(base.clone()))
+                .map(Value::from)
+                .map_err(|err| err.to_string()),
+            file: text.file,
+            location: text.location,
+        })
+        .collect()
 }

@@ -128,7 +128,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
 
 /// The fast path against minijinja: what was compared and what was found.
 fn fast_path_line(r: &FastPathReport) -> String {
-    let forms = match r.without_form.len() {
+    let forms = |n: usize| match n {
         0 => "each with a fast form".to_owned(),
         1 => "1 without a fast form (noted below)".to_owned(),
         n => format!("{n} without a fast form (noted below)"),
@@ -144,8 +144,11 @@ fn fast_path_line(r: &FastPathReport) -> String {
         n => format!("{n} disagreements"),
     };
     format!(
-        "Fast path: {} rule expressions, {forms}; {} answers compared with minijinja's on {} generated profiles{failed}: {found}.",
+        "Fast path: {} rule expressions, {}, and {} texts ({} with a fast form); {} answers compared with minijinja's on {} generated profiles{failed}: {found}.",
         thousands(r.expressions as u128),
+        forms(r.without_form.len()),
+        thousands(r.texts as u128),
+        thousands(r.texts_with_form as u128),
         thousands(r.answers as u128),
         thousands(r.profiles as u128),
     )

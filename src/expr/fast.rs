@@ -55,6 +55,8 @@ enum FastNode {
     Const(Value),
     /// A root or node value, by slot.
     Slot(usize),
+    /// A name a text template set before (`{% set p = ... %}`), by its position among them.
+    Local(usize),
     /// The item the node binds (`offer` in a per-offer fact, a select's item).
     Bound,
     Attr(Box<FastNode>, Box<str>),
@@ -151,9 +153,24 @@ impl Fast {
         bound: &[&str],
         offers: &[Value],
     ) -> Option<Fast> {
+        Self::with_locals(expr, names, bound, &[], offers)
+    }
+
+    /// The fast form of an expression of a text template, where `locals` are the names the
+    /// template set before it, in order (a later one shadows an earlier one of the same name,
+    /// and both shadow every other name); it reads them from the values
+    /// [`Fast::eval_with_locals`] is given, by position.
+    pub(crate) fn with_locals(
+        expr: &ast::Expr<'_>,
+        names: &Slots,
+        bound: &[&str],
+        locals: &[&str],
+        offers: &[Value],
+    ) -> Option<Fast> {
         let c = Compiler {
             names,
             bound,
+            locals,
             offers,
         };
         c.node(expr).map(Fast)
@@ -166,13 +183,31 @@ impl Fast {
         slots: &[OnceLock<Value>],
         bound: Option<Bound<'_>>,
     ) -> Option<Value> {
-        Eval { slots, bound }.eval(&self.0).map(Cow::into_owned)
+        self.eval_with_locals(slots, bound, &[])
+    }
+
+    /// [`Fast::eval`] with the values of the names a text template set before the expression
+    /// (see [`Fast::with_locals`]).
+    pub(crate) fn eval_with_locals(
+        &self,
+        slots: &[OnceLock<Value>],
+        bound: Option<Bound<'_>>,
+        locals: &[Value],
+    ) -> Option<Value> {
+        Eval {
+            slots,
+            bound,
+            locals,
+        }
+        .eval(&self.0)
+        .map(Cow::into_owned)
     }
 }
 
 struct Compiler<'a> {
     names: &'a Slots,
     bound: &'a [&'a str],
+    locals: &'a [&'a str],
     offers: &'a [Value],
 }
 
@@ -252,7 +287,10 @@ impl Compiler<'_> {
                 let ast::Expr::Var(v) = &c.expr else {
                     return None;
                 };
-                if self.names.index.contains_key(v.id) || self.bound.contains(&v.id) {
+                if self.names.index.contains_key(v.id)
+                    || self.bound.contains(&v.id)
+                    || self.locals.contains(&v.id)
+                {
                     return None;
                 }
                 let func = match (v.id, c.args.len()) {
@@ -268,6 +306,9 @@ impl Compiler<'_> {
     }
 
     fn var(&self, name: &str) -> Option<FastNode> {
+        if let Some(i) = self.locals.iter().rposition(|l| *l == name) {
+            return Some(FastNode::Local(i));
+        }
         if self.bound.first() == Some(&name) {
             return Some(FastNode::Bound);
         }
@@ -437,6 +478,7 @@ fn is_precision(arg: &ast::CallArg<'_>) -> bool {
 struct Eval<'a> {
     slots: &'a [OnceLock<Value>],
     bound: Option<Bound<'a>>,
+    locals: &'a [Value],
 }
 
 type Val<'a> = Cow<'a, Value>;
@@ -463,6 +505,7 @@ impl<'a> Eval<'a> {
         Some(match node {
             FastNode::Const(v) => Cow::Borrowed(defined(v)?),
             FastNode::Slot(i) => Cow::Borrowed(defined(self.slots[*i].get()?)?),
+            FastNode::Local(i) => Cow::Borrowed(defined(self.locals.get(*i)?)?),
             FastNode::Bound => Cow::Borrowed(defined(self.bound?.value)?),
             FastNode::Attr(e, name) => Cow::Owned(defined(self.eval(e)?.get_attr(name).ok()?)?),
             FastNode::Item(e, key) => {

@@ -16,14 +16,7 @@ pub const FUNCTIONS: &[&str] = &["days_between", "ceil", "floor"];
 pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_syntax(
-        minijinja::syntax::SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .keep_trailing_newline(true)
-            .build()
-            .expect("the default delimiters are valid"),
-    );
+    env.set_syntax(syntax());
     env.set_debug(false);
     env.add_function("days_between", days_between);
     env.add_function("ceil", |x: f64| Value::from(x.ceil() as i64));
@@ -38,6 +31,17 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("plural", plural);
     env.add_filter("brief", brief);
     env
+}
+
+/// The template syntax rules and memos are written in: default delimiters, a block tag's line
+/// break dropped and its indentation stripped, a final line break kept.
+pub(crate) fn syntax() -> minijinja::syntax::SyntaxConfig {
+    minijinja::syntax::SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true)
+        .build()
+        .expect("the default delimiters are valid")
 }
 
 /// Whole days from date `from` to date `to` (both `YYYY-MM-DD`); negative when `to` is earlier.

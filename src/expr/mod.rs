@@ -13,6 +13,7 @@ mod functions;
 pub(crate) mod names;
 pub(crate) mod numbers;
 pub(crate) mod objects;
+pub(crate) mod text;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -16,19 +16,108 @@ use minijinja::machinery::ast;
 /// What minijinja's `undeclared_variables(nested)` gives for `expr`.
 pub(crate) fn undeclared(expr: &ast::Expr<'_>, nested: bool) -> HashSet<String> {
     let mut out = HashSet::new();
-    visit(expr, nested, &mut out);
+    visit(expr, nested, &|_| false, &mut out);
     out
 }
 
-fn visit(expr: &ast::Expr<'_>, nested: bool, out: &mut HashSet<String>) {
+/// What minijinja's `Template::undeclared_variables(true)` gives for a text template parsed
+/// into `template`, or `None` when it uses a statement other than text, `{{ }}`, `if`, `for`
+/// and `set` of one name (the caller then asks minijinja). A name set or bound by a loop is
+/// not read from outside while it is in scope: `for` and each branch of `if` open a scope, as
+/// minijinja's tracking does.
+pub(crate) fn template_undeclared(template: &ast::Stmt<'_>) -> Option<HashSet<String>> {
+    let mut out = HashSet::new();
+    // minijinja's tracking assigns `self` before it walks a template.
+    let mut scopes: Vec<Vec<&str>> = vec![vec!["self"]];
+    walk(template, &mut scopes, &mut out)?;
+    Some(out)
+}
+
+fn walk<'a>(
+    stmt: &ast::Stmt<'a>,
+    scopes: &mut Vec<Vec<&'a str>>,
+    out: &mut HashSet<String>,
+) -> Option<()> {
+    let read = |expr: &ast::Expr<'_>, scopes: &Vec<Vec<&'a str>>, out: &mut HashSet<String>| {
+        visit(
+            expr,
+            true,
+            &|name| scopes.iter().any(|s| s.contains(&name)),
+            out,
+        );
+    };
+    match stmt {
+        ast::Stmt::Template(t) => {
+            for s in &t.children {
+                walk(s, scopes, out)?;
+            }
+        }
+        ast::Stmt::EmitRaw(_) => {}
+        ast::Stmt::EmitExpr(e) => read(&e.expr, scopes, out),
+        ast::Stmt::IfCond(i) => {
+            read(&i.expr, scopes, out);
+            scoped(&i.true_body, scopes, out)?;
+            scoped(&i.false_body, scopes, out)?;
+        }
+        ast::Stmt::ForLoop(f) => {
+            let ast::Expr::Var(target) = &f.target else {
+                return None;
+            };
+            // minijinja assigns `loop` before reading the iterable, the target after.
+            scopes.push(vec!["loop"]);
+            read(&f.iter, scopes, out);
+            scopes.last_mut()?.push(target.id);
+            if let Some(filter) = &f.filter_expr {
+                read(filter, scopes, out);
+            }
+            for s in &f.body {
+                walk(s, scopes, out)?;
+            }
+            scopes.pop();
+            scoped(&f.else_body, scopes, out)?;
+        }
+        ast::Stmt::Set(s) => {
+            let ast::Expr::Var(target) = &s.target else {
+                return None;
+            };
+            // minijinja assigns the name before it reads the value.
+            scopes.last_mut()?.push(target.id);
+            read(&s.expr, scopes, out);
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Walks `stmts` in a scope of their own.
+fn scoped<'a>(
+    stmts: &[ast::Stmt<'a>],
+    scopes: &mut Vec<Vec<&'a str>>,
+    out: &mut HashSet<String>,
+) -> Option<()> {
+    scopes.push(Vec::new());
+    let walked = stmts.iter().try_for_each(|s| walk(s, scopes, out));
+    scopes.pop();
+    walked
+}
+
+/// Adds the names `expr` reads to `out`, skipping the names `assigned` says a template set.
+fn visit(
+    expr: &ast::Expr<'_>,
+    nested: bool,
+    assigned: &dyn Fn(&str) -> bool,
+    out: &mut HashSet<String>,
+) {
     let mut all = |exprs: &mut dyn Iterator<Item = &ast::Expr<'_>>| {
         for e in exprs {
-            visit(e, nested, out);
+            visit(e, nested, assigned, out);
         }
     };
     match expr {
         ast::Expr::Var(var) => {
-            out.insert(var.id.to_owned());
+            if !assigned(var.id) {
+                out.insert(var.id.to_owned());
+            }
         }
         ast::Expr::Const(_) => {}
         ast::Expr::UnaryOp(u) => all(&mut std::iter::once(&u.expr)),
@@ -44,7 +133,10 @@ fn visit(expr: &ast::Expr<'_>, nested: bool, out: &mut HashSet<String>) {
         }
         ast::Expr::Test(t) => all(&mut std::iter::once(&t.expr).chain(t.args.iter().map(call_arg))),
         ast::Expr::GetAttr(g) => {
-            if nested && let Some(path) = attribute_path(expr) {
+            if nested
+                && let Some((var, path)) = attribute_path(expr)
+                && !assigned(var)
+            {
                 out.insert(path);
                 return;
             }
@@ -58,8 +150,8 @@ fn visit(expr: &ast::Expr<'_>, nested: bool, out: &mut HashSet<String>) {
         ast::Expr::Tuple(t) => all(&mut t.items.iter()),
         ast::Expr::Map(m) => {
             for (k, v) in m.keys.iter().zip(&m.values) {
-                visit(k, nested, out);
-                visit(v, nested, out);
+                visit(k, nested, assigned, out);
+                visit(v, nested, assigned, out);
             }
         }
     }
@@ -74,8 +166,8 @@ fn call_arg<'e, 'a>(arg: &'e ast::CallArg<'a>) -> &'e ast::Expr<'a> {
     }
 }
 
-/// `a.b.c` for a chain of attribute lookups that ends in variable `a`.
-fn attribute_path(expr: &ast::Expr<'_>) -> Option<String> {
+/// Variable `a` and the path `a.b.c`, for a chain of attribute lookups that ends in `a`.
+fn attribute_path<'a>(expr: &ast::Expr<'a>) -> Option<(&'a str, String)> {
     let mut attrs = Vec::new();
     let mut at = expr;
     loop {
@@ -89,7 +181,7 @@ fn attribute_path(expr: &ast::Expr<'_>) -> Option<String> {
                 for attr in attrs.iter().rev() {
                     let _ = write!(path, ".{attr}");
                 }
-                return Some(path);
+                return Some((var.id, path));
             }
             _ => return None,
         }

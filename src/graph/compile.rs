@@ -2,17 +2,19 @@
 //! invariants and the questions, collecting every fault so one run shows them all.
 //!
 //! Text templates (`met:`, `message:`, `text:`) are rendered after the whole graph is evaluated,
-//! so they may mention any node without adding edges. Invariants (`holds:`) are compiled like the
+//! so they may mention any node without adding edges. Each is parsed once
+//! ([`crate::expr::text`]) for the names it mentions and its fast form; minijinja compiles one
+//! only when it must render it. Invariants (`holds:`) are compiled like the
 //! outputs: they read nodes and are no node themselves.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use minijinja::Environment;
 use minijinja::value::Value;
 use serde_saphyr::Spanned;
 
 use crate::error::{Error, Result};
+use crate::expr::text::Text;
 use crate::expr::{self, Slots};
 use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
 use crate::graph::scope::{Reads, Scope, template_error};
@@ -22,60 +24,52 @@ use crate::policy::rules::{RuleNode, Template};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::check_path;
 
-/// The environment with every text template of the policy, the slots, and the catalog values.
+/// The environment, every text template of the policy parsed (with its fast form, for the texts
+/// rendered from an evaluation), the slots, and the catalog values.
 pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
-    let mut env = expr::environment();
     let mut index = HashMap::new();
     for name in ROOT_NAMES {
         index.insert((*name).to_owned(), index.len());
     }
-    let add_text =
-        |env: &mut Environment<'static>, file: usize, id: &str, part: &str, text: &Template| {
-            let name = format!("{id}.{part}");
-            env.add_template_owned(name.clone(), text.value.get(lang).to_owned())
-                .map_err(|e| template_error(&policy, file, text, id, part, &e))?;
-            Ok::<_, Error>(())
-        };
+    // (file, node or invariant id, part, text, rendered from an evaluation's slots)
+    let mut texts: Vec<(usize, &str, String, &Template, bool)> = Vec::new();
     for n in &policy.nodes {
-        let id = &n.item.id().value;
+        let id = n.item.id().value.as_str();
         match &n.item {
             RuleNode::Criterion(c) => {
-                add_text(&mut env, n.file, id, "met", &c.met)?;
-                add_text(&mut env, n.file, id, "not_met", &c.not_met)?;
+                texts.push((n.file, id, "met".into(), &c.met, true));
+                texts.push((n.file, id, "not_met".into(), &c.not_met, true));
             }
-            RuleNode::Warning(w) => add_text(&mut env, n.file, id, "message", &w.message)?,
-            RuleNode::Checklist(c) => add_text(&mut env, n.file, id, "text", &c.text)?,
+            RuleNode::Warning(w) => texts.push((n.file, id, "message".into(), &w.message, true)),
+            RuleNode::Checklist(c) => texts.push((n.file, id, "text".into(), &c.text, true)),
             _ => {}
         }
     }
     // An invariant's `message:` is shown only when it is broken.
     for n in &policy.invariants {
-        add_text(
-            &mut env,
-            n.file,
-            &n.item.id.value,
-            "message",
-            &n.item.message,
-        )?;
+        let id = n.item.id.value.as_str();
+        texts.push((n.file, id, "message".into(), &n.item.message, true));
     }
+    // The sensitivity texts are rendered with values of their own, by minijinja.
     if let Some(n) = &policy.sensitivity {
-        add_text(&mut env, n.file, "sensitivity", "text", &n.item.text)?;
+        texts.push((n.file, "sensitivity", "text".into(), &n.item.text, false));
         if let Some(unchanged) = &n.item.unchanged {
-            add_text(&mut env, n.file, "sensitivity", "unchanged", unchanged)?;
+            texts.push((n.file, "sensitivity", "unchanged".into(), unchanged, false));
         }
         for (i, probe) in n.item.fields.iter().enumerate() {
-            add_text(
-                &mut env,
+            texts.push((
                 n.file,
                 "sensitivity",
-                &format!("says.{i}"),
+                format!("says.{i}"),
                 &probe.says,
-            )?;
+                false,
+            ));
         }
     }
     for id in node_ids(&policy) {
         index.insert(id.to_owned(), index.len());
     }
+    let slots = Slots { index };
     let offers: Vec<Value> = policy
         .offers
         .iter()
@@ -93,9 +87,26 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .zip(&offers)
             .map(|(o, v)| (o.item.id.clone(), v.clone())),
     );
+    let offer_list: Vec<Value> = offers.clone();
+    let mut parsed = HashMap::with_capacity(texts.len());
+    let mut sources = HashMap::with_capacity(texts.len());
+    for (file, id, part, text, from_slots) in texts {
+        let name = format!("{id}.{part}");
+        let source = text.value.get(lang);
+        let fast = from_slots.then_some((&slots, offer_list.as_slice()));
+        let t = Text::parse(&name, source, fast, file, text.referenced)
+            .map_err(|e| template_error(&policy, file, text, id, &part, &e))?;
+        sources.insert(name.clone(), source.to_owned());
+        parsed.insert(name, t);
+    }
+    // minijinja compiles a text the first time it renders it (most never: the fast form
+    // answers); the environment loads it by name.
+    let mut env = expr::environment();
+    env.set_loader(move |name| Ok(sources.get(name).cloned()));
     Ok(Owner {
         env,
-        names: Arc::new(Slots { index }),
+        texts: parsed,
+        names: Arc::new(slots),
         offer_ids: policy
             .offers
             .iter()

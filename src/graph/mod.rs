@@ -22,6 +22,7 @@ pub(crate) mod reach;
 pub(crate) mod run;
 pub(crate) mod scope;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use minijinja::Environment;
@@ -29,6 +30,7 @@ use minijinja::value::Value;
 
 use crate::error::Result;
 use crate::expr::Slots;
+use crate::expr::text::Text;
 use crate::kind::NodeKind;
 use crate::lang::Lang;
 use crate::policy::Policy;
@@ -38,7 +40,10 @@ pub(crate) use model::{Body, Compiled, InvariantCheck, Node};
 /// the compiled nodes borrow from it.
 #[derive(Debug)]
 pub(crate) struct Owner {
+    /// minijinja's environment, which loads the policy's text templates by name (`node.part`).
     pub env: Environment<'static>,
+    /// Every text template of the policy by name, parsed: the names it mentions, its fast form.
+    pub texts: HashMap<String, Text>,
     pub policy: Policy,
     pub names: Arc<Slots>,
     /// The catalog as a list and as a map by id, built once.

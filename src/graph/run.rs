@@ -185,8 +185,17 @@ impl Run<'_> {
         location: Location,
         label: &str,
     ) -> Result<String> {
-        let env = &self.graph.owner().env;
-        env.get_template(template)
+        let owner = self.graph.owner();
+        if let Some(text) = owner
+            .texts
+            .get(template)
+            .and_then(|t| t.render(&self.slots))
+        {
+            return Ok(crate::expr::flow_text(&text));
+        }
+        owner
+            .env
+            .get_template(template)
             .and_then(|t| t.render(self.root.clone()))
             .map(|s| crate::expr::flow_text(&s))
             .map_err(|e| {

@@ -174,11 +174,15 @@ impl<'a> Scope<'a> {
         part: &str,
         reads: &mut Reads,
     ) -> Result<()> {
-        let template = self
-            .owner
-            .env
-            .get_template(&format!("{node}.{part}"))
-            .map_err(|e| template_error(&self.owner.policy, file, text, node, part, &e))?;
+        let name = format!("{node}.{part}");
+        // Every text was parsed with the graph's environment ([`super::compile::build_owner`]).
+        let Some(template) = self.owner.texts.get(&name) else {
+            return Err(self.owner.policy.error_at(
+                file,
+                text.referenced,
+                format!("no text template `{name}`"),
+            ));
+        };
         let mut mentioned = Reads::default();
         self.resolve(
             file,
@@ -186,7 +190,7 @@ impl<'a> Scope<'a> {
             node,
             part,
             &[],
-            &template.undeclared_variables(true),
+            &template.names,
             &mut mentioned,
         )?;
         reads.texts.extend(mentioned.nodes);
