@@ -139,14 +139,9 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> FastPathReport {
             )
         })
         .collect();
-    // The texts rendered from an evaluation (the sensitivity texts have values of their own).
-    let texts = graph
-        .owner()
-        .texts
-        .iter()
-        .filter(|(name, _)| !name.starts_with("sensitivity."));
+    let texts = graph.owner().texts.values().filter(|t| t.from_evaluation);
     report.texts = texts.clone().count();
-    report.texts_with_form = texts.filter(|(_, t)| t.has_fast_form()).count();
+    report.texts_with_form = texts.filter(|t| t.has_fast_form()).count();
     let mut seen: BTreeSet<(usize, u64, u64, String)> = BTreeSet::new();
     for (profile, checks) in profiles.iter().zip(&results) {
         let Some(checks) = checks else {

@@ -3,7 +3,8 @@
 //!
 //! A criterion's, warning's or checklist item's text is a minijinja template, rendered for every
 //! profile after the graph is evaluated. Through minijinja each render builds a `State` and runs
-//! its VM: about a third of one evaluation of the default policy went there. Most texts use only
+//! its VM (most of a render's cost is still the filters that format numbers, the same either
+//! way). Most texts use only
 //! raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}` and a top-level
 //! `{% set name = expression %}`; for those the template's tree gives a fast form whose
 //! expressions are the fast path's ([`super::fast`]), each `set` evaluated once, in order, where
@@ -37,6 +38,9 @@ pub(crate) struct Text {
     pub names: HashSet<String>,
     /// Its fast form, when every part of it has one.
     fast: Option<Vec<Piece>>,
+    /// Whether it is rendered from an evaluation's slots (criteria, warnings, checklist items,
+    /// invariant messages), rather than with values of its own (the sensitivity texts).
+    pub from_evaluation: bool,
     /// Where it is written: rule file index and position.
     pub file: usize,
     pub location: Location,
@@ -87,6 +91,7 @@ impl Text {
         Ok(Text {
             names,
             fast,
+            from_evaluation: slots.is_some(),
             file,
             location,
         })

@@ -87,13 +87,12 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .zip(&offers)
             .map(|(o, v)| (o.item.id.clone(), v.clone())),
     );
-    let offer_list: Vec<Value> = offers.clone();
     let mut parsed = HashMap::with_capacity(texts.len());
     let mut sources = HashMap::with_capacity(texts.len());
     for (file, id, part, text, from_slots) in texts {
         let name = format!("{id}.{part}");
         let source = text.value.get(lang);
-        let fast = from_slots.then_some((&slots, offer_list.as_slice()));
+        let fast = from_slots.then_some((&slots, offers.as_slice()));
         let t = Text::parse(&name, source, fast, file, text.referenced)
             .map_err(|e| template_error(&policy, file, text, id, &part, &e))?;
         sources.insert(name.clone(), source.to_owned());

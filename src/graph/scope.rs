@@ -175,7 +175,7 @@ impl<'a> Scope<'a> {
         reads: &mut Reads,
     ) -> Result<()> {
         let name = format!("{node}.{part}");
-        // Every text was parsed with the graph's environment ([`super::compile::build_owner`]).
+        // Every text was parsed when the owner was built ([`super::compile::build_owner`]).
         let Some(template) = self.owner.texts.get(&name) else {
             return Err(self.owner.policy.error_at(
                 file,
