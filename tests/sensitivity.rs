@@ -134,7 +134,7 @@ fn a_policy_without_a_sensitivity_section_reports_none() {
 #[test]
 fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let graph = common::graph();
-    let job = flips(&graph, "examples/pretrain-70b-job.yaml");
+    let job = flips(&graph, "examples/mistake-70b-on-4090.yaml");
     // The scenario row `pretrain_70b_100b` starts at 70B: the offer changes just below it. The
     // nearest value (69.5B at the field's 0.5 step) stays in `flips_at`; the words say the edge.
     let size = find(&job, "offer", "workload.model_params_b");
