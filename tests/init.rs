@@ -89,7 +89,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     keys(&mut p, &format!("7{ENTER}")); // ...then a valid answer
     p.exp_string("How is one job split across GPUs?").unwrap();
     keys(&mut p, &format!(" {ENTER}")); // space picks the first: data parallel
-    p.exp_string("How many machines does one job span?")
+    p.exp_string("How many machines does one training job span?")
         .unwrap();
     keys(&mut p, ENTER); // default 1
     let shown = next_question(&mut p, "how many tokens, in billions?");
@@ -180,7 +180,8 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     keys(&mut p, &format!("13{ENTER}"));
     p.exp_string("How is one job split across GPUs?").unwrap();
     keys(&mut p, ENTER); // none: replicas
-    p.exp_string("How many machines does one job span?")
+    // Serving is asked about machines of replicas, not machines one job spans.
+    p.exp_string("On how many machines do the replicas run")
         .unwrap();
     keys(&mut p, ENTER);
     p.exp_string("For inference: how much concurrency?")

@@ -91,8 +91,9 @@ pub struct Workload {
     #[serde(default, deserialize_with = "unique_parallelism")]
     #[schemars(extend("uniqueItems" = true))]
     pub parallelism: Vec<Parallelism>,
-    /// Machines one job spans, 1 to 100,000: the largest clusters built hold some 100,000 to
-    /// 200,000 GPUs, in a few tens of thousands of machines.
+    /// Machines one training job spans, 1 to 100,000: the largest clusters built hold some
+    /// 100,000 to 200,000 GPUs, in a few tens of thousands of machines. For serving, machines of
+    /// replicas (no fabric between them), or of one replica where pipeline parallelism is listed.
     #[serde(default = "one", deserialize_with = "whole::<_, MAX_NODES>")]
     #[schemars(range(min = 1, max = MAX_NODES))]
     pub nodes: u32,
