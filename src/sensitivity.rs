@@ -780,11 +780,16 @@ impl Prober<'_, '_> {
                     (space.max - space.min).abs().max(1.0)
                 };
                 // One step past a number the rules write: the change is at that edge (a table
-                // row's `>= 70` turns below 70, not "at 69.5"). Whole-number fields keep their
-                // value: "at 9 GPUs" says it plainly.
+                // row's `>= 70` turns below 70, not "at 69.5"), when it has already happened a
+                // quarter step past the number (a number the rules write for something else,
+                // such as 8 GPUs a box, is no edge of a deadline that turns at 7.8 days).
+                // Whole-number fields keep their value: "at 9 GPUs" says it plainly.
                 let edge_at = hi + if up { -space.step } else { space.step };
-                let edge = (!space.integer && constants.contains(&OrderedF64(edge_at)))
-                    .then(|| space.to_json(edge_at));
+                let inside = ((edge_at + sign * space.step / 4.0) * 1e6).round() / 1e6;
+                let edge = (!space.integer
+                    && constants.contains(&OrderedF64(edge_at))
+                    && self.at(&J::from(inside)).is_some_and(|m| m[t] != before[t]))
+                .then(|| space.to_json(edge_at));
                 found[t] = Some(Found {
                     at: space.to_json(hi),
                     becomes,

@@ -148,6 +148,18 @@ fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let gpus = find(&gpus, "deployment", "usage.gpus");
     assert_eq!(gpus.edge, None);
     assert!(gpus.text.contains("at 9 GPUs busy"), "{}", gpus.text);
+    // A number the rules write for something else is no edge: the 910B box needs 187.2 h for
+    // this job (7.8 days), so the offer turns at 7.5 days (the field's step is half a day),
+    // not "below 8" (a box's 8 GPUs), though 8 is one step away: at 7.875 days it holds.
+    let job = flips(&graph, "examples/measured-claim-h100.yaml");
+    let deadline = find(&job, "offer", "job.deadline_days");
+    assert_eq!(deadline.flips_at, serde_json::json!(7.5));
+    assert_eq!(deadline.edge, None);
+    assert!(
+        deadline.text.contains("at a deadline of 7.5 days"),
+        "{}",
+        deadline.text
+    );
 }
 
 /// A 7B `lora_finetune` job over `gpus` busy GPUs at 600 h each a month: the box bill is a
@@ -257,6 +269,7 @@ fn every_reported_change_is_what_the_rules_decide_there_and_says_its_price() {
         "examples/inference-13b-high-concurrency.yaml",
         "examples/measured-claim-h100.yaml",
         "examples/long-context-70b-inference.yaml",
+        "examples/qlora-70b-4090.yaml",
     ] {
         let yaml = std::fs::read_to_string(example).unwrap();
         for flip in flips(&graph, example).iter().filter(|f| f.given.is_none()) {
