@@ -34,7 +34,8 @@
 //! a unit or once inside it (whole boxes against a per-GPU price). The cost is bounded: at most
 //! `2 × (DENSE_STEPS + 2 × (COUNT_MULTIPLES + 1) × counts)` candidates per field beyond the
 //! doubling ones and the rules' numbers, and `GAP_SCAN` more per watched value that changes
-//! (answers are remembered, so a value tried twice is evaluated once).
+//! (answers are remembered, so a value tried twice is evaluated once). A search stops once
+//! every watched value that reads a re-evaluated node has changed.
 //!
 //! The flip side, as with the table analysis: beyond those bounds (and for fractional numbers
 //! everywhere), a change that exists only between two tried values that are equal (a band no
@@ -67,8 +68,8 @@ const UNBOUNDED_FACTOR: f64 = 100.0;
 /// 8-GPU boxes, the nearest two boxes each side).
 const DENSE_STEPS: u32 = 16;
 /// Whole-number fields: multiples of each catalog count tried each side of the profile's
-/// value (with 8 GPUs a box, ±256 GPUs), both ends of each whole unit.
-const COUNT_MULTIPLES: u32 = 32;
+/// value (with 8 GPUs a box, ±128 GPUs), both ends of each whole unit.
+const COUNT_MULTIPLES: u32 = 16;
 /// Whole-number fields: most values tried one by one between the last unchanged candidate and
 /// the change bisection found.
 const GAP_SCAN: u32 = 64;
@@ -360,36 +361,14 @@ impl Study<'_, '_> {
             }
             FieldKind::Number(range) => {
                 numeric = true;
-                let now = current.as_f64()?;
-                let step = if range.integer {
-                    1.0
-                } else {
-                    probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
-                };
-                let (constants, counts) = constants_read(self.graph, &dirty);
-                let space = SearchRange {
-                    now,
-                    step,
-                    integer: range.integer,
-                    dense: probe.step.filter(|s| *s >= 1.0).map_or(1.0, f64::round),
-                    min: range.lowest().unwrap_or(f64::NEG_INFINITY),
-                    max: range
-                        .max
-                        .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
-                };
-                // Up and down are searched at once, each with its own memory of answers.
-                let mut down_prober = prober.clone();
-                let (up, down) = rayon::join(
-                    || prober.search(&space, &constants, &counts, &before, true),
-                    || down_prober.search(&space, &constants, &counts, &before, false),
-                );
-                up.into_iter()
-                    .zip(down)
-                    .map(|(u, d)| match (u, d) {
-                        (Some(u), Some(d)) => Some(if d.distance < u.distance { d } else { u }),
-                        (u, d) => u.or(d),
-                    })
-                    .collect()
+                self.numbers(
+                    &mut prober,
+                    probe,
+                    *range,
+                    current.as_f64()?,
+                    &dirty,
+                    &before,
+                )
             }
             _ => return None,
         };
@@ -400,6 +379,59 @@ impl Study<'_, '_> {
             numeric,
             found,
         })
+    }
+
+    /// A number field: per target, the nearer of the first changes up and down from `now`.
+    fn numbers(
+        &self,
+        prober: &mut Prober<'_, '_>,
+        probe: &crate::policy::rules::Probe,
+        range: crate::profile::fields::Bounds,
+        now: f64,
+        dirty: &[usize],
+        before: &[Value],
+    ) -> Vec<Option<Found>> {
+        let step = if range.integer {
+            1.0
+        } else {
+            probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
+        };
+        let (constants, counts) = constants_read(self.graph, dirty);
+        let space = SearchRange {
+            now,
+            step,
+            integer: range.integer,
+            dense: probe.step.filter(|s| *s >= 1.0).map_or(1.0, f64::round),
+            min: range.lowest().unwrap_or(f64::NEG_INFINITY),
+            max: range
+                .max
+                .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
+        };
+        // A target that reads none of the re-evaluated nodes cannot change: the search
+        // stops once every other one has changed.
+        let live: Vec<bool> = self
+            .targets
+            .iter()
+            .map(|t| dirty.iter().any(|d| t.needs.contains(d)))
+            .collect();
+        let sets = Sets {
+            constants: &constants,
+            counts: &counts,
+            live: &live,
+        };
+        // Up and down are searched at once, each with its own memory of answers.
+        let mut down_prober = prober.clone();
+        let (up, down) = rayon::join(
+            || prober.search(&space, &sets, before, true),
+            || down_prober.search(&space, &sets, before, false),
+        );
+        up.into_iter()
+            .zip(down)
+            .map(|(u, d)| match (u, d) {
+                (Some(u), Some(d)) => Some(if d.distance < u.distance { d } else { u }),
+                (u, d) => u.or(d),
+            })
+            .collect()
     }
 
     /// A decision value in words: an offer's title, or the policy's word for it.
@@ -611,6 +643,18 @@ impl SearchRange {
     }
 }
 
+/// What a number field's search tries and watches besides its own range.
+#[derive(Clone, Copy)]
+struct Sets<'a> {
+    /// The numbers the varied nodes write or read (with their neighbours, candidates).
+    constants: &'a BTreeSet<OrderedF64>,
+    /// The catalog's whole-number counts they read (for a whole-number count, both ends of
+    /// each whole unit are tried).
+    counts: &'a BTreeSet<OrderedF64>,
+    /// Per target: whether it reads any re-evaluated node (one that does not cannot change).
+    live: &'a [bool],
+}
+
 /// Evaluates the watched values at changed values of one field, remembering each answer.
 #[derive(Clone)]
 struct Prober<'a, 'g> {
@@ -674,17 +718,20 @@ impl Prober<'_, '_> {
     }
 
     /// Per target: the first value from the current one outward (up or down) at which it
-    /// changes. `counts` are the catalog's whole-number counts the varied nodes read (for
-    /// whole-number fields: both ends of each whole unit are tried).
+    /// changes.
     #[allow(clippy::too_many_lines)] // candidates, then per target: bracket, bisect, confirm
     fn search(
         &mut self,
         space: &SearchRange,
-        constants: &BTreeSet<OrderedF64>,
-        counts: &BTreeSet<OrderedF64>,
+        sets: &Sets<'_>,
         before: &[Value],
         up: bool,
     ) -> Vec<Option<Found>> {
+        let Sets {
+            constants,
+            counts,
+            live,
+        } = *sets;
         let sign = if up { 1.0 } else { -1.0 };
         let limit = if up { space.max } else { space.min };
         let beyond = |v: f64| if up { v > space.now } else { v < space.now };
@@ -722,7 +769,7 @@ impl Prober<'_, '_> {
         let mut found: Vec<Option<Found>> = (0..n).map(|_| None).collect();
         let mut last_equal = vec![space.now; n];
         for v in candidates {
-            if found.iter().all(Option::is_some) {
+            if (0..n).all(|t| found[t].is_some() || !live[t]) {
                 break;
             }
             let Some(values) = self.at(&space.to_json(v)) else {
