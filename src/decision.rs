@@ -85,8 +85,8 @@ pub struct Flip {
     pub edge: Option<serde_json::Value>,
     /// What the decision becomes there.
     pub becomes: serde_json::Value,
-    /// The relative size of the change (|Δ| / |from|; 1 for flags and choices): smaller is
-    /// nearer. Null with `given`.
+    /// The relative size of the change (|Δ| / |from|; 1 for flags, choices and list items):
+    /// smaller is nearer. Null with `given`.
     pub distance: Option<f64>,
     /// When no value of `field` alone changes the deployment or offer: the nearest change of
     /// another number field under which it does, at `flips_at`.

@@ -2,18 +2,45 @@
 //! criterion, the deployment and the offer, found by re-evaluating the rules.
 //!
 //! The policy lists the fields to vary (`sensitivity.fields`); the profile's field model
-//! ([`crate::profile::fields`]) says what each is (a number and its bounds, a flag, a choice). Flags are toggled and every other
-//! choice is tried. Numbers are searched outward from the profile's value in both directions,
-//! over candidates that include every number the rules write down (with its neighbours one
-//! step away, as `decide validate`'s table analysis does) and doubling steps up to the
-//! field's bounds; where a watched value changes between two candidates, bisection finds the
-//! first value at which it differs, to the field's step. Only the nodes that read the varied
-//! field (directly or through other nodes) are re-evaluated, and only those the watched values
-//! need; texts, warnings and the trace are not rendered.
+//! ([`crate::profile::fields`]) says what each is (a number and its bounds, a flag, a choice, a
+//! list of choices). Flags are toggled, every other choice is tried, and each choice of a list
+//! is added where it is absent and removed where it is present. A field with a `when` is
+//! searched only where that is true of the decision being explained (machines per job change
+//! nothing for serving replicas). Numbers are searched outward from the profile's value in both
+//! directions, over candidates that include every number the rules write down (with its
+//! neighbours one step away, as `decide validate`'s table analysis does) and doubling steps up
+//! to the field's bounds; where a watched value changes between two candidates, bisection finds
+//! a value at which it differs, to the field's step. Only the nodes that read the varied field
+//! (directly or through other nodes) are re-evaluated, and only those the watched values and
+//! the headline cost (said beside a change of the deployment or the offer) need; texts,
+//! warnings and the trace are not rendered.
 //!
-//! The flip side, as with the table analysis: a change that exists only between two tried
-//! values that are equal (a band no rule literal bounds) can be missed. The rules are
-//! evaluated, not solved.
+//! **Whole-number fields** (GPUs, machines, sequences) are billed in whole boxes, so a bill is a
+//! sawtooth in them and a watched value can change and change back between two candidates.
+//! Their search adds, within bounds:
+//!
+//! - the [`DENSE_STEPS`] values nearest the profile's each side, one by one (spaced by the
+//!   field's `step`: 1 for a count);
+//! - for a count, both ends of each whole unit, `k·c` and `k·c + 1`, for every whole-number
+//!   count `c` of 2 and more the catalog writes and the varied nodes read (GPUs per box, per
+//!   instance), [`COUNT_MULTIPLES`] multiples each side: a bill in whole units of `c` is flat
+//!   between them, so a line that the rest of the bill (linear in the count) crosses once per
+//!   unit is bracketed inside its unit and bisected there;
+//! - after bisection, every value between the last unchanged candidate and the change, nearest
+//!   first, when there are at most [`GAP_SCAN`] of them: the change reported is then the first.
+//!
+//! So for a count the nearest change is exact within `DENSE_STEPS` of the profile's value, and
+//! within `COUNT_MULTIPLES` whole units wherever the watched values change only at the ends of
+//! a unit or once inside it (whole boxes against a per-GPU price). The cost is bounded: at most
+//! `2 × (DENSE_STEPS + 2 × (COUNT_MULTIPLES + 1) × counts)` candidates per field beyond the
+//! doubling ones and the rules' numbers, and `GAP_SCAN` more per watched value that changes
+//! (answers are remembered, so a value tried twice is evaluated once). A search stops once
+//! every watched value that reads a re-evaluated node has changed.
+//!
+//! The flip side, as with the table analysis: beyond those bounds (and for fractional numbers
+//! everywhere), a change that exists only between two tried values that are equal (a band no
+//! rule literal or catalog count bounds) can be missed, and a change bisected over a wider gap
+//! may not be the first. The rules are evaluated, not solved.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -37,6 +64,15 @@ use crate::profile::{FieldKind, Profile};
 const MAX_DOUBLINGS: u32 = 16;
 /// An unbounded number is searched up to this many times its value.
 const UNBOUNDED_FACTOR: f64 = 100.0;
+/// Whole-number fields: every value this many steps each side of the profile's is tried (with
+/// 8-GPU boxes, the nearest two boxes each side).
+const DENSE_STEPS: u32 = 16;
+/// Whole-number fields: multiples of each catalog count tried each side of the profile's
+/// value (with 8 GPUs a box, ±128 GPUs), both ends of each whole unit.
+const COUNT_MULTIPLES: u32 = 16;
+/// Whole-number fields: most values tried one by one between the last unchanged candidate and
+/// the change bisection found.
+const GAP_SCAN: u32 = 64;
 
 /// One watched value: a criterion or an output.
 struct Target<'g> {
@@ -56,6 +92,10 @@ struct Found {
     /// A number the rules write (a table's edge, say 70B) just past which the change happens:
     /// the change is said as "below 70B" rather than "at 69.5B".
     edge: Option<J>,
+    /// The item of a list field added or removed (`direction` says which).
+    item: Option<J>,
+    /// The headline cost at `at` (none when the policy names none).
+    cost: Value,
 }
 
 /// Everything one analysis shares: the graph, the watched values and the profile as it is.
@@ -63,6 +103,7 @@ struct Study<'a, 'g> {
     graph: &'g Graph,
     as_of: jiff::civil::Date,
     targets: Vec<Target<'g>>,
+    /// The targets' watches, then the headline cost's when the policy names one.
     watch: Vec<Watch<'g>>,
     needed: HashSet<usize>,
     base_values: Vec<Value>,
@@ -94,13 +135,28 @@ pub fn analyse(
     let config = &config.item;
     let c = graph.compiled();
     let targets = targets(graph, config);
+    // The answer's headline cost is watched beside the targets (and reported with a change).
+    let cost = graph
+        .policy()
+        .outputs
+        .item
+        .promises
+        .headline_cost
+        .as_ref()
+        .and_then(|name| c.outputs.costs.iter().find(|(k, _)| *k == name.as_str()))
+        .map(|(_, e)| e);
     let study = Study {
         graph,
         as_of,
-        watch: targets.iter().map(|t| t.watch).collect(),
+        watch: targets
+            .iter()
+            .map(|t| t.watch)
+            .chain(cost.map(Watch::Output))
+            .collect(),
         needed: targets
             .iter()
             .flat_map(|t| t.needs.iter().copied())
+            .chain(cost.into_iter().flat_map(|e| output_needs(graph, e)))
             .collect(),
         base_values: c
             .nodes
@@ -123,10 +179,15 @@ pub fn analyse(
         .collect();
     let base_json = serde_json::to_value(profile).map_err(|e| internal(&e.to_string()))?;
 
+    // A field whose `when` is false of this decision is not searched.
+    let applies = (0..config.fields.len())
+        .map(|i| study.applies(i, profile))
+        .collect::<Result<Vec<bool>>>()?;
     // Fields are searched independently: on as many threads as there are cores (the results
     // keep the policy's field order).
     let results: Vec<FieldResult> = (0..config.fields.len())
         .into_par_iter()
+        .filter(|&i| applies[i])
         .filter_map(|i| study.field(i, &base_json, &before, None))
         .collect();
     let mut flips = Vec::new();
@@ -141,8 +202,9 @@ pub fn analyse(
                 before => study.words(t, &before[order]),
                 after => study.words(t, &found.becomes),
                 direction => found.direction,
-                change => study.says(r.probe, found.edge.as_ref().unwrap_or(&found.at))?,
+                change => study.says_change(r.probe, found)?,
                 now => study.says(r.probe, &r.current)?,
+                cost => found.cost.clone(),
             };
             flips.push((
                 order,
@@ -246,10 +308,12 @@ impl Study<'_, '_> {
         let probe = &self.config.fields[probe_index];
         let path: Vec<&str> = probe.field.value.split('.').collect();
         let ty = &crate::profile::field(&probe.field.value)?.kind;
-        if !matches!(
-            *ty,
-            FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Number(_)
-        ) {
+        let searchable = match ty {
+            FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Number(_) => true,
+            FieldKind::List(item) => matches!(**item, FieldKind::Enum(_)),
+            _ => false,
+        };
+        if !searchable {
             return None;
         }
         let current = get_path(json, &path).cloned()?;
@@ -277,7 +341,9 @@ impl Study<'_, '_> {
             cache: HashMap::new(),
         };
         let before = if before.is_empty() {
-            prober.at(&current)?
+            let mut at = prober.at(&current)?;
+            at.truncate(self.targets.len());
+            at
         } else {
             before.to_vec()
         };
@@ -286,52 +352,23 @@ impl Study<'_, '_> {
             FieldKind::Bool => {
                 prober.changes_at(&J::from(!current.as_bool()?), &before, "set", 1.0)
             }
-            FieldKind::Enum(choices) => {
-                let mut found: Vec<Option<Found>> = before.iter().map(|_| None).collect();
-                let values = choices.iter().map(|c| J::from(&*c.value));
-                for v in values.filter(|v| *v != current) {
-                    for (slot, f) in found
-                        .iter_mut()
-                        .zip(prober.changes_at(&v, &before, "set", 1.0))
-                    {
-                        if slot.is_none() {
-                            *slot = f;
-                        }
-                    }
-                }
-                found
+            FieldKind::Enum(choices) => others(&mut prober, choices, &current, &before),
+            FieldKind::List(item) => {
+                let FieldKind::Enum(choices) = &**item else {
+                    return None;
+                };
+                toggles(&mut prober, choices, current.as_array()?, &before)
             }
             FieldKind::Number(range) => {
                 numeric = true;
-                let now = current.as_f64()?;
-                let step = if range.integer {
-                    1.0
-                } else {
-                    probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
-                };
-                let constants = constants_read(self.graph, &dirty);
-                let space = SearchRange {
-                    now,
-                    step,
-                    integer: range.integer,
-                    min: range.lowest().unwrap_or(f64::NEG_INFINITY),
-                    max: range
-                        .max
-                        .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
-                };
-                // Up and down are searched at once, each with its own memory of answers.
-                let mut down_prober = prober.clone();
-                let (up, down) = rayon::join(
-                    || prober.search(&space, &constants, &before, true),
-                    || down_prober.search(&space, &constants, &before, false),
-                );
-                up.into_iter()
-                    .zip(down)
-                    .map(|(u, d)| match (u, d) {
-                        (Some(u), Some(d)) => Some(if d.distance < u.distance { d } else { u }),
-                        (u, d) => u.or(d),
-                    })
-                    .collect()
+                self.numbers(
+                    &mut prober,
+                    probe,
+                    *range,
+                    current.as_f64()?,
+                    &dirty,
+                    &before,
+                )
             }
             _ => return None,
         };
@@ -342,6 +379,59 @@ impl Study<'_, '_> {
             numeric,
             found,
         })
+    }
+
+    /// A number field: per target, the nearer of the first changes up and down from `now`.
+    fn numbers(
+        &self,
+        prober: &mut Prober<'_, '_>,
+        probe: &crate::policy::rules::Probe,
+        range: crate::profile::fields::Bounds,
+        now: f64,
+        dirty: &[usize],
+        before: &[Value],
+    ) -> Vec<Option<Found>> {
+        let step = if range.integer {
+            1.0
+        } else {
+            probe.step.filter(|s| *s > 0.0).unwrap_or(1.0)
+        };
+        let (constants, counts) = constants_read(self.graph, dirty);
+        let space = SearchRange {
+            now,
+            step,
+            integer: range.integer,
+            dense: probe.step.filter(|s| *s >= 1.0).map_or(1.0, f64::round),
+            min: range.lowest().unwrap_or(f64::NEG_INFINITY),
+            max: range
+                .max
+                .unwrap_or_else(|| (now.abs() * UNBOUNDED_FACTOR).max(step * 1000.0)),
+        };
+        // A target that reads none of the re-evaluated nodes cannot change: the search
+        // stops once every other one has changed.
+        let live: Vec<bool> = self
+            .targets
+            .iter()
+            .map(|t| dirty.iter().any(|d| t.needs.contains(d)))
+            .collect();
+        let sets = Sets {
+            constants: &constants,
+            counts: &counts,
+            live: &live,
+        };
+        // Up and down are searched at once, each with its own memory of answers.
+        let mut down_prober = prober.clone();
+        let (up, down) = rayon::join(
+            || prober.search(&space, &sets, before, true),
+            || down_prober.search(&space, &sets, before, false),
+        );
+        up.into_iter()
+            .zip(down)
+            .map(|(u, d)| match (u, d) {
+                (Some(u), Some(d)) => Some(if d.distance < u.distance { d } else { u }),
+                (u, d) => u.or(d),
+            })
+            .collect()
     }
 
     /// A decision value in words: an offer's title, or the policy's word for it.
@@ -382,6 +472,48 @@ impl Study<'_, '_> {
         )
     }
 
+    /// The field as `found` changes it, in the policy's words: at the rules' edge where the
+    /// change is just past one, with the item added or removed for a list.
+    fn says_change(&self, probe: usize, found: &Found) -> Result<String> {
+        let value = Value::from(minijinja::value::Serde(
+            found.edge.as_ref().unwrap_or(&found.at),
+        ));
+        let item = found
+            .item
+            .as_ref()
+            .map(|i| Value::from(minijinja::value::Serde(i)));
+        let ctx = match (found.direction, item) {
+            ("add", Some(item)) => minijinja::context! { value, added => item },
+            ("remove", Some(item)) => minijinja::context! { value, removed => item },
+            _ => minijinja::context! { value },
+        };
+        self.text(&format!("sensitivity.says.{probe}"), ctx)
+    }
+
+    /// Whether field `probe` is searched for this decision: its `when`, evaluated over the
+    /// evaluated nodes and the profile (true without one).
+    fn applies(&self, probe: usize, profile: &Profile) -> Result<bool> {
+        let c = self.graph.compiled();
+        let Some(Some(when)) = c.sensitivity_when.get(probe) else {
+            return Ok(true);
+        };
+        let v = self.graph.probe(
+            profile,
+            self.as_of,
+            &self.base_values,
+            &[],
+            &[Watch::Output(when)],
+        )?;
+        match v.first() {
+            Some(v) if v.kind() == minijinja::value::ValueKind::Bool => Ok(v.is_true()),
+            v => Err(internal(&format!(
+                "the `when` of `{}` gave {}, expected true or false",
+                self.config.fields[probe].field.value,
+                v.map_or_else(|| "nothing".to_owned(), ToString::to_string)
+            ))),
+        }
+    }
+
     fn text(&self, name: &str, ctx: Value) -> Result<String> {
         self.graph
             .owner()
@@ -403,14 +535,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
             .get(id)
             .map_or_else(|| id.to_owned(), |w| w.get(lang).to_owned())
     };
-    // An output needs the nodes its expression names, and everything they read.
-    let output_needs = |e: &crate::expr::Expr<'_>| {
-        let names = &e.names;
-        needs(
-            graph,
-            (0..c.nodes.len()).filter(|&i| names.iter().any(|n| n == c.nodes[i].id)),
-        )
-    };
+    let output_needs = |e| output_needs(graph, e);
     let mut out = vec![
         Target {
             id: "deployment".to_owned(),
@@ -436,6 +561,16 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
         }
     }
     out
+}
+
+/// The nodes an output expression names, and every node they read.
+fn output_needs(graph: &Graph, e: &crate::expr::Expr<'_>) -> HashSet<usize> {
+    let c = graph.compiled();
+    let names = &e.names;
+    needs(
+        graph,
+        (0..c.nodes.len()).filter(|&i| names.iter().any(|n| n == c.nodes[i].id)),
+    )
 }
 
 /// `start` and every node they read, directly or through others.
@@ -477,6 +612,9 @@ struct SearchRange {
     now: f64,
     step: f64,
     integer: bool,
+    /// For whole numbers, the spacing of the values tried one by one near `now` (the probe's
+    /// `step`, default 1: a count, also tried at both ends of each whole box).
+    dense: f64,
     min: f64,
     max: f64,
 }
@@ -503,6 +641,18 @@ impl SearchRange {
             J::from(v)
         }
     }
+}
+
+/// What a number field's search tries and watches besides its own range.
+#[derive(Clone, Copy)]
+struct Sets<'a> {
+    /// The numbers the varied nodes write or read (with their neighbours, candidates).
+    constants: &'a BTreeSet<OrderedF64>,
+    /// The catalog's whole-number counts they read (for a whole-number count, both ends of
+    /// each whole unit are tried).
+    counts: &'a BTreeSet<OrderedF64>,
+    /// Per target: whether it reads any re-evaluated node (one that does not cannot change).
+    live: &'a [bool],
 }
 
 /// Evaluates the watched values at changed values of one field, remembering each answer.
@@ -549,6 +699,7 @@ impl Prober<'_, '_> {
         let Some(values) = self.at(value) else {
             return before.iter().map(|_| None).collect();
         };
+        let cost = cost_of(&values, before);
         values
             .into_iter()
             .zip(before)
@@ -559,6 +710,8 @@ impl Prober<'_, '_> {
                     direction,
                     distance,
                     edge: None,
+                    item: None,
+                    cost: cost.clone(),
                 })
             })
             .collect()
@@ -566,19 +719,37 @@ impl Prober<'_, '_> {
 
     /// Per target: the first value from the current one outward (up or down) at which it
     /// changes.
+    #[allow(clippy::too_many_lines)] // candidates, then per target: bracket, bisect, confirm
     fn search(
         &mut self,
         space: &SearchRange,
-        constants: &BTreeSet<OrderedF64>,
+        sets: &Sets<'_>,
         before: &[Value],
         up: bool,
     ) -> Vec<Option<Found>> {
+        let Sets {
+            constants,
+            counts,
+            live,
+        } = *sets;
         let sign = if up { 1.0 } else { -1.0 };
         let limit = if up { space.max } else { space.min };
         let beyond = |v: f64| if up { v > space.now } else { v < space.now };
         let mut candidates: Vec<f64> = Vec::new();
         for k in 0..MAX_DOUBLINGS {
             candidates.push(space.now + sign * space.step * f64::from(1u32 << k));
+        }
+        if space.integer {
+            for k in 1..=DENSE_STEPS {
+                candidates.push(space.now + sign * space.dense * f64::from(k));
+            }
+            for OrderedF64(c) in counts.iter().filter(|_| space.dense <= 1.0) {
+                let base = (space.now / c).floor();
+                for k in 0..=COUNT_MULTIPLES {
+                    let m = (base + sign * f64::from(k)) * c;
+                    candidates.extend([m, m + 1.0]);
+                }
+            }
         }
         for OrderedF64(c) in constants {
             for v in [c - space.step, *c, c + space.step] {
@@ -598,7 +769,7 @@ impl Prober<'_, '_> {
         let mut found: Vec<Option<Found>> = (0..n).map(|_| None).collect();
         let mut last_equal = vec![space.now; n];
         for v in candidates {
-            if found.iter().all(Option::is_some) {
+            if (0..n).all(|t| found[t].is_some() || !live[t]) {
                 break;
             }
             let Some(values) = self.at(&space.to_json(v)) else {
@@ -612,9 +783,11 @@ impl Prober<'_, '_> {
                     last_equal[t] = v;
                     continue;
                 }
-                // It changed between last_equal[t] and v: find the first value that differs.
+                // It changed between last_equal[t] and v: find a value that differs with an
+                // equal one just before it.
                 let (mut lo, mut hi) = (last_equal[t], v);
                 let mut becomes = values[t].clone();
+                let mut cost = cost_of(&values, before);
                 loop {
                     let mid = space.snap(f64::midpoint(lo, hi));
                     // Snapped values are exact copies: equal bits mean no value lies between.
@@ -625,9 +798,27 @@ impl Prober<'_, '_> {
                         Some(m) if m[t] != before[t] => {
                             hi = mid;
                             becomes = m[t].clone();
+                            cost = cost_of(&m, before);
                         }
                         Some(_) => lo = mid,
                         None => break,
+                    }
+                }
+                // A whole-number field can change and change back between last_equal and lo
+                // (a bill in whole boxes): where they are few, try the values there one by
+                // one, nearest first.
+                if space.integer && (lo - last_equal[t]).abs() <= f64::from(GAP_SCAN) {
+                    let mut x = last_equal[t] + sign;
+                    while (lo - x) * sign > 0.0 {
+                        if let Some(m) = self.at(&space.to_json(x))
+                            && m[t] != before[t]
+                        {
+                            hi = x;
+                            becomes = m[t].clone();
+                            cost = cost_of(&m, before);
+                            break;
+                        }
+                        x += sign;
                     }
                 }
                 let scale = if space.now.abs() > 0.0 {
@@ -636,11 +827,16 @@ impl Prober<'_, '_> {
                     (space.max - space.min).abs().max(1.0)
                 };
                 // One step past a number the rules write: the change is at that edge (a table
-                // row's `>= 70` turns below 70, not "at 69.5"). Whole-number fields keep their
-                // value: "at 9 GPUs" says it plainly.
+                // row's `>= 70` turns below 70, not "at 69.5"), when it has already happened a
+                // quarter step past the number (a number the rules write for something else,
+                // such as 8 GPUs a box, is no edge of a deadline that turns at 7.8 days).
+                // Whole-number fields keep their value: "at 9 GPUs" says it plainly.
                 let edge_at = hi + if up { -space.step } else { space.step };
-                let edge = (!space.integer && constants.contains(&OrderedF64(edge_at)))
-                    .then(|| space.to_json(edge_at));
+                let inside = ((edge_at + sign * space.step / 4.0) * 1e6).round() / 1e6;
+                let edge = (!space.integer
+                    && constants.contains(&OrderedF64(edge_at))
+                    && self.at(&J::from(inside)).is_some_and(|m| m[t] != before[t]))
+                .then(|| space.to_json(edge_at));
                 found[t] = Some(Found {
                     at: space.to_json(hi),
                     becomes,
@@ -652,6 +848,8 @@ impl Prober<'_, '_> {
                     },
                     distance: (hi - space.now).abs() / scale,
                     edge,
+                    item: None,
+                    cost,
                 });
             }
         }
@@ -659,12 +857,70 @@ impl Prober<'_, '_> {
     }
 }
 
+/// A choice: per target, the first change among the other choices, in order.
+fn others(
+    prober: &mut Prober<'_, '_>,
+    choices: &[crate::profile::fields::Choice],
+    current: &J,
+    before: &[Value],
+) -> Vec<Option<Found>> {
+    let mut found: Vec<Option<Found>> = before.iter().map(|_| None).collect();
+    let values = choices.iter().map(|c| J::from(&*c.value));
+    for v in values.filter(|v| v != current) {
+        first_changes(&mut found, prober.changes_at(&v, before, "set", 1.0));
+    }
+    found
+}
+
+/// A list of choices: per target, the first change of each choice in turn, added where it is
+/// absent from `items` and removed where present.
+fn toggles(
+    prober: &mut Prober<'_, '_>,
+    choices: &[crate::profile::fields::Choice],
+    items: &[J],
+    before: &[Value],
+) -> Vec<Option<Found>> {
+    let mut found: Vec<Option<Found>> = before.iter().map(|_| None).collect();
+    for choice in choices {
+        let choice = J::from(&*choice.value);
+        let (list, direction): (Vec<J>, _) = if items.contains(&choice) {
+            (
+                items.iter().filter(|i| **i != choice).cloned().collect(),
+                "remove",
+            )
+        } else {
+            (items.iter().chain([&choice]).cloned().collect(), "add")
+        };
+        let mut changes = prober.changes_at(&J::from(list), before, direction, 1.0);
+        for f in changes.iter_mut().flatten() {
+            f.item = Some(choice.clone());
+        }
+        first_changes(&mut found, changes);
+    }
+    found
+}
+
+/// The headline cost among a probe's `values` (after the targets' `before`), or none.
+fn cost_of(values: &[Value], before: &[Value]) -> Value {
+    values.get(before.len()).cloned().unwrap_or(Value::from(()))
+}
+
+/// Keeps, per target, the first change found.
+fn first_changes(found: &mut [Option<Found>], changes: Vec<Option<Found>>) {
+    for (slot, f) in found.iter_mut().zip(changes) {
+        if slot.is_none() {
+            *slot = f;
+        }
+    }
+}
+
 /// Every number the nodes in `dirty` write in their expressions or read from constant facts
 /// (thresholds such as 30B or ¥10,000): the boundaries a number field's search must try. Nodes
 /// that read the catalog also get the catalog's whole-number fields (GPUs per box, per
 /// instance): a bill in whole boxes turns at their multiples, and a search that doubles its
-/// way out from 2 GPUs would step over 8.
-fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
+/// way out from 2 GPUs would step over 8. Second, those counts of 2 and more, whose multiples a
+/// whole-number field's search tries.
+fn constants_read(graph: &Graph, dirty: &[usize]) -> (BTreeSet<OrderedF64>, BTreeSet<OrderedF64>) {
     let c = graph.compiled();
     let policy = graph.policy();
     let reads_catalog = dirty.iter().any(|&i| {
@@ -695,7 +951,11 @@ fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
         .flat_map(|&i| c.nodes[i].expr_texts())
         .collect();
     let mut constants = numeric_constants(&texts);
-    constants.extend(counts);
+    constants.extend(counts.iter().copied());
+    let counts = counts
+        .into_iter()
+        .filter(|OrderedF64(c)| *c >= 2.0 && c.fract() == 0.0)
+        .collect();
     let read: HashSet<usize> = dirty
         .iter()
         .flat_map(|&i| c.nodes[i].deps.iter().copied())
@@ -705,7 +965,7 @@ fn constants_read(graph: &Graph, dirty: &[usize]) -> BTreeSet<OrderedF64> {
             collect_numbers(v, &mut constants);
         }
     }
-    constants
+    (constants, counts)
 }
 
 fn get_path<'a>(json: &'a J, path: &[&str]) -> Option<&'a J> {

@@ -1,11 +1,13 @@
 //! What would change the answer: the flip points are found from the rules (they move when a
-//! price does), lines under another field's change are reported, and the words follow the
-//! language.
+//! price does), the nearest across whole boxes (checked by brute force), lines under another
+//! field's change are reported, list fields are toggled, a field whose `when` is false is not
+//! probed, every reported change is what the rules decide there and says its price, and the
+//! words follow the language.
 
 mod common;
 
 use decide::decision::Flip;
-use decide::{Graph, Lang, Policy, Source};
+use decide::{Detail, Evaluation, Graph, Lang, Policy, Profile, Source};
 
 fn flips(graph: &Graph, path: &str) -> Vec<Flip> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -148,4 +150,227 @@ fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let gpus = find(&gpus, "deployment", "usage.gpus");
     assert_eq!(gpus.edge, None);
     assert!(gpus.text.contains("at 7 GPUs busy"), "{}", gpus.text);
+    // A number the rules write for something else is no edge: the 910B box needs 187.2 h for
+    // this job (7.8 days), so the offer turns at 7.5 days (the field's step is half a day),
+    // not "below 8" (a box's 8 GPUs), though 8 is one step away: at 7.875 days it holds.
+    let job = flips(&graph, "examples/measured-claim-h100.yaml");
+    let deadline = find(&job, "offer", "job.deadline_days");
+    assert_eq!(deadline.flips_at, serde_json::json!(7.5));
+    assert_eq!(deadline.edge, None);
+    assert!(
+        deadline.text.contains("at a deadline of 7.5 days"),
+        "{}",
+        deadline.text
+    );
+}
+
+/// 7B `lora_finetune` jobs, each inside one box or instance (no parallelism listed), over `gpus`
+/// busy GPUs at 600 h each a month: the box bill is a sawtooth in the GPU count (whole 8-GPU
+/// boxes), the container bill a line.
+fn sawtooth(gpus: u32) -> String {
+    format!(
+        "name: sawtooth\nworkload: {{task: lora_finetune, model_params_b: 7}}\n\
+         usage: {{gpus: {gpus}, hours_per_gpu_month: 600, months: 6}}\n"
+    )
+}
+
+/// What target `id` (the deployment, the offer or a criterion) is for `yaml`, decided without
+/// the sensitivity analysis.
+fn value_of(graph: &Graph, yaml: &str, id: &str) -> serde_json::Value {
+    let source = Source::new("profile.yaml", yaml);
+    let (_, e) = decide::decide_with(graph, &source, common::as_of(), Detail::LEAN).unwrap();
+    match id {
+        "deployment" => serde_json::json!(e.decision.deployment),
+        "offer" => serde_json::json!(e.decision.offer),
+        _ => serde_json::to_value(&e.values[id]).unwrap(),
+    }
+}
+
+#[test]
+fn across_whole_boxes_the_nearest_gpu_count_that_flips_is_found() {
+    let graph = common::graph();
+    let now = 64;
+    let yaml = sawtooth(now);
+    let (_, e) = decide::decide(
+        &graph,
+        &Source::new("p.yaml", yaml.as_str()),
+        common::as_of(),
+    )
+    .unwrap();
+    let flips = e.decision.sensitivity.unwrap();
+    // Eight full boxes (¥63,360) beat 64 GPUs of containers; at 49 GPUs seven boxes bill
+    // ¥55,440 but 49 committed container GPUs ¥55,389.60 (and 41, 33 likewise). Doubling down
+    // from 64 (63, 62, 60, 56, 48, 32) lands on full boxes only, and the search used to report
+    // "at 28 GPUs busy".
+    let deployment = find(&flips, "deployment", "usage.gpus");
+    assert_eq!(
+        deployment.flips_at,
+        serde_json::json!(49),
+        "{deployment:#?}"
+    );
+    assert_eq!(deployment.becomes, serde_json::json!("container"));
+    // Every flip by the GPU count is the nearest: brute force over every count nearer than it,
+    // on both sides, finds the target unchanged, and at it changed to what the record says.
+    let by_gpus: Vec<&Flip> = flips.iter().filter(|f| f.field == "usage.gpus").collect();
+    assert!(by_gpus.len() >= 2, "{by_gpus:#?}");
+    for flip in by_gpus {
+        let at = u32::try_from(flip.flips_at.as_u64().unwrap()).unwrap();
+        let before = value_of(&graph, &yaml, &flip.id);
+        let reach = at.abs_diff(now);
+        for gpus in (now.saturating_sub(reach - 1)).max(1)..now + reach {
+            assert_eq!(
+                value_of(&graph, &sawtooth(gpus), &flip.id),
+                before,
+                "{} already changes at {gpus} GPUs, nearer than {at}",
+                flip.id
+            );
+        }
+        assert_eq!(value_of(&graph, &sawtooth(at), &flip.id), flip.becomes);
+    }
+}
+
+/// `yaml` decided (without the sensitivity analysis) with profile field `field` (a dotted
+/// path) set to `value`.
+fn decide_changed(graph: &Graph, yaml: &str, field: &str, value: &serde_json::Value) -> Evaluation {
+    let profile = Profile::from_source(&Source::new("profile.yaml", yaml)).unwrap();
+    let mut json = serde_json::to_value(&profile).unwrap();
+    let mut node = &mut json;
+    for key in field.split('.') {
+        node = node
+            .as_object_mut()
+            .unwrap()
+            .entry(key)
+            .or_insert(serde_json::json!({}));
+    }
+    *node = value.clone();
+    let source = Source::new("changed.json", json.to_string());
+    decide::decide_with(graph, &source, common::as_of(), Detail::LEAN)
+        .unwrap()
+        .1
+}
+
+/// Yuan as the rules' `cny` filter writes a monthly bill: whole, with thousands separators.
+fn cny(v: f64) -> String {
+    let digits = format!("{:.0}", v.round());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("¥{out}")
+}
+
+#[test]
+fn every_reported_change_is_what_the_rules_decide_there_and_says_its_price() {
+    let graph = common::graph();
+    let mut fields = std::collections::BTreeSet::new();
+    for example in [
+        "examples/lora-7b-4090.yaml",
+        "examples/pretrain-70b-job.yaml",
+        "examples/inference-13b-high-concurrency.yaml",
+        "examples/measured-claim-h100.yaml",
+        "examples/long-context-70b-inference.yaml",
+        "examples/qlora-70b-4090.yaml",
+    ] {
+        let yaml = std::fs::read_to_string(example).unwrap();
+        for flip in flips(&graph, example).iter().filter(|f| f.given.is_none()) {
+            let e = decide_changed(&graph, &yaml, &flip.field, &flip.flips_at);
+            let now = match flip.id.as_str() {
+                "deployment" => serde_json::json!(e.decision.deployment),
+                "offer" => serde_json::json!(e.decision.offer),
+                id => serde_json::to_value(&e.values[id]).unwrap(),
+            };
+            assert_eq!(now, flip.becomes, "{example}: {flip:#?}");
+            // A change of the answer says what the answer then costs.
+            if matches!(flip.id.as_str(), "deployment" | "offer") {
+                let cost =
+                    f64::try_from(e.decision.costs["recommended_monthly_cny"].clone()).unwrap();
+                let said = format!("{} a month then", cny(cost));
+                assert!(
+                    flip.text.contains(&said),
+                    "{example}: {said} in {}",
+                    flip.text
+                );
+            } else {
+                assert!(!flip.text.contains("a month then"), "{}", flip.text);
+            }
+            fields.insert(flip.field.clone());
+        }
+    }
+    // The job's fields (given by measured-claim-h100) and the list of parallelism are probed.
+    for field in [
+        "job.deadline_days",
+        "workload.tokens_b",
+        "workload.parallelism",
+    ] {
+        assert!(fields.contains(field), "no change by {field} in {fields:?}");
+    }
+}
+
+#[test]
+fn a_kind_of_parallelism_is_added_or_removed_and_said_so() {
+    let graph = common::graph();
+    let flips = flips(&graph, "examples/lora-7b-4090.yaml");
+    // The 4090 box's PCIe links carry data parallelism only: with tensor parallelism it is out.
+    let tensor = flips
+        .iter()
+        .find(|f| {
+            f.field == "workload.parallelism" && f.flips_at == serde_json::json!(["data", "tensor"])
+        })
+        .unwrap_or_else(|| panic!("no change with tensor parallelism in {flips:#?}"));
+    assert_eq!(tensor.from, serde_json::json!(["data"]));
+    assert_eq!(tensor.distance, Some(1.0));
+    assert!(
+        tensor
+            .text
+            .contains(" with tensor parallelism (now data parallelism"),
+        "{}",
+        tensor.text
+    );
+    let zh = Graph::compile_in(Policy::embedded().unwrap(), Lang::Zh).unwrap();
+    let zh_flips = self::flips(&zh, "examples/lora-7b-4090.yaml");
+    let tensor = find(&zh_flips, &tensor.id, "workload.parallelism");
+    assert!(
+        tensor.text.starts_with("加上张量并行时，"),
+        "{}",
+        tensor.text
+    );
+    assert!(tensor.text.contains("目前为数据并行"), "{}", tensor.text);
+}
+
+#[test]
+fn a_field_whose_when_is_false_is_not_probed() {
+    // Serving replicas (`layout` is `replicas`, no pipeline stages): a replica spans no
+    // machines, so machines per job apply only as a bill for boxes asked for and not used, and
+    // `workload.nodes` is not searched.
+    let graph = common::graph();
+    let serving = "examples/inference-13b-high-concurrency.yaml";
+    let by_nodes = |flips: &[Flip]| flips.iter().any(|f| f.field == "workload.nodes");
+    assert!(!by_nodes(&flips(&graph, serving)));
+    // Without the `when`, the search reports "containers at 2 machines per job" (a second box
+    // billed for nothing), so it is the `when` that leaves it out.
+    let dir = common::edited_rules(&[(
+        "sensitivity.yaml",
+        "      when: layout == 'sharded' or 'pipeline' in profile.workload.parallelism\n",
+        "",
+    )]);
+    let unguarded = common::compile_dir(dir.path()).unwrap();
+    assert!(by_nodes(&flips(&unguarded, serving)));
+    // A job sharded over its machines (data parallelism) is still probed on them.
+    assert!(by_nodes(&flips(&graph, "examples/lora-7b-4090.yaml")));
+}
+
+#[test]
+fn a_when_is_checked_when_the_rules_load() {
+    let dir = common::edited_rules(&[(
+        "sensitivity.yaml",
+        "when: layout == 'sharded'",
+        "when: layuot == 'sharded'",
+    )]);
+    let err = common::compile_dir(dir.path()).unwrap_err();
+    assert!(err.contains("unknown name `layuot`"), "{err}");
+    assert!(err.contains("did you mean `layout`?"), "{err}");
+    assert!(err.contains("sensitivity.yaml:"), "{err}");
 }

@@ -15,7 +15,7 @@ use serde_saphyr::Spanned;
 
 use crate::error::{Error, Result};
 use crate::expr::text::Text;
-use crate::expr::{self, Slots};
+use crate::expr::{self, Expr, Slots};
 use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
 use crate::graph::scope::{Reads, Scope, template_error};
 use crate::graph::{Owner, nodes, order};
@@ -164,6 +164,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     }
 
     sensitivity(policy, &mut errors);
+    let sensitivity_when = sensitivity_when(&scope, &mut errors);
     questions(policy, &scope, &mut errors);
     let outputs = match outputs(&scope) {
         Ok(outputs) => Some(outputs),
@@ -201,7 +202,36 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         output_roots: output_reads.roots.into_iter().collect(),
         profile_free,
         invariants,
+        sensitivity_when,
     })
+}
+
+/// Each sensitivity field's `when`, compiled like an output expression (it reads nodes and
+/// `profile`, and adds no edge), by field index.
+fn sensitivity_when<'a>(scope: &Scope<'a>, errors: &mut Vec<Error>) -> Vec<Option<Expr<'a>>> {
+    let policy = &scope.owner.policy;
+    let Some(n) = &policy.sensitivity else {
+        return Vec::new();
+    };
+    n.item
+        .fields
+        .iter()
+        .map(|probe| {
+            let when = probe.when.as_ref()?;
+            let field = format!("fields[{}].when", probe.field.value);
+            scope
+                .expr(
+                    n.file,
+                    when,
+                    "sensitivity",
+                    &field,
+                    &[],
+                    &mut Reads::default(),
+                )
+                .map_err(|e| errors.extend(e.into_all()))
+                .ok()
+        })
+        .collect()
 }
 
 /// Checks the sensitivity analysis's fields: each a profile field, each `line_under` one of them.

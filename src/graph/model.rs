@@ -125,4 +125,6 @@ pub(crate) struct Compiled<'a> {
     pub profile_free: Vec<bool>,
     /// The policy's invariants, checked after every full evaluation.
     pub invariants: Vec<InvariantCheck<'a>>,
+    /// Per sensitivity field (by index), its `when`: search the field only where it is true.
+    pub sensitivity_when: Vec<Option<Expr<'a>>>,
 }

@@ -200,6 +200,10 @@ impl<'a> Scope<'a> {
 
 /// How errors name what `id` is: "node `x`", or "invariant `x`" (invariants are not nodes).
 pub(crate) fn subject(policy: &Policy, id: &str) -> String {
+    if id == "sensitivity" && !policy.nodes.iter().any(|n| n.item.id().value == id) {
+        // A sensitivity field's `when`.
+        return "sensitivity".to_owned();
+    }
     if policy.invariants.iter().any(|n| n.item.id.value == id) {
         format!("invariant `{id}`")
     } else {

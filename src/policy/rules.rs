@@ -435,8 +435,11 @@ pub struct Sensitivity {
     /// The fields to vary, in the order they are tried.
     pub fields: Vec<Probe>,
     /// Template of one change, given `target`, `before`, `after` (words), `change` and `now`
-    /// (the field at the new and current values, from its `says`), `direction` (`up`, `down`
-    /// or `set`), `id` and `field`.
+    /// (the field at the new and current values, from its `says`), `direction` (`up`, `down`,
+    /// `set` for a flag or a choice, `add` or `remove` for an item of a list, `below` or
+    /// `above` for a change just past a number the rules write), `cost` (the policy's headline
+    /// cost, `outputs.promises.headline_cost`, at the new value; none without one), `id` and
+    /// `field`.
     #[schemars(with = "Words")]
     pub text: Template,
     /// Template for a number field no value of which changes the deployment or the offer,
@@ -452,13 +455,18 @@ pub struct Sensitivity {
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     /// The profile field, as a dotted path (`usage.hours_per_gpu_month`); a number, a whole
-    /// number, a flag or a choice.
+    /// number, a flag, a choice or a list of choices (each choice added or removed).
     #[schemars(with = "String")]
     pub field: Spanned<String>,
-    /// The resolution of the search for numbers (default 1; whole numbers always use 1).
+    /// The resolution of the search for numbers (default 1). Whole numbers always resolve to
+    /// 1; their step spaces the values tried one by one each side of the profile's, and only
+    /// one at step 1 (a count: GPUs, machines, sequences) is also tried at both ends of each
+    /// whole box the catalog sells (`src/sensitivity.rs`).
     #[serde(default)]
     pub step: Option<f64>,
     /// Template that says the field at `value`, e.g. `{{ value | num }} busy hours per GPU`.
+    /// For a list field, `value` is the whole list, and a change also gives `added` or
+    /// `removed`: the item toggled (`with tensor parallelism`).
     #[schemars(with = "Words")]
     pub says: Template,
     /// The field's name in a sentence, e.g. `busy hours per GPU` (default: its path).
@@ -469,6 +477,12 @@ pub struct Probe {
     /// change of busy GPUs); uses `unchanged`.
     #[serde(default)]
     pub line_under: Option<String>,
+    /// Search this field only when this is true of the decision being explained: a rule
+    /// expression over the nodes and `profile`, like an output's (e.g. `layout == 'sharded'`;
+    /// machines per job change nothing for serving replicas). Checked when the rules load.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Spanned<String>>,
 }
 
 /// One node as written, whatever its kind: the policy keeps every node in one list.
