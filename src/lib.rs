@@ -131,6 +131,9 @@ pub fn decide_text(
             "compile the graph from `policy.at({as_of})` to decide at {as_of}"
         )));
     }
+    if let Some(e) = nothing_on_offer(policy, as_of) {
+        return Err(e);
+    }
     let profile = read_checked(graph, source, syntax).map_err(|e| quoted_later_hint(e, policy))?;
     let evaluation = if detail.trace {
         graph.evaluate(&profile, as_of)
@@ -144,6 +147,29 @@ pub fn decide_text(
     }
     evaluation.decision.audit.profile_revision = profile.revision();
     Ok((profile, evaluation))
+}
+
+/// A date before every quote sheet: nothing is on offer, so there is nothing to decide between.
+/// The error names the first date something is quoted.
+fn nothing_on_offer(policy: &Policy, as_of: jiff::civil::Date) -> Option<Error> {
+    if policy.quote_sheets.is_none() || !policy.offers.is_empty() {
+        return None;
+    }
+    let first = policy.quotes.iter().map(|q| q.valid_from).min();
+    let help = match first {
+        Some(d) => format!(
+            "the first quote is valid from {d}: decide with `--as-of {d}` or later, or add a \
+             sheet to the rules folder's `quotes/` that is valid by {as_of}"
+        ),
+        None => "add a quote sheet to the rules folder's `quotes/`".to_owned(),
+    };
+    Some(
+        Error::new(
+            ErrorKind::Usage,
+            format!("nothing is on offer at {as_of}: no quote sheet prices any offer by then"),
+        )
+        .help(help),
+    )
 }
 
 /// A rule that failed while some of the catalog had no quote yet may have needed one of those

@@ -183,19 +183,82 @@ fn the_same_example_at_two_dates() {
     }
 }
 
+/// Every date on which a shipped quote sheet takes effect, and the day before the first.
+fn sheet_dates() -> Vec<jiff::civil::Date> {
+    let mut dates: Vec<_> = Policy::embedded()
+        .unwrap()
+        .quotes
+        .iter()
+        .map(|q| q.valid_from)
+        .collect();
+    dates.sort_unstable();
+    dates.dedup();
+    dates
+}
+
 #[test]
-fn before_the_first_container_quote_the_policy_says_what_is_missing() {
-    // July 2026 has quotes for three boxes only; the shipped rules compare every profile with
-    // the container rate, which is first quoted on 2026-09-04.
-    let out = common::run(&["examples/lora-7b-4090.yaml", "--as-of", "2026-07-15"]);
-    assert_eq!(out.status.code(), Some(1));
+fn every_example_decides_on_every_date_a_quote_sheet_takes_effect() {
+    // July 2026 quotes three boxes and no container: a decision then weighs what was quoted,
+    // and says that no container is, rather than failing on the rate it lacks.
+    let dates = sheet_dates();
+    assert!(
+        dates.len() >= 2,
+        "the shipped rules have sheets of several dates"
+    );
+    let memo = decide::Memo::embedded().unwrap();
+    let mut without_containers = 0;
+    for date in dates {
+        for lang in [decide::Lang::En, decide::Lang::Zh] {
+            let graph = Graph::compile_in(Policy::embedded().unwrap().at(date), lang).unwrap();
+            let container_quoted =
+                graph.policy().offers.iter().any(|o| {
+                    o.item.fields.get("kind").and_then(|k| k.as_str()) == Some("container")
+                });
+            for path in common::examples() {
+                let name = format!("{} at {date} ({})", path.display(), lang.code());
+                let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+                let (profile, evaluation) = decide::decide(&graph, &source, date)
+                    .unwrap_or_else(|e| panic!("{name}: {}", e.render()));
+                let text = memo
+                    .render(&graph, &profile, &evaluation, decide::Format::Markdown)
+                    .unwrap_or_else(|e| panic!("{name}: {}", e.render()));
+                if !container_quoted {
+                    without_containers += 1;
+                    assert_eq!(evaluation.decision.deployment, "bare_metal", "{name}");
+                    if lang == decide::Lang::En {
+                        assert!(
+                            text.contains(&format!("none is quoted on {date}")),
+                            "{name}: the memo says no container is quoted\n{text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        without_containers > 0,
+        "some sheet date has no container quote, so that case is exercised"
+    );
+}
+
+#[test]
+fn before_every_quote_sheet_nothing_is_on_offer_and_the_error_names_the_first_date() {
+    let first = sheet_dates()[0];
+    let before = first.yesterday().unwrap().to_string();
+    let out = common::run(&["examples/lora-7b-4090.yaml", "--as-of", &before]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a usage error, not a fault in the rules"
+    );
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("at 2026-07-15 no quote sheet prices"), "{err}");
     assert!(
-        err.contains("`rtx4090-container` (first quoted 2026-09-04)"),
+        err.contains(&format!("nothing is on offer at {before}")),
         "{err}"
     );
+    assert!(err.contains(&format!("`--as-of {first}`")), "{err}");
+    assert!(!err.contains("fault in the rules"), "{err}");
 }
 
 #[test]

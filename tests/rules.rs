@@ -507,7 +507,7 @@ fn a_policy_without_promises_needs_no_placeholder_costs() {
         ),
         (
             "policy.yaml",
-            "    breakeven_hours_per_gpu: breakeven_hours_per_gpu | round(1)\n",
+            "    breakeven_hours_per_gpu: \"breakeven_hours_per_gpu | round(1) if breakeven_hours_per_gpu is not none else none\"\n",
             "",
         ),
     ]);

@@ -85,6 +85,19 @@ fn the_shipped_rules_are_clean() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.ends_with("Clean: no findings.\n"), "{text}");
+    // Also on the first sheet's day, when no container is quoted: the rows for that day and
+    // those for a day with containers are each alive at one of the two dates, so neither day
+    // reports the other's rows as dead.
+    let early = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["validate", "--as-of", "2026-07-01"])
+        .output()
+        .unwrap();
+    let early_text = String::from_utf8_lossy(&early.stdout);
+    assert_eq!(early.status.code(), Some(0), "{early_text}");
+    assert!(
+        early_text.ends_with("Clean: no findings.\n"),
+        "{early_text}"
+    );
     // The table analysis really ran over the scenario table's inputs.
     assert!(text.contains("Table `scenario` (hit first, 5 rows): 15,180 generated profiles over workload.task, workload.model_params_b, workload.concurrency, requirements.domestic_accelerator, budget.monthly_cny"), "{text}");
 }

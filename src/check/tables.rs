@@ -78,7 +78,6 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         texts.extend(c.nodes[i].expr_texts());
     }
     let dimensions = input_space(paths, &texts, &[]);
-    let base = base_value();
     // Saturating: a huge space is sampled all the same (found by reading the fuzz findings: a
     // row listing thousands of numbers overflowed the product and the stride).
     let combinations: u128 = dimensions
@@ -97,65 +96,41 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         findings: Vec::new(),
     };
     let n = rows.len();
-    // Per row: some profile it matches; some profile where it wins (first) and, if it never
-    // wins, the earlier row that took its first match. Per pair: a profile both match.
-    let mut matches: Vec<Option<J>> = vec![None; n];
-    let mut wins = vec![false; n];
-    let mut taken_by: Vec<Option<usize>> = vec![None; n];
-    let mut overlaps: BTreeMap<(usize, usize), J> = BTreeMap::new();
-    let mut gap: Option<(J, usize)> = None;
-    let mut first_failure: Option<Error> = None;
-    for k in 0..samples {
-        let index = sample_index(k, combinations, samples);
-        let assignment = decode(index, &dimensions);
-        let mut value = base.clone();
-        for (d, v) in dimensions.iter().zip(&assignment) {
-            set_path(&mut value, &d.path, (*v).clone());
-        }
-        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
-            continue; // the profile format refuses this combination
-        };
-        match graph.table_rows_matching(&profile, as_of, table, &needed) {
-            Ok(hits) => {
-                report.evaluated += 1;
-                let example = || example(&dimensions, &assignment);
-                let mut first = None;
-                for (j, &m) in hits.iter().enumerate() {
-                    if !m {
-                        continue;
-                    }
-                    if matches[j].is_none() {
-                        matches[j] = Some(example());
-                    }
-                    match first {
-                        None => {
-                            first = Some(j);
-                            wins[j] = true;
-                        }
-                        Some(f) => {
-                            if taken_by[j].is_none() {
-                                taken_by[j] = Some(f);
-                            }
-                            if *hit == HitPolicy::Unique {
-                                overlaps.entry((f, j)).or_insert_with(example);
-                            }
-                        }
-                    }
-                }
-                if first.is_none() {
-                    match &mut gap {
-                        Some((_, count)) => *count += 1,
-                        None => gap = Some((example(), 1)),
-                    }
-                }
-            }
-            Err(e) => {
-                report.failed += 1;
-                first_failure.get_or_insert(e);
+    let space = RowSpace {
+        table,
+        needed: &needed,
+        dimensions: &dimensions,
+        combinations,
+        samples,
+        hit: *hit,
+        rows: n,
+    };
+    let Scan {
+        matches,
+        wins,
+        taken_by,
+        overlaps,
+        gap,
+        evaluated,
+        failed,
+        first_failure,
+    } = scan(graph, &space, as_of);
+    report.evaluated = evaluated;
+    report.failed = failed;
+    // A row that matches, or wins, only under another date's catalog (say, a row for a day on
+    // which no container is quoted) is alive: it is looked for at every date a quote sheet
+    // takes effect before it is reported.
+    let dead = |j: usize| matches[j].is_none();
+    let shadowed = |j: usize| *hit == HitPolicy::First && matches[j].is_some() && !wins[j];
+    let mut alive_elsewhere = vec![false; n];
+    if (0..n).any(|j| dead(j) || shadowed(j)) {
+        for (date, other) in graphs_at_other_dates(graph) {
+            let seen = scan(&other, &space, date);
+            for (j, alive) in alive_elsewhere.iter_mut().enumerate() {
+                *alive |= (dead(j) && seen.matches[j].is_some()) || (shadowed(j) && seen.wins[j]);
             }
         }
     }
-
     let policy = graph.policy();
     let row_expr = |j: usize| &rows[j].0;
     let row_id = |j: usize| {
@@ -194,7 +169,10 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         return report;
     }
     for j in 0..n {
-        if matches[j].is_none() {
+        if alive_elsewhere[j] {
+            continue;
+        }
+        if dead(j) {
             report.findings.push(
                 at_row(
                     j,
@@ -206,7 +184,7 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
                 )
                 .help("its condition may contradict itself, or ask for a value the profile cannot have"),
             );
-        } else if *hit == HitPolicy::First && !wins[j] {
+        } else if shadowed(j) {
             let by = taken_by[j].map(row_id).unwrap_or_default();
             report.findings.push(
                 at_row(
@@ -263,6 +241,126 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         );
     }
     report
+}
+
+/// The generated profiles of one table: where its rows are evaluated.
+struct RowSpace<'a> {
+    table: usize,
+    needed: &'a [usize],
+    dimensions: &'a [super::space::Dimension],
+    combinations: u128,
+    samples: usize,
+    hit: HitPolicy,
+    rows: usize,
+}
+
+/// What evaluating a table's rows over its generated profiles saw.
+struct Scan {
+    /// Per row: some profile it matches; whether it wins one (first hit) and, if it never
+    /// wins, the earlier row that took its first match.
+    matches: Vec<Option<J>>,
+    wins: Vec<bool>,
+    taken_by: Vec<Option<usize>>,
+    /// Per pair of rows: a profile both match.
+    overlaps: BTreeMap<(usize, usize), J>,
+    /// A profile no row matches, and how many there were.
+    gap: Option<(J, usize)>,
+    evaluated: usize,
+    failed: usize,
+    first_failure: Option<Error>,
+}
+
+fn scan(graph: &Graph, space: &RowSpace, as_of: jiff::civil::Date) -> Scan {
+    // Per row: some profile it matches; some profile where it wins (first) and, if it never
+    // wins, the earlier row that took its first match. Per pair: a profile both match.
+    let mut matches: Vec<Option<J>> = vec![None; space.rows];
+    let mut wins = vec![false; space.rows];
+    let mut taken_by: Vec<Option<usize>> = vec![None; space.rows];
+    let mut overlaps: BTreeMap<(usize, usize), J> = BTreeMap::new();
+    let mut gap: Option<(J, usize)> = None;
+    let mut first_failure: Option<Error> = None;
+    let (mut evaluated, mut failed) = (0, 0);
+    let base = base_value();
+    for k in 0..space.samples {
+        let index = sample_index(k, space.combinations, space.samples);
+        let assignment = decode(index, space.dimensions);
+        let mut value = base.clone();
+        for (d, v) in space.dimensions.iter().zip(&assignment) {
+            set_path(&mut value, &d.path, (*v).clone());
+        }
+        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
+            continue; // the profile format refuses this combination
+        };
+        match graph.table_rows_matching(&profile, as_of, space.table, space.needed) {
+            Ok(hits) => {
+                evaluated += 1;
+                let example = || example(space.dimensions, &assignment);
+                let mut first = None;
+                for (j, &m) in hits.iter().enumerate() {
+                    if !m {
+                        continue;
+                    }
+                    if matches[j].is_none() {
+                        matches[j] = Some(example());
+                    }
+                    match first {
+                        None => {
+                            first = Some(j);
+                            wins[j] = true;
+                        }
+                        Some(f) => {
+                            if taken_by[j].is_none() {
+                                taken_by[j] = Some(f);
+                            }
+                            if space.hit == HitPolicy::Unique {
+                                overlaps.entry((f, j)).or_insert_with(example);
+                            }
+                        }
+                    }
+                }
+                if first.is_none() {
+                    match &mut gap {
+                        Some((_, count)) => *count += 1,
+                        None => gap = Some((example(), 1)),
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                first_failure.get_or_insert(e);
+            }
+        }
+    }
+
+    Scan {
+        matches,
+        wins,
+        taken_by,
+        overlaps,
+        gap,
+        evaluated,
+        failed,
+        first_failure,
+    }
+}
+
+/// The graph compiled again at each other date a quote sheet takes effect (its catalog then),
+/// for a policy with quote sheets; none otherwise.
+fn graphs_at_other_dates(graph: &Graph) -> Vec<(jiff::civil::Date, Graph)> {
+    let policy = graph.policy();
+    if policy.quote_sheets.is_none() {
+        return Vec::new();
+    }
+    let dates: BTreeSet<jiff::civil::Date> = policy.quotes.iter().map(|q| q.valid_from).collect();
+    dates
+        .into_iter()
+        .filter(|&d| !policy.prices_hold_at(d))
+        .filter_map(|d| {
+            Graph::compile_in(policy.at(d), graph.lang())
+                .ok()
+                .map(|g| (d, g))
+        })
+        .collect()
 }
 
 /// An example profile on one line, in YAML flow style (`none` for null).
