@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+
 use decide::{Format, Graph, Lang, Memo, Policy, Profile, Source};
 
 /// The embedded policy compiled for `lang`, as `decide --lang` does.
@@ -162,4 +164,109 @@ fn chinese_records_are_the_same_decision_in_chinese_words() {
     );
     // The examples exercise every kind of text.
     assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
+}
+
+/// The English of every text the catalog writes in two languages with a different Chinese
+/// (`{en, zh}`: an offer's title, region, accelerator name, ...), found anywhere in `value`.
+fn english_of_two_language_texts(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+    use serde_json::Value as J;
+    match value {
+        J::Object(m) if decide::lang::is_words(value) => {
+            if let (Some(J::String(en)), Some(J::String(zh))) = (m.get("en"), m.get("zh"))
+                && en != zh
+            {
+                out.insert(en.clone());
+            }
+        }
+        J::Object(m) => m
+            .values()
+            .for_each(|v| english_of_two_language_texts(v, out)),
+        J::Array(items) => items
+            .iter()
+            .for_each(|v| english_of_two_language_texts(v, out)),
+        _ => {}
+    }
+}
+
+/// An offer's texts in English only that its English title has and its Chinese title
+/// translates (such as the accelerator's name `Ascend 910B 64G` of `昇腾 910B 64G ×8（...）`);
+/// codes (`container`, `ascend910b`) are not texts.
+fn english_the_chinese_title_translates(
+    value: &serde_json::Value,
+    title: (&str, &str),
+    out: &mut BTreeSet<String>,
+) {
+    use serde_json::Value as J;
+    match value {
+        J::String(text)
+            if !is_code(text)
+                && title.0.contains(text.as_str())
+                && !title.1.contains(text.as_str()) =>
+        {
+            out.insert(text.clone());
+        }
+        J::Object(m) if !decide::lang::is_words(value) => m
+            .values()
+            .for_each(|v| english_the_chinese_title_translates(v, title, out)),
+        _ => {}
+    }
+}
+
+/// Whether `text` is a code (lowercase letters, digits, `_` and `-`), not words.
+fn is_code(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// A Chinese memo names the catalog's offers in Chinese wherever it names them: no example's
+/// Chinese memo, Markdown or HTML, checklist and warnings included, holds the English of a
+/// catalog text that has its own Chinese, or an English-only text that the offer's Chinese
+/// title translates (such as an accelerator's name in the checklist), once the profile's own
+/// name (the user's words) is taken out.
+#[test]
+fn a_chinese_memo_says_the_catalogs_texts_in_chinese() {
+    let policy = Policy::embedded().unwrap();
+    let mut english = BTreeSet::new();
+    for offer in &policy.offers {
+        let fields = serde_json::Value::Object(offer.item.fields.clone());
+        english_of_two_language_texts(&fields, &mut english);
+        if let (Some(en), Some(zh)) = (
+            fields["title"]["en"].as_str(),
+            fields["title"]["zh"].as_str(),
+        ) {
+            let mut rest = offer.item.fields.clone();
+            rest.remove("title");
+            english_the_chinese_title_translates(
+                &serde_json::Value::Object(rest),
+                (en, zh),
+                &mut english,
+            );
+        }
+    }
+    assert!(
+        english.len() > 5,
+        "the catalog's two-language texts: {english:?}"
+    );
+    let graph_zh = graph_in(Lang::Zh);
+    let memo = Memo::embedded().unwrap();
+    let mut found = Vec::new();
+    for path in common::examples() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+        let (profile, zh) = decide::decide(&graph_zh, &source, common::as_of()).unwrap();
+        for format in [Format::Markdown, Format::Html] {
+            let page = memo
+                .render(&graph_zh, &profile, &zh, format)
+                .unwrap()
+                .replace(&profile.name, "");
+            for text in english.iter().filter(|t| page.contains(t.as_str())) {
+                found.push(format!("{name} ({format:?}): {text}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "English catalog texts in Chinese memos:\n{}",
+        found.join("\n")
+    );
 }
