@@ -270,3 +270,69 @@ fn a_chinese_memo_says_the_catalogs_texts_in_chinese() {
         found.join("\n")
     );
 }
+
+/// What a text's code spans (between backticks) hold.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// A checklist's code spans hold commands, never words: in every example's checklist, in both
+/// languages, no code span holds Chinese or what a catalog tool checks (`tools.network.what`),
+/// and an item that names the recommended offer's network check gives each of its commands a
+/// code span of its own.
+#[test]
+fn checklist_code_spans_hold_commands_only() {
+    let policy = Policy::embedded().unwrap();
+    let network = |id: &str| {
+        let offer = policy.offers.iter().find(|o| o.item.id == id)?;
+        offer.item.fields.get("tools")?.get("network").cloned()
+    };
+    let mut what = BTreeSet::new();
+    for offer in &policy.offers {
+        let words = &network(&offer.item.id).expect("every offer has tools.network")["what"];
+        for lang in [Lang::En, Lang::Zh] {
+            what.insert(
+                decide::lang::localize(words, lang)
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
+        }
+    }
+    let mut named = 0;
+    for lang in [Lang::En, Lang::Zh] {
+        let graph = graph_in(lang);
+        for path in common::examples() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let decision = decide::decide(&graph, &source, common::as_of())
+                .unwrap()
+                .1
+                .decision;
+            let commands: Vec<String> = network(&decision.offer)
+                .and_then(|n| serde_json::from_value(n["commands"].clone()).ok())
+                .unwrap_or_default();
+            for item in &decision.checklist {
+                let spans = code_spans(&item.text);
+                for span in &spans {
+                    assert!(
+                        !has_cjk(span) && !what.iter().any(|w| span.contains(w.as_str())),
+                        "{name} ({lang}): checklist `{}` has words in a code span: `{span}`",
+                        item.id
+                    );
+                }
+                if commands.iter().any(|c| item.text.contains(c.as_str())) {
+                    named += 1;
+                    for c in &commands {
+                        assert!(
+                            spans.contains(&c.as_str()),
+                            "{name} ({lang}): `{c}` is not a code span of its own in {}",
+                            item.text
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(named > 0, "some example's checklist names a network check");
+}

@@ -522,3 +522,56 @@ fn a_policy_without_promises_needs_no_placeholder_costs() {
         Some("recommended_monthly_cny")
     );
 }
+
+/// The network item of the contract checklist gives each of the recommended offer's network
+/// commands (`tools.network.commands`) a code span of its own and says what they check
+/// (`tools.network.what`) in words, in the memo's language; an offer without one is asked for
+/// the fabric in writing all the same.
+#[test]
+fn the_network_check_names_each_command_as_code_and_says_what_it_checks_in_words() {
+    let shipped = "network: {commands: [hccn_tool], what: {en: \"link, IP and RoCE checks\", zh: \"链路、IP 与 RoCE 检查\"}}";
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
+    let source = decide::Source::read(&example, ErrorKind::Profile).unwrap();
+    let network_item = |commands: &str, lang: decide::Lang| {
+        let rules = common::edited_rules(&[(
+            "catalog.yaml",
+            shipped,
+            &shipped.replace("[hccn_tool]", commands),
+        )]);
+        let policy = decide::Policy::from_dir(rules.path()).unwrap();
+        let graph = decide::Graph::compile_in(policy, lang).unwrap();
+        let decision = decide::decide(&graph, &source, common::as_of())
+            .unwrap()
+            .1
+            .decision;
+        assert_eq!(
+            decision.offer, "ascend910b-x8-huawei",
+            "the edited offer is recommended"
+        );
+        decision
+            .checklist
+            .into_iter()
+            .find(|c| c.text.contains("InfiniBand"))
+            .expect("the item on the fabric between machines")
+            .text
+    };
+    let en = network_item("[hccn_tool, ping, ib_write_bw]", decide::Lang::En);
+    assert!(
+        en.contains(", check it with `hccn_tool` and `ping` and `ib_write_bw` (link, IP and RoCE checks), and order"),
+        "{en}"
+    );
+    let zh = network_item("[hccn_tool, ping, ib_write_bw]", decide::Lang::Zh);
+    assert!(
+        zh.contains(
+            "写进合同，用 `hccn_tool`、`ping`、`ib_write_bw`（链路、IP 与 RoCE 检查）实测，并且"
+        ),
+        "{zh}"
+    );
+    let en = network_item("[]", decide::Lang::En);
+    assert!(en.contains("in writing, and order every machine"), "{en}");
+    assert!(!en.contains('`') && !en.contains("RoCE checks"), "{en}");
+    let zh = network_item("[]", decide::Lang::Zh);
+    assert!(zh.contains("写进合同，并且所有机器"), "{zh}");
+    assert!(!zh.contains('`') && !zh.contains("检查"), "{zh}");
+}
