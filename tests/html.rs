@@ -206,18 +206,155 @@ fn the_chart_is_an_svg_with_axes_labels_and_the_profile_marked() {
     let svg = &page[page.find("<svg").unwrap()..page.find("</svg>").unwrap()];
     assert!(svg.contains(">busy hours per GPU a month</text>"));
     assert!(svg.contains(">CNY a month</text>"));
-    assert_eq!(svg.matches("<polyline").count(), 2, "two lines");
+    assert_eq!(
+        svg.matches("<polyline").count(),
+        3,
+        "containers by the hour, the box, containers on the monthly-payment terms"
+    );
     assert!(
         svg.contains("<circle class=\"point\""),
         "the profile's point"
     );
-    assert!(svg.contains(">This profile: 600 h, ¥9,408</text>"));
+    // Bare metal is recommended; the containers' figure marked is the one the memo compares
+    // with, a committed month (¥9,043), not the ¥9,408 paid by the hour.
+    assert!(svg.contains(">This profile: 600 h, ¥9,043 on a committed month</text>"));
+    assert!(!svg.contains("¥9,408"), "{svg}");
     let zh = html(&graph_in(Lang::Zh), &memo, &example("lora-7b-4090.yaml"));
     assert!(zh.contains(">每卡每月忙碌小时数</text>"));
     // The Markdown memo keeps its Mermaid chart; the HTML memo has none.
     assert!(!page.contains("mermaid"));
     // No job in the profile, no days-against-bill chart.
     assert_eq!(page.matches("<svg").count(), 1);
+}
+
+/// The `(x, y)` of each vertex of `polyline` (its `points`).
+fn vertices(polyline: &str) -> Vec<(f64, f64)> {
+    let points = &polyline[polyline.find("points=\"").unwrap() + 8..];
+    points[..points.find('"').unwrap()]
+        .split(' ')
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The y of the polyline through `vertices` at `x`.
+fn y_at(vertices: &[(f64, f64)], x: f64) -> f64 {
+    let i = vertices
+        .windows(2)
+        .position(|w| w[0].0 <= x && x <= w[1].0)
+        .expect("x within the line");
+    let ((x0, y0), (x1, y1)) = (vertices[i], vertices[i + 1]);
+    y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+}
+
+/// The break-even chart marks the containers' bill on the terms the memo prices them at
+/// (`container_terms`): on every example with the chart, in both languages, the point is on
+/// the line of those terms, the other terms' line is drawn but does not carry it (unless the two
+/// bills are equal), and the point's label says "recommended" exactly where containers are the
+/// answer.
+#[test]
+fn the_break_even_chart_marks_the_containers_bill_on_the_terms_the_memo_chose() {
+    let memo = Memo::embedded().unwrap();
+    let mut charts = 0;
+    for (lang, recommended) in [(Lang::En, ">Recommended: "), (Lang::Zh, ">推荐：")] {
+        let graph = graph_in(lang);
+        for path in common::examples() {
+            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let page = html(&graph, &memo, &source);
+            let Some(start) = page.find("<svg class=\"chart\"") else {
+                continue;
+            };
+            let svg = &page[start..start + page[start..].find("</svg>").unwrap()];
+            let Some(point) = svg.find("<circle class=\"point\"") else {
+                continue;
+            };
+            if !svg.contains("<polyline") {
+                continue;
+            }
+            charts += 1;
+            let name = format!("{} ({lang})", path.display());
+            let record = decide::decide(&graph, &source, common::as_of())
+                .unwrap()
+                .1
+                .decision;
+            let lines: Vec<Vec<(f64, f64)>> =
+                svg.split("<polyline").skip(1).map(vertices).collect();
+            assert_eq!(lines.len(), 3, "{name}");
+            let attr = |key: &str| -> f64 {
+                let v = &svg[point..][svg[point..].find(key).unwrap() + key.len()..];
+                v[..v.find('"').unwrap()].parse().unwrap()
+            };
+            let (cx, cy) = (attr(" cx=\""), attr(" cy=\""));
+            // The lines in the order memo.html.j2 draws them: by the hour, the box, the
+            // monthly-payment terms.
+            let terms = record.costs["container_terms"].as_str().unwrap();
+            let (chosen, other) = if terms == "hourly" { (0, 2) } else { (2, 0) };
+            assert!(
+                (y_at(&lines[chosen], cx) - cy).abs() < 0.2,
+                "{name}: {terms}: {svg}"
+            );
+            let hourly = f64::try_from(record.costs["container_monthly_cny"].clone()).unwrap();
+            let committed =
+                f64::try_from(record.costs["container_monthly_discounted_cny"].clone()).unwrap();
+            if (hourly - committed).abs() > 1.0 {
+                assert!((y_at(&lines[other], cx) - cy).abs() > 0.2, "{name}: {svg}");
+            }
+            assert_eq!(
+                svg.contains(recommended),
+                record.deployment == "container",
+                "{name}: {svg}"
+            );
+        }
+    }
+    assert!(charts > 4, "examples with the chart: {charts}");
+}
+
+/// Containers recommended on the committed monthly-payment terms: the chart marks that bill
+/// (¥2,261, the memo's answer), not the ¥2,822 the same GPUs would cost paid by the hour, which
+/// stays as a line and in the caption.
+#[test]
+fn committed_containers_are_marked_as_the_answer_and_hourly_stays_as_a_line() {
+    let memo = Memo::embedded().unwrap();
+    let page = html(
+        &graph_in(Lang::En),
+        &memo,
+        &example("partial-node-2gpus.yaml"),
+    );
+    let svg = &page[page.find("<svg").unwrap()..page.find("</svg>").unwrap()];
+    assert!(
+        svg.contains(">Recommended: 720 h, ¥2,261 on a committed month</text>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(">Containers by the hour at ¥1.96/GPU-hour</text>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(
+            ">Containers at the monthly-payment rate of ¥1.57/GPU-hour, a committed month</text>"
+        ),
+        "{svg}"
+    );
+    assert!(
+        !svg.contains("¥2,822"),
+        "the hourly bill is not a label: {svg}"
+    );
+    let caption = &page[page.find("<figcaption>").unwrap()..];
+    assert!(
+        caption.contains("where containers on a committed month cost ¥2,261, the recommendation; paid by the hour they would cost ¥2,822."),
+        "{caption}"
+    );
+    let zh = html(
+        &graph_in(Lang::Zh),
+        &memo,
+        &example("partial-node-2gpus.yaml"),
+    );
+    assert!(
+        zh.contains(">推荐：每卡 720 h，承诺整月 ¥2,261</text>"),
+        "{zh}"
+    );
 }
 
 #[test]

@@ -235,6 +235,8 @@ impl LineChart {
 
 /// The `line_chart` function: `chart` (a map: `title`, `x_axis`, `y_axis`, `xs`, `lines` of
 /// `label` and `ys`, an optional `point` of `x`, `y` and `label`) as an inline SVG, a safe string.
+/// The legend under the plot has a row per line, in order, and the point's label last; the chart
+/// grows to hold them.
 pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     let chart = LineChart::read(chart)?;
     let (x0, x1) = (chart.xs[0], chart.xs[chart.xs.len() - 1]);
@@ -245,8 +247,10 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .chain(chart.point.iter().map(|p| &p.1))
         .fold(0.0_f64, |a, &b| a.max(b));
     let (step, y1) = nice_axis(y_top);
+    // A legend row for each line and one for the point, under the plot.
+    let rows = chart.lines.len() + usize::from(chart.point.is_some());
     let frame = Frame {
-        height: HEIGHT,
+        height: HEIGHT.max(Frame::legend_y(rows - 1) + 22.0),
         x0,
         x1,
         y1,
@@ -278,13 +282,17 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
             ty = ly + 4.0,
         );
     }
+    // The point's label is its legend row, not text beside it: lines close to the point would
+    // run through a label there.
     if let Some((x, y, name)) = &chart.point {
         let (cx, cy) = (frame.px(x.clamp(x0, x1)), frame.py(*y));
-        let (tx, anchor) = Frame::beside(cx, 10.0);
+        let ly = Frame::legend_y(chart.lines.len());
         let _ = writeln!(
             s,
-            "<circle class=\"point\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/><text class=\"point-label\" x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"{anchor}\">{name}</text>",
-            ty = cy - 10.0,
+            "<circle class=\"point\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/>\n<circle class=\"point\" cx=\"{lx}\" cy=\"{ly}\" r=\"5.5\"/><text class=\"legend point-label\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            lx = LEFT + 14.0,
+            tx = LEFT + 36.0,
+            ty = ly + 4.0,
         );
     }
     s.push_str("</svg>");
@@ -461,6 +469,66 @@ mod tests {
         assert_eq!(nice_axis(347_000.0), (100_000.0, 400_000.0));
         assert_eq!(nice_axis(61.0), (20.0, 80.0));
         assert_eq!(nice_axis(0.0), (1.0, 1.0));
+    }
+
+    fn lines(n: usize) -> Value {
+        let lines: Vec<serde_json::Value> = (0..n)
+            .map(|i| serde_json::json!({"label": format!("line {i}"), "ys": [0, 100 * (i + 1)]}))
+            .collect();
+        Value::from(minijinja::value::Serde(serde_json::json!({
+            "title": "T", "x_axis": "hours", "y_axis": "CNY", "xs": [0, 720], "lines": lines,
+            "point": {"x": 600, "y": 150, "label": "<here>"},
+        })))
+    }
+
+    /// The `y` of every `<text class="legend...">` of `svg`, in order.
+    fn legend_rows(svg: &str) -> Vec<f64> {
+        svg.split("<text class=\"legend")
+            .skip(1)
+            .map(|t| {
+                let y = &t[t.find(" y=\"").unwrap() + 4..];
+                y[..y.find('"').unwrap()].parse().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_line_chart_labels_its_point_in_the_legend_and_grows_to_hold_every_row() {
+        for n in [1, 2, 3] {
+            let svg = line_chart(&lines(n)).unwrap().to_string();
+            let height: f64 = {
+                let v = &svg[svg.find("viewBox=\"0 0 680 ").unwrap() + 17..];
+                v[..v.find('"').unwrap()].parse().unwrap()
+            };
+            let rows = legend_rows(&svg);
+            // A row per line, then the point's, each under the last and inside the picture.
+            assert_eq!(rows.len(), n + 1, "{svg}");
+            assert!(rows.windows(2).all(|w| w[0] < w[1]), "{rows:?}");
+            assert!(rows[n] + 6.0 <= height, "{rows:?} in {height}: {svg}");
+            assert!(
+                svg.contains("class=\"legend point-label\" x=\"120\" y=\"")
+                    && svg
+                        .trim_end_matches("</svg>")
+                        .trim_end()
+                        .ends_with(">&lt;here&gt;</text>"),
+                "the point's label is the last row, escaped: {svg}"
+            );
+            // The point is drawn where it is: x 600 of 0..720, y 150 on the axis from zero.
+            let frame = Frame {
+                height,
+                x0: 0.0,
+                x1: 720.0,
+                y1: nice_axis((100.0 * n as f64).max(150.0)).1,
+            };
+            assert!(
+                svg.contains(&format!(
+                    "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\"",
+                    frame.px(600.0),
+                    frame.py(150.0)
+                )),
+                "{svg}"
+            );
+        }
     }
 
     fn chart(points: &[(f64, f64, &str)], limit: Option<f64>) -> Value {
