@@ -49,7 +49,8 @@ pub struct Case {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
-    /// `bare_metal` or `container`.
+    /// One of the deployments the policy promises (`outputs.promises.deployment`): with the
+    /// default rules `bare_metal`, `container` or `mixed`.
     #[serde(default)]
     pub deployment: Option<String>,
     /// The recommended offer id.

@@ -54,9 +54,15 @@ impl Report {
     }
 }
 
-/// Runs every check that needs a compiled graph.
+/// Runs every check that needs a compiled graph. `witnesses` are the profiles of the policy's
+/// own test cases, which the decision-table analysis takes as proof that a row it did not meet
+/// is alive ([`tables::analyse`]).
 #[must_use]
-pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
+pub fn check(
+    graph: &Graph,
+    as_of: jiff::civil::Date,
+    witnesses: &[crate::profile::Profile],
+) -> Report {
     let policy = graph.policy();
     let mut findings = unused_nodes(graph);
     findings.extend(unknown_offer_ids(graph));
@@ -69,7 +75,7 @@ pub fn check(graph: &Graph, as_of: jiff::civil::Date) -> Report {
     }
     Report {
         findings,
-        tables: tables::analyse(graph, as_of),
+        tables: tables::analyse(graph, as_of, witnesses),
         invariants: invariants::search(graph, as_of),
         fast_path: fast_path::search(graph, as_of),
         counts,

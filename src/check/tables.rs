@@ -36,21 +36,32 @@ pub struct TableReport {
     pub failed: usize,
     /// The profile fields varied.
     pub inputs: Vec<String>,
+    /// Rows no generated profile showed alive (matching, or winning one) that a profile of the
+    /// policy's own test cases does.
+    pub witnessed: usize,
     pub findings: Vec<Error>,
 }
 
-/// Analyses every table of the graph.
+/// Analyses every table of the graph. `witnesses` are profiles of the policy's own test cases:
+/// a row that only a conjunction of many fields reaches (say, a deployment that needs a GPU
+/// count just above a box, high hours, no deadline and no requirement) can be too rare for an
+/// even sample of the whole space to meet, and a case that matches it proves it alive.
 #[must_use]
-pub fn analyse(graph: &Graph, as_of: jiff::civil::Date) -> Vec<TableReport> {
+pub fn analyse(graph: &Graph, as_of: jiff::civil::Date, witnesses: &[Profile]) -> Vec<TableReport> {
     let c = graph.compiled();
     (0..c.nodes.len())
         .filter(|&i| c.nodes[i].kind == NodeKind::Table)
-        .map(|i| analyse_table(graph, i, as_of))
+        .map(|i| analyse_table(graph, i, as_of, witnesses))
         .collect()
 }
 
 #[allow(clippy::too_many_lines)] // generate, evaluate, then one block per kind of finding
-fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> TableReport {
+fn analyse_table(
+    graph: &Graph,
+    table: usize,
+    as_of: jiff::civil::Date,
+    witnesses: &[Profile],
+) -> TableReport {
     let c = graph.compiled();
     let node = &c.nodes[table];
     let Body::Table(crate::graph::nodes::table::TableBody {
@@ -93,6 +104,7 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
         combinations,
         failed: 0,
         inputs: dimensions.iter().map(|d| d.path.join(".")).collect(),
+        witnessed: 0,
         findings: Vec::new(),
     };
     let n = rows.len();
@@ -128,6 +140,18 @@ fn analyse_table(graph: &Graph, table: usize, as_of: jiff::civil::Date) -> Table
             let seen = scan(&other, &space, date);
             for (j, alive) in alive_elsewhere.iter_mut().enumerate() {
                 *alive |= (dead(j) && seen.matches[j].is_some()) || (shadowed(j) && seen.wins[j]);
+            }
+        }
+        for profile in witnesses {
+            let Ok(hits) = graph.table_rows_matching(profile, as_of, table, &needed) else {
+                continue;
+            };
+            let first = hits.iter().position(|&m| m);
+            for (j, alive) in alive_elsewhere.iter_mut().enumerate() {
+                if !*alive && ((dead(j) && hits[j]) || (shadowed(j) && first == Some(j))) {
+                    *alive = true;
+                    report.witnessed += 1;
+                }
             }
         }
     }

@@ -47,13 +47,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
 /// The case files to run: the paths given, else the rules' own `tests/` folder.
 fn case_sources(args: &Args) -> Result<Vec<Source>> {
     if args.paths.is_empty() {
-        return match &args.rules {
-            Some(dir) => yaml_files(&dir.join("tests")),
-            None => Ok(decide::policy::embedded_cases()
-                .iter()
-                .map(|(name, text)| Source::new(format!("rules/tests/{name}"), *text))
-                .collect()),
-        };
+        return rules_case_sources(args.rules.as_deref());
     }
     let mut sources = Vec::new();
     for path in &args.paths {
@@ -64,6 +58,17 @@ fn case_sources(args: &Args) -> Result<Vec<Source>> {
         }
     }
     Ok(sources)
+}
+
+/// The case files of a rules folder (its `tests/`), or of the embedded rules.
+pub(super) fn rules_case_sources(rules: Option<&Path>) -> Result<Vec<Source>> {
+    match rules {
+        Some(dir) => yaml_files(&dir.join("tests")),
+        None => Ok(decide::policy::embedded_cases()
+            .iter()
+            .map(|(name, text)| Source::new(format!("rules/tests/{name}"), *text))
+            .collect()),
+    }
 }
 
 /// Every `*.yaml` / `*.yml` file directly in `dir`, in name order.

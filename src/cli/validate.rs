@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use decide::check::{self, FastPathReport, InvariantReport, TableReport, tables::thousands};
-use decide::error::{Error, Result};
+use decide::error::{Error, ErrorKind, Result};
 use decide::graph::Graph;
 use decide::policy::rules::HitPolicy;
 use decide::policy::{Policy, PolicyOrigin};
@@ -78,7 +78,19 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
         (None, None) => unreachable!("no graph without an error"),
     };
-    let report = check::check(&graph, as_of);
+    // The policy's own test cases: profiles that prove a rare row alive. A case file that does
+    // not parse is `decide test`'s to report; here it only lends no witness.
+    let witnesses: Vec<decide::profile::Profile> =
+        super::test::rules_case_sources(args.rules.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                s.parse_yaml::<decide::suite::CaseFile>(ErrorKind::Profile)
+                    .ok()
+            })
+            .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
+            .collect();
+    let report = check::check(&graph, as_of, &witnesses);
     let mut out = String::new();
     for finding in report.all_findings() {
         out.push_str(&finding.render());
@@ -212,7 +224,12 @@ fn table_line(t: &TableReport) -> String {
         } else {
             t.inputs.join(", ")
         },
-        if t.findings.is_empty() {
+        if t.findings.is_empty() && t.witnessed > 0 {
+            format!(
+                "no shadowed or dead rows ({} seen alive only in the policy's test cases), no forbidden overlaps, no unintended gaps",
+                t.witnessed
+            )
+        } else if t.findings.is_empty() {
             "no shadowed or dead rows, no forbidden overlaps, no unintended gaps".to_owned()
         } else {
             match t.findings.len() {
