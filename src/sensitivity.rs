@@ -37,10 +37,17 @@
 //! (answers are remembered, so a value tried twice is evaluated once). A search stops once
 //! every watched value that reads a re-evaluated node has changed.
 //!
-//! The flip side, as with the table analysis: beyond those bounds (and for fractional numbers
-//! everywhere), a change that exists only between two tried values that are equal (a band no
-//! rule literal or catalog count bounds) can be missed, and a change bisected over a wider gap
-//! may not be the first. The rules are evaluated, not solved.
+//! **Decimal fields** (model size, context) set whole units too (the units a replica takes), so
+//! the answer is the cheapest of several step functions and can change and change back between
+//! two tried values that agree. Between two consecutive candidates that differ in any watched
+//! value or in the headline cost, within the profile's value of it (from 0 to twice the value),
+//! the interval is halved, nearer half first, until its ends agree or no value of the field's
+//! step lies between them ([`HIDDEN_PROBES`] values at most per direction).
+//!
+//! The flip side, as with the table analysis: beyond those bounds, a change that exists only
+//! between two tried values that agree on every watched value and the headline cost (a band
+//! no rule literal or catalog count bounds) can be missed, and a change bisected over a wider
+//! gap may not be the first. The rules are evaluated, not solved.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -73,6 +80,10 @@ const COUNT_MULTIPLES: u32 = 16;
 /// Whole-number fields: most values tried one by one between the last unchanged candidate and
 /// the change bisection found.
 const GAP_SCAN: u32 = 64;
+/// Decimal fields: most values tried, per direction, between two candidates that differ in a
+/// watched value or the headline cost, looking for a change that comes and goes between them
+/// (only within the profile's value of it: from 0 to twice the value).
+const HIDDEN_PROBES: u32 = 64;
 
 /// One watched value: a criterion or an output.
 struct Target<'g> {
@@ -768,92 +779,150 @@ impl Prober<'_, '_> {
         let n = before.len();
         let mut found: Vec<Option<Found>> = (0..n).map(|_| None).collect();
         let mut last_equal = vec![space.now; n];
-        for v in candidates {
+        // The last candidate evaluated, and what it gave: a decimal field looks between it and
+        // the next for a change that comes and goes (see `hidden_change`).
+        let mut previous: Option<(f64, Vec<Value>)> = self
+            .at(&space.to_json(space.now))
+            .map(|values| (space.now, values));
+        let mut budget = HIDDEN_PROBES;
+        for candidate in candidates {
             if (0..n).all(|t| found[t].is_some() || !live[t]) {
                 break;
             }
-            let Some(values) = self.at(&space.to_json(v)) else {
+            let Some(at_candidate) = self.at(&space.to_json(candidate)) else {
                 continue;
             };
-            for t in 0..n {
-                if found[t].is_some() {
+            let mut points = Vec::with_capacity(2);
+            if !space.integer
+                && let Some((from, at_from)) = previous.take()
+                && (from - space.now).abs() < space.now.abs().max(space.step)
+            {
+                let open: Vec<bool> = (0..n).map(|t| found[t].is_none() && live[t]).collect();
+                let ends = (from, at_from, candidate, at_candidate.clone());
+                if let Some(x) = self.hidden_change(space, ends, before, &open, &mut budget) {
+                    points.push(x);
+                }
+            }
+            points.push(candidate);
+            previous = Some((candidate, at_candidate));
+            for v in points {
+                let Some(values) = self.at(&space.to_json(v)) else {
                     continue;
-                }
-                if values[t] == before[t] {
-                    last_equal[t] = v;
-                    continue;
-                }
-                // It changed between last_equal[t] and v: find a value that differs with an
-                // equal one just before it.
-                let (mut lo, mut hi) = (last_equal[t], v);
-                let mut becomes = values[t].clone();
-                let mut cost = cost_of(&values, before);
-                loop {
-                    let mid = space.snap(f64::midpoint(lo, hi));
-                    // Snapped values are exact copies: equal bits mean no value lies between.
-                    if mid.to_bits() == lo.to_bits() || mid.to_bits() == hi.to_bits() {
-                        break;
+                };
+                for t in 0..n {
+                    if found[t].is_some() {
+                        continue;
                     }
-                    match self.at(&space.to_json(mid)) {
-                        Some(m) if m[t] != before[t] => {
-                            hi = mid;
-                            becomes = m[t].clone();
-                            cost = cost_of(&m, before);
-                        }
-                        Some(_) => lo = mid,
-                        None => break,
+                    if values[t] == before[t] {
+                        last_equal[t] = v;
+                        continue;
                     }
-                }
-                // A whole-number field can change and change back between last_equal and lo
-                // (a bill in whole boxes): where they are few, try the values there one by
-                // one, nearest first.
-                if space.integer && (lo - last_equal[t]).abs() <= f64::from(GAP_SCAN) {
-                    let mut x = last_equal[t] + sign;
-                    while (lo - x) * sign > 0.0 {
-                        if let Some(m) = self.at(&space.to_json(x))
-                            && m[t] != before[t]
-                        {
-                            hi = x;
-                            becomes = m[t].clone();
-                            cost = cost_of(&m, before);
+                    // It changed between last_equal[t] and v: find a value that differs with an
+                    // equal one just before it.
+                    let (mut lo, mut hi) = (last_equal[t], v);
+                    let mut becomes = values[t].clone();
+                    let mut cost = cost_of(&values, before);
+                    loop {
+                        let mid = space.snap(f64::midpoint(lo, hi));
+                        // Snapped values are exact copies: equal bits mean no value lies between.
+                        if mid.to_bits() == lo.to_bits() || mid.to_bits() == hi.to_bits() {
                             break;
                         }
-                        x += sign;
+                        match self.at(&space.to_json(mid)) {
+                            Some(m) if m[t] != before[t] => {
+                                hi = mid;
+                                becomes = m[t].clone();
+                                cost = cost_of(&m, before);
+                            }
+                            Some(_) => lo = mid,
+                            None => break,
+                        }
                     }
+                    // A whole-number field can change and change back between last_equal and lo
+                    // (a bill in whole boxes): where they are few, try the values there one by
+                    // one, nearest first.
+                    if space.integer && (lo - last_equal[t]).abs() <= f64::from(GAP_SCAN) {
+                        let mut x = last_equal[t] + sign;
+                        while (lo - x) * sign > 0.0 {
+                            if let Some(m) = self.at(&space.to_json(x))
+                                && m[t] != before[t]
+                            {
+                                hi = x;
+                                becomes = m[t].clone();
+                                cost = cost_of(&m, before);
+                                break;
+                            }
+                            x += sign;
+                        }
+                    }
+                    let scale = if space.now.abs() > 0.0 {
+                        space.now.abs()
+                    } else {
+                        (space.max - space.min).abs().max(1.0)
+                    };
+                    // One step past a number the rules write: the change is at that edge (a table
+                    // row's `>= 70` turns below 70, not "at 69.5"), when it has already happened a
+                    // quarter step past the number (a number the rules write for something else,
+                    // such as 8 GPUs a box, is no edge of a deadline that turns at 7.8 days).
+                    // Whole-number fields keep their value: "at 9 GPUs" says it plainly.
+                    let edge_at = hi + if up { -space.step } else { space.step };
+                    let inside = ((edge_at + sign * space.step / 4.0) * 1e6).round() / 1e6;
+                    let edge = (!space.integer
+                        && constants.contains(&OrderedF64(edge_at))
+                        && self.at(&J::from(inside)).is_some_and(|m| m[t] != before[t]))
+                    .then(|| space.to_json(edge_at));
+                    found[t] = Some(Found {
+                        at: space.to_json(hi),
+                        becomes,
+                        direction: match (&edge, up) {
+                            (Some(_), true) => "above",
+                            (Some(_), false) => "below",
+                            (None, true) => "up",
+                            (None, false) => "down",
+                        },
+                        distance: (hi - space.now).abs() / scale,
+                        edge,
+                        item: None,
+                        cost,
+                    });
                 }
-                let scale = if space.now.abs() > 0.0 {
-                    space.now.abs()
-                } else {
-                    (space.max - space.min).abs().max(1.0)
-                };
-                // One step past a number the rules write: the change is at that edge (a table
-                // row's `>= 70` turns below 70, not "at 69.5"), when it has already happened a
-                // quarter step past the number (a number the rules write for something else,
-                // such as 8 GPUs a box, is no edge of a deadline that turns at 7.8 days).
-                // Whole-number fields keep their value: "at 9 GPUs" says it plainly.
-                let edge_at = hi + if up { -space.step } else { space.step };
-                let inside = ((edge_at + sign * space.step / 4.0) * 1e6).round() / 1e6;
-                let edge = (!space.integer
-                    && constants.contains(&OrderedF64(edge_at))
-                    && self.at(&J::from(inside)).is_some_and(|m| m[t] != before[t]))
-                .then(|| space.to_json(edge_at));
-                found[t] = Some(Found {
-                    at: space.to_json(hi),
-                    becomes,
-                    direction: match (&edge, up) {
-                        (Some(_), true) => "above",
-                        (Some(_), false) => "below",
-                        (None, true) => "up",
-                        (None, false) => "down",
-                    },
-                    distance: (hi - space.now).abs() / scale,
-                    edge,
-                    item: None,
-                    cost,
-                });
             }
         }
         found
+    }
+
+    /// A decimal field: the nearest value strictly between `a` and `b` (the ends of `ends`,
+    /// with what each gave) at which a target still open differs from `before`, though it does
+    /// not at either end. A bill in whole units is a step function of a decimal field too (the
+    /// model's size sets the units a replica takes), so the answer can change and change back
+    /// between two tried values; where the ends differ in any watched value or the headline
+    /// cost, the interval is halved (nearer half first) until the ends agree or no value of
+    /// the field's step lies between them. At most `budget` values are tried in all.
+    fn hidden_change(
+        &mut self,
+        space: &SearchRange,
+        ends: (f64, Vec<Value>, f64, Vec<Value>),
+        before: &[Value],
+        open: &[bool],
+        budget: &mut u32,
+    ) -> Option<f64> {
+        let (a, at_a, b, at_b) = ends;
+        if at_a == at_b || *budget == 0 {
+            return None;
+        }
+        let mid = space.snap(f64::midpoint(a, b));
+        if mid.to_bits() == a.to_bits() || mid.to_bits() == b.to_bits() {
+            return None;
+        }
+        *budget -= 1;
+        let at_mid = self.at(&space.to_json(mid))?;
+        let differs = (0..before.len()).any(|t| open[t] && at_mid[t] != before[t]);
+        let nearer =
+            self.hidden_change(space, (a, at_a, mid, at_mid.clone()), before, open, budget);
+        if differs {
+            return nearer.or(Some(mid));
+        }
+        nearer.or_else(|| self.hidden_change(space, (mid, at_mid, b, at_b), before, open, budget))
     }
 }
 

@@ -20,7 +20,7 @@ const SMALL_MODELS_RENT_CONTAINERS: &str = r#"
 invariants:
   - id: offer_matches_deployment
     title: The recommended offer is of the deployment's kind
-    holds: recommended_offer.kind == deployment
+    holds: recommended_offer.kind == deployment or (deployment == 'mixed' and recommended_offer.kind == 'bare_metal')
     message: "the deployment is {{ deployment }}, but the offer is {{ recommended_offer.kind }}"
   - id: small_models_rent_containers
     title: Models under 10B parameters rent containers

@@ -463,7 +463,7 @@ fn the_deployment_keeps_to_the_promised_values() {
     let graph = common::compile_dir(dir.path()).unwrap();
     let err = common::decide_text(&graph, yaml).unwrap_err().render();
     assert!(
-        err.contains("`outputs.deployment` gave `colo`, but the policy promises one of: bare_metal, container"),
+        err.contains("`outputs.deployment` gave `colo`, but the policy promises one of: bare_metal, container, mixed"),
         "{err}"
     );
     let dir = common::edited_rules(&[
@@ -474,7 +474,7 @@ fn the_deployment_keeps_to_the_promised_values() {
         ),
         (
             "policy.yaml",
-            "    deployment: [bare_metal, container]\n",
+            "    deployment: [bare_metal, container, mixed]\n",
             "",
         ),
     ]);
@@ -574,4 +574,34 @@ fn the_network_check_names_each_command_as_code_and_says_what_it_checks_in_words
     let zh = network_item("[]", decide::Lang::Zh);
     assert!(zh.contains("写进合同，并且所有机器"), "{zh}");
     assert!(!zh.contains('`') && !zh.contains("检查"), "{zh}");
+}
+
+/// The delivery item suggests bridging with hourly containers only where containers could do
+/// the work: not where the profile needs a custom kernel or network set-up (criterion 4), which
+/// a container cannot have.
+#[test]
+fn no_bridge_with_containers_where_a_custom_stack_rules_them_out() {
+    let graph = common::graph();
+    let delivery = |requirements: &str| {
+        let yaml = format!(
+            "name: t\nworkload: {{task: lora_finetune, model_params_b: 7}}\n\
+             usage: {{gpus: 8, hours_per_gpu_month: 600}}\nrequirements: {{{requirements}}}\n"
+        );
+        let e = common::decide_text(&graph, &yaml).unwrap();
+        assert_eq!(e.decision.deployment, "bare_metal", "{requirements}");
+        e.decision
+            .checklist
+            .into_iter()
+            .find(|c| c.id == "delivery")
+            .expect("bare metal has a delivery item")
+            .text
+    };
+    let bridge = "Bridge with hourly containers until the box arrives.";
+    assert!(
+        delivery("").contains(bridge),
+        "busy enough for a box, containers still run it"
+    );
+    assert!(!delivery("custom_kernel: true").contains(bridge));
+    assert!(!delivery("custom_network: true").contains(bridge));
+    assert!(!delivery("physical_isolation: true").contains(bridge));
 }

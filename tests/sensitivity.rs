@@ -174,6 +174,12 @@ fn sawtooth(gpus: u32) -> String {
     )
 }
 
+/// The record's `sensitivity` for `yaml`.
+fn flips_of(graph: &Graph, yaml: &str) -> Vec<Flip> {
+    let (_, e) = decide::decide(graph, &Source::new("p.yaml", yaml), common::as_of()).unwrap();
+    e.decision.sensitivity.unwrap()
+}
+
 /// What target `id` (the deployment, the offer or a criterion) is for `yaml`, decided without
 /// the sensitivity analysis.
 fn value_of(graph: &Graph, yaml: &str, id: &str) -> serde_json::Value {
@@ -191,24 +197,23 @@ fn across_whole_boxes_the_nearest_gpu_count_that_flips_is_found() {
     let graph = common::graph();
     let now = 64;
     let yaml = sawtooth(now);
-    let (_, e) = decide::decide(
-        &graph,
-        &Source::new("p.yaml", yaml.as_str()),
-        common::as_of(),
-    )
-    .unwrap();
-    let flips = e.decision.sensitivity.unwrap();
+    let flips = flips_of(&graph, &yaml);
     // Eight full boxes (¥63,360) beat 64 GPUs of containers; at 49 GPUs seven boxes bill
-    // ¥55,440 but 49 committed container GPUs ¥55,389.60 (and 41, 33 likewise). Doubling down
-    // from 64 (63, 62, 60, 56, 48, 32) lands on full boxes only, and the search used to report
-    // "at 28 GPUs busy".
+    // ¥55,440 but 49 committed container GPUs ¥55,389.60 (and 41, 33 likewise), so the usage
+    // criterion turns there. Doubling down from 64 (63, 62, 60, 56, 48, 32) lands on full boxes
+    // only, and the search used to report "at 28 GPUs busy".
+    let usage = find(&flips, "usage", "usage.gpus");
+    assert_eq!(usage.flips_at, serde_json::json!(49), "{usage:#?}");
+    assert_eq!(usage.becomes, serde_json::json!(false));
+    // The deployment turns one GPU either side: 63 GPUs are seven boxes and seven committed
+    // container GPUs (¥63,352.80, ¥7.20 under eight boxes), 65 are eight boxes and one
+    // container GPU (¥64,490.40, under nine boxes): both mixed plans (rules/mixed.yaml).
     let deployment = find(&flips, "deployment", "usage.gpus");
-    assert_eq!(
-        deployment.flips_at,
-        serde_json::json!(49),
+    assert!(
+        [serde_json::json!(63), serde_json::json!(65)].contains(&deployment.flips_at),
         "{deployment:#?}"
     );
-    assert_eq!(deployment.becomes, serde_json::json!("container"));
+    assert_eq!(deployment.becomes, serde_json::json!("mixed"));
     // Every flip by the GPU count is the nearest: brute force over every count nearer than it,
     // on both sides, finds the target unchanged, and at it changed to what the record says.
     let by_gpus: Vec<&Flip> = flips.iter().filter(|f| f.field == "usage.gpus").collect();
@@ -373,4 +378,56 @@ fn a_when_is_checked_when_the_rules_load() {
     assert!(err.contains("unknown name `layuot`"), "{err}");
     assert!(err.contains("did you mean `layout`?"), "{err}");
     assert!(err.contains("sensitivity.yaml:"), "{err}");
+}
+
+/// A long-context service on 12 GPUs at `model_b`: the cheapest option turns between boxes
+/// and containers every few billion parameters (the units a replica takes step with the model),
+/// so the answer changes and changes back between the values a doubling search tries.
+fn banded(model_b: f64) -> String {
+    format!(
+        "name: banded\nworkload: {{task: inference, model_params_b: {model_b}, context_tokens: 32768, concurrent_sequences: 32}}\n\
+         usage: {{gpus: 12, hours_per_gpu_month: 200}}\n"
+    )
+}
+
+#[test]
+fn across_model_sizes_the_nearest_change_is_found_where_the_answer_comes_and_goes() {
+    let graph = common::graph();
+    for now in [45.0_f64, 60.0, 80.0] {
+        let yaml = banded(now);
+        let flips = flips_of(&graph, &yaml);
+        let by_size: Vec<&Flip> = flips
+            .iter()
+            .filter(|f| f.field == "workload.model_params_b" && f.edge.is_none())
+            .collect();
+        assert!(
+            by_size.iter().any(|f| f.id == "deployment"),
+            "{now}B: {by_size:#?}"
+        );
+        // Every value of the field's step nearer than the change reported leaves the target as
+        // it is, and at the change it is what the record says.
+        for flip in by_size {
+            let at = flip.flips_at.as_f64().unwrap();
+            let before = value_of(&graph, &yaml, &flip.id);
+            let mut k = 1.0;
+            while 0.5 * k < (at - now).abs() {
+                for m in [now - 0.5 * k, now + 0.5 * k] {
+                    if m > 0.0 {
+                        assert_eq!(
+                            value_of(&graph, &banded(m), &flip.id),
+                            before,
+                            "{}: at {now}B it already changes at {m}B, nearer than {at}B",
+                            flip.id
+                        );
+                    }
+                }
+                k += 1.0;
+            }
+            assert_eq!(
+                value_of(&graph, &banded(at), &flip.id),
+                flip.becomes,
+                "{now}B"
+            );
+        }
+    }
 }

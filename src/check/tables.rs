@@ -135,23 +135,32 @@ fn analyse_table(
     let dead = |j: usize| matches[j].is_none();
     let shadowed = |j: usize| *hit == HitPolicy::First && matches[j].is_some() && !wins[j];
     let mut alive_elsewhere = vec![false; n];
+    // Rows a profile of the policy's own test cases shows alive, at this date or another.
+    let mut shown_by_cases = vec![false; n];
+    let witness = |g: &Graph, date: jiff::civil::Date, shown: &mut [bool]| {
+        for profile in witnesses {
+            let Ok(hits) = g.table_rows_matching(profile, date, table, &needed) else {
+                continue;
+            };
+            let first = hits.iter().position(|&m| m);
+            for (j, seen) in shown.iter_mut().enumerate() {
+                *seen |= (dead(j) && hits[j]) || (shadowed(j) && first == Some(j));
+            }
+        }
+    };
     if (0..n).any(|j| dead(j) || shadowed(j)) {
+        witness(graph, as_of, &mut shown_by_cases);
         for (date, other) in graphs_at_other_dates(graph) {
             let seen = scan(&other, &space, date);
             for (j, alive) in alive_elsewhere.iter_mut().enumerate() {
                 *alive |= (dead(j) && seen.matches[j].is_some()) || (shadowed(j) && seen.wins[j]);
             }
+            witness(&other, date, &mut shown_by_cases);
         }
-        for profile in witnesses {
-            let Ok(hits) = graph.table_rows_matching(profile, as_of, table, &needed) else {
-                continue;
-            };
-            let first = hits.iter().position(|&m| m);
-            for (j, alive) in alive_elsewhere.iter_mut().enumerate() {
-                if !*alive && ((dead(j) && hits[j]) || (shadowed(j) && first == Some(j))) {
-                    *alive = true;
-                    report.witnessed += 1;
-                }
+        for (alive, seen) in alive_elsewhere.iter_mut().zip(&shown_by_cases) {
+            if *seen && !*alive {
+                *alive = true;
+                report.witnessed += 1;
             }
         }
     }
