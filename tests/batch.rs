@@ -491,3 +491,30 @@ fn a_line_of_yaml_flow_mapping_in_json_lines_is_still_decided() {
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].as_ref().unwrap()["profile"], "bare keys");
 }
+
+/// A fact that cannot be written (65,536 decimals: Rust's formatter panics at that precision,
+/// and a panic on a worker used to leave the batch waiting for ever) fails every profile with
+/// the error at the fact, and the batch ends with its summary.
+#[test]
+fn a_fact_that_cannot_be_written_fails_each_profile_and_the_batch_ends() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("zz-precision.yaml"),
+        "facts:\n  - id: absurd_precision\n    title: t\n    expr: \"7920 | cny(65536)\"\n    type: string\n",
+    )
+    .unwrap();
+    let out = decide(&[
+        "batch",
+        "examples/lora-7b-4090.yaml",
+        "examples/mixed-plan-nine-gpus.yaml",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`cny` writes 0 to 20 decimals, not 65536"),
+        "{err}"
+    );
+    assert!(err.contains("2 profiles: 0 decided, 2 failed."), "{err}");
+}

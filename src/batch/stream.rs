@@ -113,7 +113,13 @@ where
                                 "not decided: the batch was stopped",
                             ))
                         } else {
-                            decide_one(graph, memo, &item, options)
+                            // A fault inside deciding one profile (a panic: a bug, or a rule the
+                            // checks let through) fails that profile; the writer is waiting for
+                            // its outcome and would otherwise wait for ever.
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                decide_one(graph, memo, &item, options)
+                            }))
+                            .unwrap_or_else(|fault| Err(fault_error(fault.as_ref())))
                         };
                         let label = item.label;
                         let _ = events.send(Event::Decided(index, Output { label, result }));
@@ -157,4 +163,18 @@ where
         cancelled.store(true, Ordering::Relaxed);
         end
     })
+}
+
+/// The error for a profile whose deciding panicked, with the panic's message.
+fn fault_error(fault: &(dyn std::any::Any + Send)) -> Error {
+    let message = fault
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| fault.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned());
+    Error::new(
+        ErrorKind::Eval,
+        format!("not decided: deciding this profile failed inside decide ({message})"),
+    )
+    .help("this is a bug in decide or a rule its checks let through: please report it with the profile and the rules")
 }

@@ -119,8 +119,24 @@ fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
     }
 }
 
+/// Most decimals `cny` and `num` write: an `f64` holds about 17 significant digits, so more
+/// would print noise (and Rust's formatter panics at a precision of 65,536 or more).
+pub const MAX_DECIMALS: usize = 20;
+
+/// `digits` when a filter may write that many decimals; an error naming the filter otherwise.
+fn decimals(digits: Option<usize>, filter: &str) -> Result<Option<usize>, MjError> {
+    match digits {
+        Some(d) if d > MAX_DECIMALS => Err(MjError::new(
+            MjErrorKind::InvalidOperation,
+            format!("`{filter}` writes 0 to {MAX_DECIMALS} decimals, not {d}"),
+        )),
+        d => Ok(d),
+    }
+}
+
 /// Yuan: `¥12,345`; amounts under ¥100 keep two decimals (`¥2.50`, `¥29.44`).
 pub(crate) fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+    let digits = decimals(digits, "cny")?;
     let v = number(value, "cny")?;
     let digits = digits.unwrap_or(if v.abs() < 100.0 && v.fract() != 0.0 {
         2
@@ -133,6 +149,7 @@ pub(crate) fn cny(value: &Value, digits: Option<usize>) -> Result<String, MjErro
 /// A number with thousands separators and `digits` decimals (default: none for whole numbers,
 /// else up to two, trailing zeros dropped).
 pub(crate) fn num(value: &Value, digits: Option<usize>) -> Result<String, MjError> {
+    let digits = decimals(digits, "num")?;
     let v = number(value, "num")?;
     if let Some(digits) = digits {
         return Ok(group_thousands(v, digits));
