@@ -780,10 +780,14 @@ impl Prober<'_, '_> {
         let mut found: Vec<Option<Found>> = (0..n).map(|_| None).collect();
         let mut last_equal = vec![space.now; n];
         // The last candidate evaluated, and what it gave: a decimal field looks between it and
-        // the next for a change that comes and goes (see `hidden_change`).
-        let mut previous: Option<(f64, Vec<Value>)> = self
-            .at(&space.to_json(space.now))
-            .map(|values| (space.now, values));
+        // the next for a change that comes and goes (see `hidden_change`); a whole-number field
+        // keeps none, and so evaluates nothing more.
+        let mut previous: Option<(f64, Vec<Value>)> = if space.integer {
+            None
+        } else {
+            self.at(&space.to_json(space.now))
+                .map(|values| (space.now, values))
+        };
         let mut budget = HIDDEN_PROBES;
         for candidate in candidates {
             if (0..n).all(|t| found[t].is_some() || !live[t]) {
@@ -804,7 +808,9 @@ impl Prober<'_, '_> {
                 }
             }
             points.push(candidate);
-            previous = Some((candidate, at_candidate));
+            if !space.integer {
+                previous = Some((candidate, at_candidate));
+            }
             for v in points {
                 let Some(values) = self.at(&space.to_json(v)) else {
                     continue;
