@@ -221,6 +221,65 @@ fn output_file_is_written_whole() {
 }
 
 #[test]
+fn a_memo_that_cannot_be_written_is_reported_and_the_rest_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("memos");
+    // A folder where one memo would go.
+    std::fs::create_dir_all(out_dir.join("lora-7b-4090.md")).unwrap();
+    let out = decide(&[
+        "batch",
+        "examples/lora-7b-4090.yaml",
+        "examples/pretrain-70b-job.yaml",
+        "--format",
+        "md",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lora-7b-4090.md"), "{err}");
+    assert!(err.contains("it is a folder"), "{err}");
+    assert!(!err.contains("--output"), "{err}");
+    assert!(err.contains("1 memos could not be written"), "{err}");
+    assert!(err.contains("2 profiles: 2 decided, 0 failed."), "{err}");
+    assert!(out_dir.join("pretrain-70b-job.md").is_file());
+}
+
+#[test]
+fn flags_for_another_format_and_an_output_that_is_an_input_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = decide(&["batch", "examples", "--out", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`--out DIR` is for memos"));
+    let file = dir.path().join("x.jsonl");
+    let f = file.to_str().unwrap();
+    let out = decide(&[
+        "batch", "examples", "--format", "md", "--out", d, "--output", f,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`--output FILE` is for `--format json`")
+    );
+    assert!(!file.exists());
+    // The JSON lines written over one of the profiles read.
+    let fleet = dir.path().join("fleet.jsonl");
+    std::fs::write(&fleet, format!("{}\n", profile_json(1, 1))).unwrap();
+    let before = std::fs::read(&fleet).unwrap();
+    let out = decide(&[
+        "batch",
+        fleet.to_str().unwrap(),
+        "--output",
+        fleet.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the output is one of the inputs"));
+    assert_eq!(std::fs::read(&fleet).unwrap(), before);
+}
+
+#[test]
 fn a_missing_input_stops_before_anything_is_decided() {
     let out = decide(&["batch", "examples/lora-7b-4090.yaml", "no-such.yaml"]);
     assert_eq!(out.status.code(), Some(1));

@@ -140,6 +140,111 @@ fn output_is_written_atomically_and_kept_on_failure() {
     assert!(!fresh.exists());
 }
 
+/// `-o` onto what is not a plain file: a device and a descriptor are written in place (never
+/// replaced by a file), a link to a file keeps being a link and the file keeps its mode, a FIFO
+/// is written to its reader, and the profile itself is refused.
+#[cfg(unix)]
+#[test]
+fn output_onto_devices_links_fifos_and_the_input() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let example = "examples/lora-7b-4090.yaml";
+    let expected = decide(&[example, "--as-of", common::AS_OF]).stdout;
+    assert!(!expected.is_empty());
+
+    // /dev/null stays the character device it is, and the run succeeds.
+    let out = decide(&[example, "--as-of", common::AS_OF, "-o", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+
+    // /dev/stdout and /proc/self/fd/1 are the process's standard output, wherever it goes.
+    for path in ["/dev/stdout", "/proc/self/fd/1"] {
+        let out = decide(&[example, "--as-of", common::AS_OF, "-o", path]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", stderr(&out));
+        assert_eq!(out.stdout, expected, "{path}");
+    }
+
+    // A link to a private file: the link stays, the file gets the memo and keeps 0600.
+    let file = dir.path().join("memo.md");
+    std::fs::write(&file, "old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("latest.md");
+    std::os::unix::fs::symlink("memo.md", &link).unwrap();
+    let out = decide(&[
+        example,
+        "--as-of",
+        common::AS_OF,
+        "-o",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), expected);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // No temporary file is left, in either folder.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+
+    // A dangling link makes its file, as a shell redirection would.
+    let dangling = dir.path().join("next.md");
+    std::os::unix::fs::symlink("made.md", &dangling).unwrap();
+    let out = decide(&[
+        example,
+        "--as-of",
+        common::AS_OF,
+        "-o",
+        dangling.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read(dir.path().join("made.md")).unwrap(), expected);
+
+    // A FIFO is written to whoever reads it.
+    let fifo = dir.path().join("pipe");
+    let mkfifo = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(mkfifo.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let out = decide(&[
+        example,
+        "--as-of",
+        common::AS_OF,
+        "-o",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(reader.join().unwrap(), expected);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // The profile as its own output, by its name or through a link: refused, left as it was.
+    let profile = dir.path().join("p.yaml");
+    std::fs::copy(example, &profile).unwrap();
+    let before = std::fs::read(&profile).unwrap();
+    let to_profile = dir.path().join("p-link.yaml");
+    std::os::unix::fs::symlink(&profile, &to_profile).unwrap();
+    for output in [&profile, &to_profile] {
+        let out = decide(&[profile.to_str().unwrap(), "-o", output.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the output is one of the inputs"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(std::fs::read(&profile).unwrap(), before);
+    }
+}
+
 #[test]
 fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     // At 8 GPUs × 520 h the 4090 box (¥7,920) beats containers (¥8,154): bare metal.

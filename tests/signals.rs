@@ -1,5 +1,6 @@
-//! SIGINT and SIGTERM during `decide batch --output FILE`: the batch stops, its temporary file
-//! is removed, the old FILE keeps its bytes, and the exit code is 128 + the signal (130, 143).
+//! Signals during `decide batch --output FILE` (SIGINT, SIGTERM, and SIGHUP, SIGQUIT, SIGALRM,
+//! SIGUSR1 that would end it as well): the batch stops, its temporary file is removed, the old
+//! FILE keeps its bytes, and the exit code is 128 + the signal (130, 143, 129, ...).
 
 #![cfg(unix)]
 
@@ -91,4 +92,11 @@ fn sigint_leaves_the_old_output_whole_and_exits_130() {
 #[test]
 fn sigterm_leaves_the_old_output_whole_and_exits_143() {
     interrupted_by("TERM", 143);
+}
+
+#[test]
+fn the_other_signals_that_end_a_process_leave_no_temporary_file() {
+    for (signal, code) in [("HUP", 129), ("QUIT", 131), ("ALRM", 142), ("USR1", 138)] {
+        interrupted_by(signal, code);
+    }
 }

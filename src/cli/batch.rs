@@ -9,7 +9,7 @@ use decide::error::{Error, ErrorKind, Result};
 use decide::expr::group_thousands;
 use decide::{Format, Graph, Memo};
 
-use super::atomic::AtomicFile;
+use super::output::{Inputs, OutputFile};
 use super::signals::Signals;
 use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
@@ -38,8 +38,8 @@ JSON object, is JSON lines (one profile a line, blank lines skipped); a file wit
 a YAML stream; anything else is one profile. Each profile is held to 1 MiB.
 
 Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
-input cannot be read, 2 usage error, 130 / 143 stopped by SIGINT / SIGTERM (the --output file is
-left as it was).")]
+input cannot be read or a memo cannot be written, 2 usage error, 128 + N stopped by signal N
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP; the --output file is left as it was).")]
 pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
@@ -48,10 +48,12 @@ pub struct Args {
     /// per profile in --out.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Json)]
     pub format: OutputFormat,
-    /// The folder memos are written to (required with `--format md`, `html` or `pdf`).
+    /// The folder memos are written to (required with `--format md`, `html` or `pdf`, refused
+    /// with `json`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Write the JSON lines to this file (atomically) instead of standard output.
+    /// Write the JSON lines to this file (whole or not at all) instead of standard output
+    /// (`--format json` only).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// A rules folder to use instead of the embedded default policy.
@@ -75,15 +77,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<Outcome> {
     let format = args.format.format();
-    if format.is_memo() && args.out.is_none() {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!(
-                "`--format {}` writes one memo per profile and needs `--out DIR`",
-                args.format.extension()
-            ),
-        ));
-    }
+    check_flags(args, format)?;
     let printer = args.format.printer()?;
     // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
     // process, so that the temporary output file is removed and the old one left whole.
@@ -94,21 +88,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
         args.lang,
     )?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
-    let mut profiles = batch::Profiles::new(batch::resolve(&args.inputs)?);
-    if format.is_memo() {
-        profiles = profiles.unique_labels();
-    }
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot create the output folder: {e}"),
-            )
-            .in_file(dir.display().to_string())
-        })?;
-    }
+    let (profiles, inputs) = read_inputs(args, format)?;
     let mut file = match (&args.output, format) {
-        (Some(path), Format::Json) => Some(AtomicFile::create(path)?),
+        (Some(path), Format::Json) => Some(OutputFile::create(path, &inputs)?),
         _ => None,
     };
     let options = Options {
@@ -119,6 +101,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     let progress = progress_bar();
     let mut summary = Summary::default();
+    let mut unwritten = 0usize;
     let mut stdout = std::io::stdout().lock();
     let mut write = |output: batch::Output| -> Result<Flow> {
         summary.add(&output.result);
@@ -130,8 +113,18 @@ pub fn run(args: &Args) -> Result<Outcome> {
             Ok(decided) => match (&args.out, &mut file) {
                 (Some(dir), _) if format.is_memo() => {
                     let path = dir.join(format!("{}.{}", output.label, args.format.extension()));
-                    let bytes = super::output_bytes(printer.as_deref(), decided.text)?;
-                    super::write_atomically(&path, &bytes)?;
+                    let written = super::output_bytes(printer.as_deref(), decided.text)
+                        .and_then(|bytes| super::write_output(&path, &inputs, &bytes));
+                    if let Err(e) = written {
+                        // One memo that cannot be written does not stop the others: it is
+                        // reported and counted, and the run exits 1.
+                        unwritten += 1;
+                        let e = e.help(format!(
+                            "profile {} was decided but its memo is not written; the batch goes on",
+                            output.label
+                        ));
+                        progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e))));
+                    }
                     Pipe::Open
                 }
                 (_, Some(file)) => {
@@ -174,14 +167,68 @@ pub fn run(args: &Args) -> Result<Outcome> {
         if let Some(file) = file {
             file.commit()?;
         }
-        stdio::err(&summary_text(&summary));
+        stdio::err(&summary_text(&summary, unwritten));
     }
-    Ok(outcome(&summary))
+    Ok(outcome(&summary, unwritten))
 }
 
-/// Exit 1 when any profile failed.
-fn outcome(summary: &Summary) -> Outcome {
-    if summary.failed > 0 {
+/// The profiles to decide, the input files (which no output may replace), and the memo folder
+/// made.
+fn read_inputs(args: &Args, format: Format) -> Result<(batch::Profiles, Inputs)> {
+    let resolved = batch::resolve(&args.inputs)?;
+    // No output may replace a profile being read.
+    let inputs = Inputs::of(resolved.iter().filter_map(|input| match input {
+        batch::Input::File(path) => Some(path.as_path()),
+        batch::Input::Stdin => None,
+    }));
+    let mut profiles = batch::Profiles::new(resolved);
+    if format.is_memo() {
+        profiles = profiles.unique_labels();
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot create the output folder: {e}"),
+            )
+            .in_file(dir.display().to_string())
+        })?;
+    }
+    Ok((profiles, inputs))
+}
+
+/// Usage errors: an output flag the format does not use, or a memo format without its folder.
+fn check_flags(args: &Args, format: Format) -> Result<()> {
+    if format.is_memo() && args.out.is_none() {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "`--format {}` writes one memo per profile and needs `--out DIR`",
+                args.format.extension()
+            ),
+        ));
+    }
+    if let (Some(_), true) = (&args.output, format.is_memo()) {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "`--output FILE` is for `--format json`; `--format {}` writes one memo per profile in `--out DIR`",
+                args.format.extension()
+            ),
+        ));
+    }
+    if let (Some(_), false) = (&args.out, format.is_memo()) {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            "`--out DIR` is for memos (`--format md`, `html` or `pdf`); JSON lines go to standard output or `--output FILE`",
+        ));
+    }
+    Ok(())
+}
+
+/// Exit 1 when any profile failed or any memo could not be written.
+fn outcome(summary: &Summary, unwritten: usize) -> Outcome {
+    if summary.failed > 0 || unwritten > 0 {
         Outcome::Flagged
     } else {
         Outcome::Clean
@@ -200,7 +247,7 @@ fn progress_bar() -> indicatif::ProgressBar {
     bar
 }
 
-fn summary_text(s: &Summary) -> String {
+fn summary_text(s: &Summary, unwritten: usize) -> String {
     let count = |n: usize| group_thousands(n as f64, 0);
     let mut out = format!(
         "{} profiles: {} decided, {} failed.\n",
@@ -208,6 +255,13 @@ fn summary_text(s: &Summary) -> String {
         count(s.decided),
         count(s.failed)
     );
+    if unwritten > 0 {
+        let _ = writeln!(
+            out,
+            "{} memos could not be written (each is reported above).",
+            count(unwritten)
+        );
+    }
     let join = |map: &std::collections::BTreeMap<String, usize>| {
         let mut pairs: Vec<(&String, &usize)> = map.iter().collect();
         pairs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

@@ -107,7 +107,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             "cancelled: no profile was written",
         ));
     }
-    super::write_atomically(&args.file, yaml.as_bytes())?;
+    super::write_output(&args.file, &super::Inputs::default(), yaml.as_bytes())?;
     super::print(&format!("Wrote {}.\n", args.file.display()))?;
     let now = inquire::Confirm::new(run_now)
         .with_default(true)

@@ -5,12 +5,12 @@
 //! rules, findings, failed cases or changed decisions, 2 usage error. Nothing here knows how a
 //! decision is made: that is the library's, and this module is the binary's (`src/main.rs`).
 
-mod atomic;
 mod batch;
 mod diff;
 mod graph;
 mod init;
 mod offers;
+mod output;
 mod pdf;
 mod quotes;
 mod schema;
@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use decide::error::{Error, ErrorKind, Result};
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
 
-use atomic::write_atomically;
+use output::{Inputs, write_output};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -80,7 +80,9 @@ pub struct Args {
     /// The date prices are judged at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
     pub as_of: Option<jiff::civil::Date>,
-    /// Write to this file (atomically) instead of standard output.
+    /// Write to this file instead of standard output: a file is replaced whole or not at all
+    /// (its mode and any link to it kept); a device or descriptor (`/dev/stdout`) is written in
+    /// place; the profile itself is refused.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The language of the memo and of the record's texts (reasons, messages, checklist).
@@ -225,13 +227,18 @@ fn decide_profile(args: &Args) -> Result<()> {
         )
         .help("for example: decide profile.yaml --format pdf -o memo.pdf"));
     }
+    let Some(profile) = &args.profile else {
+        return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
+    };
+    // The profile is not its own output: refused before any work, and again as it is written.
+    let inputs = Inputs::of([profile.as_path()]);
+    if let Some(path) = &args.output {
+        inputs.refuse(path)?;
+    }
     let printer = args.format.printer()?;
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let graph = Graph::compile_in(load_policy(args.rules.as_deref(), Some(as_of))?, args.lang)?;
     let memo = Memo::for_rules(args.rules.as_deref())?;
-    let Some(profile) = &args.profile else {
-        return Err(Error::new(ErrorKind::Usage, "a PROFILE is required"));
-    };
     let source = if profile == Path::new("-") {
         Source::stdin(ErrorKind::Profile)?
     } else {
@@ -244,7 +251,7 @@ fn decide_profile(args: &Args) -> Result<()> {
     let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
     let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
     let written = match &args.output {
-        Some(path) => write_atomically(path, &output_bytes(printer.as_deref(), text)?),
+        Some(path) => write_output(path, &inputs, &output_bytes(printer.as_deref(), text)?),
         None => print(&text),
     };
     // The process ends next: the compiled graph, templates and record are left to the OS.

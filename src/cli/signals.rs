@@ -1,14 +1,28 @@
-//! SIGINT and SIGTERM during a batch: recorded by a handler that only sets a flag, so the batch
-//! stops at its next profile through its normal control flow (its temporary output file is
-//! removed as it is dropped, the old output file stays whole) and exits 128 + the signal's
-//! number: 130 for SIGINT, 143 for SIGTERM. A second signal ends the process at once.
+//! Signals that would end the process during a batch (SIGINT, SIGTERM, SIGHUP when a terminal
+//! closes, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2): recorded by a handler that only sets a flag, so
+//! the batch stops at its next profile through its normal control flow (its temporary output
+//! file is removed as it is dropped, the old output file stays whole) and exits 128 + the
+//! signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. A second signal ends the
+//! process at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 
 use decide::error::{Error, ErrorKind, Result};
+
+/// The signals watched, with their names: every signal whose default action ends the process
+/// and that a handler may catch, save SIGPIPE (Rust ignores it; a closed pipe is a write error).
+const WATCHED: [(i32, &str); 7] = [
+    (SIGINT, "SIGINT"),
+    (SIGTERM, "SIGTERM"),
+    (SIGHUP, "SIGHUP"),
+    (SIGQUIT, "SIGQUIT"),
+    (SIGALRM, "SIGALRM"),
+    (SIGUSR1, "SIGUSR1"),
+    (SIGUSR2, "SIGUSR2"),
+];
 
 /// The signals received since [`Signals::watch`].
 pub struct Signals {
@@ -17,14 +31,14 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// Starts recording SIGINT and SIGTERM instead of ending the process on the first one.
+    /// Starts recording the watched signals instead of ending the process on the first one.
     ///
     /// # Errors
     /// A handler cannot be installed.
     pub fn watch() -> Result<Self> {
         let received = Arc::new(AtomicUsize::new(0));
         let once = Arc::new(AtomicBool::new(false));
-        for signal in [SIGINT, SIGTERM] {
+        for (signal, _) in WATCHED {
             let number = usize::try_from(signal).unwrap_or_default();
             let register = || -> std::io::Result<()> {
                 // Handlers run in the order they are registered: the second signal finds the
@@ -45,39 +59,33 @@ impl Signals {
         Ok(Signals { received })
     }
 
-    /// The signal received, if any: `SIGINT` or `SIGTERM`.
+    /// The signal received, if any.
     #[must_use]
     pub fn received(&self) -> Option<Signal> {
-        match self.received.load(Ordering::Relaxed) {
-            0 => None,
-            n if n == usize::try_from(SIGTERM).unwrap_or_default() => Some(Signal::Term),
-            _ => Some(Signal::Int),
-        }
+        let number = self.received.load(Ordering::Relaxed);
+        WATCHED
+            .iter()
+            .find(|(signal, _)| usize::try_from(*signal).is_ok_and(|n| n == number))
+            .map(|&(number, name)| Signal { number, name })
     }
 }
 
 /// A signal that stops a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    Int,
-    Term,
+pub struct Signal {
+    number: i32,
+    name: &'static str,
 }
 
 impl Signal {
     /// The conventional exit code of a process ended by this signal: 128 + its number.
     #[must_use]
     pub fn exit_code(self) -> u8 {
-        match self {
-            Signal::Int => 130,
-            Signal::Term => 143,
-        }
+        u8::try_from(128 + self.number).unwrap_or(u8::MAX)
     }
 
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Signal::Int => "SIGINT",
-            Signal::Term => "SIGTERM",
-        }
+        self.name
     }
 }
