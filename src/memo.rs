@@ -17,7 +17,6 @@ use crate::error::{Error, ErrorKind, Position, Result};
 use crate::eval::Evaluation;
 use crate::graph::Graph;
 use crate::profile::Profile;
-use crate::source::Source;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +89,13 @@ impl Templates {
                 ((*name).to_owned(), file)
             })
             .collect();
-        if let Some(dir) = rules.map(|r| r.join("templates")).filter(|d| d.is_dir()) {
+        if let Some((rules, dir)) = rules
+            .map(|r| (r, r.join("templates")))
+            .filter(|(_, d)| d.is_dir())
+        {
+            // Read as the rules folder's own files: regular files inside it, in bounds.
+            let mut folder =
+                crate::source::Folder::new(rules, "rules folder", crate::source::MAX_FOLDER_BYTES)?;
             let entries = std::fs::read_dir(&dir).map_err(|e| {
                 Error::new(
                     ErrorKind::Io,
@@ -111,10 +116,26 @@ impl Templates {
                 let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
                     continue;
                 };
-                if name.starts_with('.') || !path.is_file() {
+                if name.starts_with('.') || path.is_dir() {
                     continue;
                 }
-                let source = Source::read(&path, ErrorKind::Rules)?;
+                let source = folder.read(&path, ErrorKind::Rules)?;
+                // Bounded before minijinja's parser recurses over it.
+                if let Err(limit) = crate::expr::limits::template(&source.text) {
+                    return Err(Error::new(
+                        ErrorKind::Rules,
+                        format!("memo template is too large: {}", limit.what),
+                    )
+                    .at(
+                        &source.name,
+                        &source.text,
+                        Some(crate::error::Position {
+                            line: limit.line,
+                            column: 1,
+                        }),
+                    )
+                    .help("split it into smaller pieces: `set` names for parts of the expression, macros for repeated blocks"));
+                }
                 files.insert(
                     name.to_owned(),
                     TemplateFile {

@@ -123,6 +123,7 @@ pub struct Prompt {
 pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
     let mut env = crate::expr::environment();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+    crate::expr::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
     let value = env
         .compile_expression(when)
         .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))

@@ -19,8 +19,10 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The extensions of YAML files.
 pub const YAML_EXTENSIONS: &[&str] = &["yaml", "yml"];
 
-/// The files directly in `dir` whose extension is one of `extensions` (any case), in name
-/// order. Every command that takes a folder (rules, cases, profiles) lists it this way.
+/// The entries directly in `dir` whose extension is one of `extensions` (any case), in name
+/// order, folders left out. A link is listed whether or not it leads anywhere, and so is a
+/// FIFO or a device: reading it says what is wrong, so that nothing is left out without a word.
+/// Every command that takes a folder (rules, cases, profiles) lists it this way.
 ///
 /// # Errors
 /// The folder cannot be read; callers word the error for what the folder was meant to hold.
@@ -29,13 +31,160 @@ pub fn files_in(dir: &Path, extensions: &[&str]) -> std::io::Result<Vec<std::pat
         .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            p.is_file()
+            !p.is_dir()
                 && p.extension()
                     .is_some_and(|x| extensions.iter().any(|e| x.eq_ignore_ascii_case(e)))
         })
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// The bytes a rules folder may hold in all (rule files, quote sheets, templates, cases):
+/// about thirty times the default policy's 360 KiB. Each file is also held to
+/// [`MAX_FILE_BYTES`].
+pub const MAX_FOLDER_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A folder read file by file, each held to being a regular file inside it (a link may lead
+/// elsewhere in the folder, never out of it), and all of them together to
+/// [`MAX_FOLDER_BYTES`].
+#[derive(Debug)]
+pub struct Folder {
+    /// The folder as the user named it, for messages.
+    name: String,
+    /// The folder with its links resolved, which every file's resolved path must be inside.
+    root: std::path::PathBuf,
+    what: &'static str,
+    read: u64,
+    total: u64,
+}
+
+impl Folder {
+    /// Starts reading the folder `dir` (a rules folder: `what` names it in messages), its
+    /// files held to `total` bytes in all ([`MAX_FOLDER_BYTES`] for a rules folder).
+    ///
+    /// # Errors
+    /// The folder's own path cannot be resolved.
+    pub fn new(dir: &Path, what: &'static str, total: u64) -> Result<Self> {
+        let name = dir.display().to_string();
+        let root =
+            std::fs::canonicalize(dir).map_err(|e| read_error(&e, ErrorKind::Rules, &name))?;
+        Ok(Folder {
+            name,
+            root,
+            what,
+            read: 0,
+            total,
+        })
+    }
+
+    /// Reads `path`, a file of the folder, as [`Source::read`] does, after checking that it
+    /// leads to a regular file inside the folder and that the folder's total stays in bounds.
+    ///
+    /// # Errors
+    /// A link to nothing or out of the folder, a FIFO, device or socket, a file that cannot be
+    /// read or is over a limit.
+    pub fn read(&mut self, path: &Path, kind: ErrorKind) -> Result<Source> {
+        let name = path.display().to_string();
+        let link = std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| std::fs::read_link(path).ok())
+            .flatten();
+        let resolved = std::fs::canonicalize(path).map_err(|e| match (&link, e.kind()) {
+            (Some(to), std::io::ErrorKind::NotFound) => Error::new(
+                kind,
+                format!(
+                    "is a link to {}, which does not exist: the {} would lose what it held",
+                    to.display(),
+                    self.what
+                ),
+            )
+            .in_file(&name)
+            .help("remove the link or restore the file it names"),
+            _ => read_error(&e, kind, &name),
+        })?;
+        if !resolved.starts_with(&self.root) {
+            return Err(Error::new(
+                kind,
+                format!(
+                    "is a link to {}, outside the {} {}: its files are read only from inside it",
+                    resolved.display(),
+                    self.what,
+                    self.name
+                ),
+            )
+            .in_file(&name)
+            .help("copy the file into the folder instead of linking to it"));
+        }
+        let meta = std::fs::metadata(&resolved).map_err(|e| read_error(&e, kind, &name))?;
+        if !meta.is_file() {
+            return Err(Error::new(
+                kind,
+                format!(
+                    "is {}, not a regular file: a {} holds text files",
+                    file_kind(&meta),
+                    self.what
+                ),
+            )
+            .in_file(&name));
+        }
+        let left = self.total.saturating_sub(self.read);
+        if meta.len() > left {
+            return Err(Error::new(
+                kind,
+                format!(
+                    "the {} {} is larger than the limit of {} bytes ({} MiB) in all",
+                    self.what,
+                    self.name,
+                    self.total,
+                    self.total / (1024 * 1024)
+                ),
+            )
+            .in_file(&name)
+            .help("a policy is a few hundred KiB of YAML, sheets and templates; remove what it does not use"));
+        }
+        let source = Source::read_as(&resolved, &name, kind, MAX_FILE_BYTES.min(left))?;
+        self.read += source.text.len() as u64;
+        Ok(source)
+    }
+}
+
+/// Whether `path` leads to a regular file; if not, what it is instead, in words.
+///
+/// # Errors
+/// The words: a link to nothing, a FIFO, a device, a socket, a file that cannot be read.
+pub fn regular_file(path: &Path) -> std::result::Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => Err(format!("is {}, not a regular file", file_kind(&meta))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err("is a link to a file that does not exist".to_owned())
+        }
+        Err(e) => Err(read_error(&e, ErrorKind::Profile, "").message().to_owned()),
+    }
+}
+
+/// What a file that is not a regular file or a folder is, in words.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// A text file in memory with the name errors use for it.
@@ -62,7 +211,12 @@ impl Source {
 
     /// Reads `path` like [`Source::read`], with a size limit of `limit` bytes.
     pub fn read_up_to(path: &Path, kind: ErrorKind, limit: u64) -> Result<Self> {
-        let name = path.display().to_string();
+        Self::read_as(path, &path.display().to_string(), kind, limit)
+    }
+
+    /// Reads `path` like [`Source::read_up_to`], named `name` in errors and in the source.
+    fn read_as(path: &Path, name: &str, kind: ErrorKind, limit: u64) -> Result<Self> {
+        let name = name.to_owned();
         let io = |e: std::io::Error| read_error(&e, kind, &name);
         let meta = std::fs::metadata(path).map_err(io)?;
         if meta.is_dir() {

@@ -11,7 +11,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// Exit code and standard error, with the temporary rules folder's path made stable.
 fn shown(out: &Output, rules: Option<&Path>) -> String {
@@ -132,4 +132,117 @@ fn a_missing_or_file_rules_folder_is_named() {
     let out = common::run(&["examples/lora-7b-4090.yaml", "--rules", "README.md"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(shown(&out, None).contains("--rules expects a folder of YAML files, not a file"));
+}
+
+/// Runs `decide` on an example with `rules` and returns the exit code and stderr.
+fn with_rules(rules: &Path) -> (Option<i32>, String) {
+    let out = common::run(&[
+        "examples/lora-7b-4090.yaml",
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).replace(&rules.display().to_string(), "[RULES]");
+    (out.status.code(), err)
+}
+
+/// A rules folder's files are read or the run stops naming the one that is not: a link to
+/// nothing, a FIFO named `*.yaml` (which would block the read for ever), a link out of the
+/// folder (a template that would make the memo another file's text).
+#[cfg(unix)]
+#[test]
+fn a_rules_file_that_cannot_be_read_or_leads_out_of_the_folder_stops_the_run() {
+    let rules = common::edited_rules(&[]);
+    let dangling = rules.path().join("zz-gone.yaml");
+    std::os::unix::fs::symlink("nowhere.yaml", &dangling).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("zz-gone.yaml"), "{err}");
+    assert!(
+        err.contains("is a link to nowhere.yaml, which does not exist"),
+        "{err}"
+    );
+    std::fs::remove_file(&dangling).unwrap();
+
+    let fifo = rules.path().join("zz-pipe.yaml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("zz-pipe.yaml"), "{err}");
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    std::fs::remove_file(&fifo).unwrap();
+
+    // A quote sheet and a template linked from outside the folder.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "the outside file's text").unwrap();
+    let sheet = rules.path().join("quotes").join("2026-12-01-elsewhere.csv");
+    std::os::unix::fs::symlink(&secret, &sheet).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("2026-12-01-elsewhere.csv"), "{err}");
+    assert!(err.contains("outside the rules folder"), "{err}");
+    std::fs::remove_file(&sheet).unwrap();
+    std::fs::create_dir(rules.path().join("templates")).unwrap();
+    let template = rules.path().join("templates").join("memo.md.j2");
+    std::os::unix::fs::symlink(&secret, &template).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("memo.md.j2"), "{err}");
+    assert!(err.contains("outside the rules folder"), "{err}");
+    assert!(!err.contains("the outside file's text"), "{err}");
+
+    // A link that stays inside the folder is read as the file it names.
+    std::fs::remove_file(&template).unwrap();
+    std::fs::copy(
+        "templates/memo.md.j2",
+        rules.path().join("templates/base.md.j2"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("base.md.j2", &template).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A memo template over a bound of `expr::limits` is refused at its line, before minijinja's
+/// parser recurses over it (100,000 nested `{% if %}` blocks or terms aborted the process).
+#[test]
+fn a_memo_template_too_deep_or_too_long_is_refused_at_its_line() {
+    let rules = common::edited_rules(&[]);
+    std::fs::create_dir(rules.path().join("templates")).unwrap();
+    let memo = std::fs::read_to_string("templates/memo.md.j2").unwrap();
+    let template = rules.path().join("templates").join("memo.md.j2");
+    let nested = format!(
+        "title\n{}x{}\n{memo}",
+        "{% if true %}".repeat(33),
+        "{% endif %}".repeat(33)
+    );
+    std::fs::write(&template, nested).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("more than 32 blocks open at once"), "{err}");
+    assert!(err.contains("memo.md.j2:2:1"), "{err}");
+    let long = format!("{{{{ {} }}}}\n{memo}", vec!["'a'"; 501].join(" ~ "));
+    std::fs::write(&template, long).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("expression longer than 1000 tokens"), "{err}");
+    // At the bounds, the memo is rendered.
+    let fits = format!(
+        "{{{{ {} }}}}{}x{}\n{memo}",
+        vec!["'a'"; 500].join(" ~ "),
+        "{% if true %}".repeat(32),
+        "{% endif %}".repeat(32)
+    );
+    std::fs::write(&template, fits).unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(0), "{err}");
 }

@@ -577,3 +577,77 @@ fn a_fact_that_cannot_be_written_fails_each_profile_and_the_batch_ends() {
     );
     assert!(err.contains("2 profiles: 0 decided, 2 failed."), "{err}");
 }
+
+/// A folder's entry that is not a regular file is one failed profile, named, not one left out
+/// (a link to nothing) or a read that never ends (a FIFO).
+#[cfg(unix)]
+#[test]
+fn a_folder_entry_that_cannot_be_read_is_a_failed_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("examples/lora-7b-4090.yaml", dir.path().join("a.yaml")).unwrap();
+    std::os::unix::fs::symlink("gone.yaml", dir.path().join("b.yaml")).unwrap();
+    let fifo = dir.path().join("c.yaml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = decide(&[
+        "batch",
+        dir.path().to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("b.yaml"), "{err}");
+    assert!(
+        err.contains("is a link to a file that does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("c.yaml"), "{err}");
+    assert!(
+        err.contains("is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+    assert!(err.contains("3 profiles: 1 decided, 2 failed."), "{err}");
+    assert_eq!(names(&out.stdout), ["Support-bot 7B LoRA"]);
+}
+
+/// The deepest trees the expression bounds allow (999 tokens: a `not` chain, a sum) are
+/// decided on the batch's worker threads, whose stacks are smaller than the main thread's.
+#[test]
+fn expressions_at_the_size_bound_are_decided_on_worker_threads() {
+    let deep = format!(
+        "facts:\n  - id: deep_not\n    title: deep\n    expr: \"{}true\"\n  - id: deep_sum\n    title: deep\n    expr: \"{}\"\n",
+        "not ".repeat(998),
+        vec!["1"; 500].join("+")
+    );
+    let rules = common::edited_rules(&[]);
+    std::fs::write(rules.path().join("zz-deep.yaml"), deep).unwrap();
+    let out = decide(&[
+        "batch",
+        "examples",
+        "--rules",
+        rules.path().to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+        "--trace",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let value = |id: &str| {
+        first["trace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == id)
+            .map(|n| n["value"].clone())
+    };
+    assert_eq!(value("deep_sum"), Some(serde_json::json!(500)));
+    assert_eq!(value("deep_not"), Some(serde_json::json!(true)));
+}

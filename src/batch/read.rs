@@ -18,6 +18,12 @@ pub const PROFILE_EXTENSIONS: &[&str] = &["yaml", "yml", "json", "jsonl", "ndjso
 pub enum Input {
     Stdin,
     File(PathBuf),
+    /// A folder's entry that is not a regular file (a FIFO, a device, a link to nothing): one
+    /// failed profile, with why, rather than one left out or a read that never ends.
+    Refused {
+        path: PathBuf,
+        why: String,
+    },
 }
 
 /// The inputs the command line names (`-` is standard input, a folder gives its profile files
@@ -36,7 +42,14 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>> {
                 Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
                     .in_file(path.display().to_string())
             })?;
-            inputs.extend(files.into_iter().map(Input::File));
+            inputs.extend(
+                files
+                    .into_iter()
+                    .map(|file| match crate::source::regular_file(&file) {
+                        Ok(()) => Input::File(file),
+                        Err(why) => Input::Refused { path: file, why },
+                    }),
+            );
         } else {
             std::fs::metadata(path).map_err(|e| {
                 crate::source::read_error(&e, ErrorKind::Profile, &path.display().to_string())
@@ -106,6 +119,11 @@ impl Iterator for Profiles {
                         .map(|f| Box::new(BufReader::new(f)) as Box<dyn BufRead + Send>)
                         .map_err(|e| crate::source::read_error(&e, ErrorKind::Profile, &name));
                     Splitter::new(name, file)
+                }
+                Input::Refused { path, why } => {
+                    let name = path.display().to_string();
+                    let error = Error::new(ErrorKind::Profile, why).in_file(&name);
+                    Splitter::new(name, Err(error))
                 }
             });
         }

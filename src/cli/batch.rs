@@ -179,7 +179,7 @@ fn read_inputs(args: &Args, format: Format) -> Result<(batch::Profiles, Inputs)>
     // No output may replace a profile being read.
     let inputs = Inputs::of(resolved.iter().filter_map(|input| match input {
         batch::Input::File(path) => Some(path.as_path()),
-        batch::Input::Stdin => None,
+        batch::Input::Stdin | batch::Input::Refused { .. } => None,
     }));
     let mut profiles = batch::Profiles::new(resolved);
     if format.is_memo() {

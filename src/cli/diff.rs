@@ -59,8 +59,9 @@ fn diff(args: &Args) -> Result<Outcome> {
                     decide::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
                         .in_file(path.display().to_string())
                 })?;
+            let mut folder = decide::source::Folder::new(path, "profiles folder", u64::MAX)?;
             for file in files {
-                profiles.push(Source::read(&file, ErrorKind::Profile)?);
+                profiles.push(folder.read(&file, ErrorKind::Profile)?);
             }
         } else {
             profiles.push(Source::read(path, ErrorKind::Profile)?);

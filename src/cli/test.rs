@@ -80,9 +80,11 @@ fn yaml_files(dir: &Path) -> Result<Vec<Source>> {
                 "policy tests live in the rules folder's `tests/`, or pass case files as arguments",
             )
     })?;
+    let mut folder =
+        decide::source::Folder::new(dir, "case folder", decide::source::MAX_FOLDER_BYTES)?;
     paths
         .iter()
-        .map(|p| Source::read(p, ErrorKind::Profile))
+        .map(|p| folder.read(p, ErrorKind::Profile))
         .collect()
 }
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod fast;
 mod functions;
+pub mod limits;
 pub(crate) mod names;
 pub(crate) mod numbers;
 pub(crate) mod objects;

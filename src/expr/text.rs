@@ -70,6 +70,8 @@ impl Text {
         file: usize,
         location: Location,
     ) -> Result<Text, minijinja::Error> {
+        // Bounded before the parser (and everything after it) recurses over the tree.
+        super::limits::template(source)?;
         let tree = machinery::parse(source, name, super::functions::syntax())?;
         let names = match super::names::template_undeclared(&tree) {
             Some(names) => names,

@@ -409,6 +409,11 @@ fn check_question_when(
     let q = &policy.questions[index];
     let field = &q.item.field.value;
     let fail = |message: String| policy.error_at(q.file, when.referenced, message);
+    if let Err(limit) = crate::expr::limits::expression(&when.value) {
+        return Err(fail(format!(
+            "question `{field}`: `when` is too large: {limit}"
+        )));
+    }
     let compiled = scope
         .owner
         .env

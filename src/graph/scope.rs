@@ -49,6 +49,17 @@ impl<'a> Scope<'a> {
         }
         // Parsed once: the names it reads and its fast form come from this tree, and
         // minijinja compiles the same text only if the fast path ever needs it to answer.
+        // Bounded before the parser (and everything after it) recurses over the tree.
+        if let Err(limit) = crate::expr::limits::expression(&text.value) {
+            return Err(policy
+                .error_at(
+                    file,
+                    text.referenced,
+                    format!("{}: `{field}` is too large: {limit}", subject(policy, node)),
+                )
+                .field(format!("{node}.{field}"))
+                .help(TOO_LARGE_HELP));
+        }
         let tree = minijinja::machinery::parse_expr(&text.value).map_err(|parse_error| {
             // minijinja's own compile words the error (the same parser, with its details).
             let e = match self.owner.env.compile_expression_owned(text.value.clone()) {
@@ -210,6 +221,10 @@ pub(crate) fn subject(policy: &Policy, id: &str) -> String {
         format!("node `{id}`")
     }
 }
+
+/// What to do with an expression or text over a bound of [`crate::expr::limits`].
+pub(crate) const TOO_LARGE_HELP: &str =
+    "split it into facts, each one step of the calculation, and name them";
 
 pub(crate) fn template_error(
     policy: &Policy,

@@ -212,10 +212,14 @@ impl Policy {
         } else {
             Vec::new()
         };
+        // Every file listed is read or is an error: a link to nothing, out of the folder, or
+        // a FIFO named `*.yaml` stops the run instead of leaving out what it held.
+        let mut folder =
+            crate::source::Folder::new(dir, "rules folder", crate::source::MAX_FOLDER_BYTES)?;
         paths
             .iter()
             .chain(&sheets)
-            .map(|p| Source::read(p, ErrorKind::Rules))
+            .map(|p| folder.read(p, ErrorKind::Rules))
             .collect()
     }
 
