@@ -250,44 +250,76 @@ impl Error {
 
     fn render_one(&self, renderer: &Renderer) -> String {
         let inner = &self.0;
+        // Text from a file (a value quoted in a message, a snippet) may hold control
+        // characters: they are shown escaped, never sent to the terminal.
         let title = match &inner.field {
-            Some(field) => format!("{field}: {}", inner.message),
-            None => inner.message.clone(),
+            Some(field) => format!("{}: {}", visible(field), visible(&inner.message)),
+            None => visible(&inner.message).into_owned(),
         };
         let level = if inner.warning {
             Level::WARNING
         } else {
             Level::ERROR
         };
+        let shown =
+            inner
+                .origin
+                .as_ref()
+                .and_then(|origin| match (&origin.text, origin.position) {
+                    (Some(text), Some(pos)) if !text.is_empty() => Some(visible_snippet(text, pos)),
+                    _ => None,
+                });
         let mut group = Group::with_title(level.primary_title(&title));
         let mut plain_location = None;
         if let Some(origin) = &inner.origin {
-            match (&origin.text, origin.position) {
-                (Some(text), Some(pos)) if !text.is_empty() => {
-                    let span = byte_span(text, pos);
+            match (&shown, origin.position) {
+                (Some((shown, pos)), Some(_)) => {
+                    let span = byte_span(shown, *pos);
                     group = group.element(
-                        Snippet::source(&**text)
+                        Snippet::source(&**shown)
                             .line_start(origin.first_line)
-                            .path(&origin.name)
+                            .path(visible(&origin.name).into_owned())
                             .fold(true)
                             .annotation(AnnotationKind::Primary.span(span)),
                     );
                 }
                 (_, Some(_)) => {
                     let pos = origin.file_position().expect("a position");
-                    plain_location = Some(format!("{}:{}:{}", origin.name, pos.line, pos.column));
+                    plain_location = Some(format!(
+                        "{}:{}:{}",
+                        visible(&origin.name),
+                        pos.line,
+                        pos.column
+                    ));
                 }
-                _ => plain_location = Some(origin.name.clone()),
+                _ => plain_location = Some(visible(&origin.name).into_owned()),
             }
         }
         if let Some(location) = &plain_location {
             group = group.element(Level::NOTE.message(format!("in {location}")));
         }
         for hint in &inner.help {
-            group = group.element(Level::HELP.message(hint));
+            group = group.element(Level::HELP.message(visible(hint).into_owned()));
         }
         renderer.render(&[group]).clone()
     }
+}
+
+/// `text` with its unsafe characters escaped ([`visible`]), and `pos` moved to the same
+/// character of the escaped text.
+fn visible_snippet(text: &str, pos: Position) -> (std::borrow::Cow<'_, str>, Position) {
+    let shown = visible(text);
+    if matches!(shown, std::borrow::Cow::Borrowed(_)) {
+        return (shown, pos);
+    }
+    let column = text
+        .split_inclusive('\n')
+        .nth(pos.line.saturating_sub(1))
+        .map_or(pos.column, |line| {
+            let before: String = line.chars().take(pos.column.saturating_sub(1)).collect();
+            visible(&before).chars().count() + 1
+        });
+    (shown, Position { column, ..pos })
 }
 
 /// The byte range of the token at `pos` (1-based line and column, counted in characters).
@@ -334,6 +366,35 @@ impl std::error::Error for Error {}
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Whether `c` would act on a terminal or a page instead of showing: a control character (C0
+/// but tab and line breaks, DEL, C1) or a bidirectional override or isolate (which reorders
+/// what a reader sees, CVE-2021-42574).
+#[must_use]
+pub fn is_unsafe_char(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every [`is_unsafe_char`] shown as an escape, `\u{1b}` for ESC, as a careful
+/// terminal program shows them: for messages and plain text, and for text escaped after (a
+/// Markdown escape then doubles the backslash, so the page shows one).
+#[must_use]
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    if !text.chars().any(is_unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_unsafe_char(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// The closest of `candidates` to `word`, if any is close enough to be a likely typo.
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {

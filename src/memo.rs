@@ -291,6 +291,13 @@ fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
         }
         None => Error::new(ErrorKind::Rules, format!("memo template failed: {kind}")),
     };
+    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+        error = error.help(format!(
+            "the template took more than {} steps (the limit): a loop that does not end, or \
+             one over a range too long",
+            crate::expr::FUEL
+        ));
+    }
     if e.kind() == minijinja::ErrorKind::UndefinedError {
         error = error.help(
             "the template reads a name or field the memo does not have: the context is d (the \

@@ -246,3 +246,44 @@ fn a_memo_template_too_deep_or_too_long_is_refused_at_its_line() {
     let (code, err) = with_rules(rules.path());
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A quote sheet's header of 60,000 columns (one unknown-column error each, with its column
+/// found by scanning the line, was quadratic) is refused in one error.
+#[test]
+fn a_header_of_sixty_thousand_columns_is_one_error() {
+    let rules = common::edited_rules(&[]);
+    let header: Vec<String> = (0..60_000).map(|i| format!("c{i}")).collect();
+    std::fs::write(
+        rules.path().join("quotes").join("2026-09-01-wide.csv"),
+        format!("{}\n", header.join(",")),
+    )
+    .unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("the header has 60000 columns; a quote sheet has at most 64"),
+        "{err}"
+    );
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+}
+
+/// A memo template that would loop 10^10 times stops at the work budget with an error at its
+/// line, instead of running for ever.
+#[test]
+fn a_template_that_never_ends_stops_at_the_work_budget() {
+    let rules = common::edited_rules(&[]);
+    std::fs::create_dir(rules.path().join("templates")).unwrap();
+    let memo = std::fs::read_to_string("templates/memo.md.j2").unwrap();
+    std::fs::write(
+        rules.path().join("templates").join("memo.md.j2"),
+        format!(
+            "{{% for i in range(100000) %}}{{% for j in range(100000) %}}{{% endfor %}}{{% endfor %}}\n{memo}"
+        ),
+    )
+    .unwrap();
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("ran out of fuel"), "{err}");
+    assert!(err.contains("more than 1000000 steps (the limit)"), "{err}");
+    assert!(err.contains("memo.md.j2:1:1"), "{err}");
+}

@@ -246,3 +246,90 @@ fn absurd_magnitudes_are_refused_and_shown_short() {
         "{shown}"
     );
 }
+
+/// (field path, lower bound, whole number, base example): the smallest value each number
+/// takes. A smaller positive value (`model_params_b: 1e-300`) left the rules' arithmetic
+/// nothing to work with and ended in "fact … gave inf".
+const LOWER: &[(&str, f64, bool, &str)] = &[
+    ("workload.model_params_b", 0.001, false, "pretrain-70b-job"),
+    ("workload.nodes", 1.0, true, "pretrain-70b-job"),
+    ("workload.tokens_b", 0.000_001, false, "pretrain-70b-job"),
+    (
+        "workload.context_tokens",
+        1.0,
+        true,
+        "long-context-70b-inference",
+    ),
+    (
+        "workload.concurrent_sequences",
+        1.0,
+        true,
+        "long-context-70b-inference",
+    ),
+    ("usage.gpus", 1.0, true, "lora-7b-4090"),
+    ("usage.hours_per_gpu_month", 0.0, false, "lora-7b-4090"),
+    ("usage.months", 1.0, true, "lora-7b-4090"),
+    ("budget.monthly_cny", 1.0, false, "lora-7b-4090"),
+    (
+        "job.hours.h100-x8-ningxia1",
+        0.01,
+        false,
+        "pretrain-70b-job",
+    ),
+    ("job.deadline_days", 0.01, false, "pretrain-70b-job"),
+];
+
+#[test]
+fn every_number_at_its_lower_bound_is_decided_and_below_it_refused() {
+    let schema = decide::profile::json_schema();
+    assert_eq!(
+        LOWER.len(),
+        BOUNDS.len(),
+        "a number without a lower bound row"
+    );
+    for &(path, bound, whole, base) in LOWER {
+        let field = schema_field(&schema, path);
+        assert_eq!(field["minimum"].as_f64(), Some(bound), "{path}: {field:#}");
+        assert!(field.get("exclusiveMinimum").is_none(), "{path}: {field:#}");
+        let text = with_field(&example(base), path, &format!("{bound}"));
+        let decided = decide_text(&text);
+        assert!(
+            decided.is_ok(),
+            "{path} = {bound} refused:\n{}\n{text}",
+            decided.unwrap_err().render()
+        );
+        let below = if whole {
+            format!("{}", bound - 1.0)
+        } else if bound == 0.0 {
+            "-0.001".to_owned()
+        } else {
+            format!("{:e}", bound / 2.0)
+        };
+        let text = with_field(&example(base), path, &below);
+        let err = decide_text(&text).expect_err(&format!("{path} = {below} accepted"));
+        assert_eq!(err.kind(), ErrorKind::Profile);
+        let shown = err.render();
+        let field = path
+            .strip_prefix("job.hours.")
+            .map_or(path, |_| "job.hours");
+        assert!(
+            shown.contains(&format!("error: {field}")),
+            "{path}:\n{shown}"
+        );
+        assert!(
+            shown.contains(&format!("{bound}")),
+            "{path}: no bound:\n{shown}"
+        );
+    }
+    // The case: a thousandth of the smallest model with a job's hours.
+    let text = with_field(
+        &example("pretrain-70b-job"),
+        "workload.model_params_b",
+        "1e-300",
+    );
+    let shown = decide_text(&text).unwrap_err().render();
+    assert!(
+        shown.contains("must be at least 0.001, got 1e-300"),
+        "{shown}"
+    );
+}

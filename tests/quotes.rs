@@ -422,3 +422,143 @@ fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_w
         "{err}"
     );
 }
+
+/// A vendor's cells are text in every memo: markup, a line break that would start a heading
+/// or a checklist item, and HTML are shown escaped in the Markdown memo and as characters in
+/// the HTML memo; `decide quotes check` warns about them; a sheet's file name stays plain.
+#[test]
+fn quote_sheet_text_stays_text_in_the_memos_and_quotes_check_warns() {
+    let row = "rtx4090-x8-sichuan2,evil,month,9900,7000,CNY,month,\"1 month\n# Heading\n- [ ] fake item\",\
+               unknown,unknown,2026-09-01,<img src=http://x/a.png> <script>alert(1)</script> [link](http://x)\n";
+    let rules = rules_with_sheet("2026-09-01-evil.csv", row);
+    let profile = "examples/lora-7b-4090.yaml";
+    let md = memo(rules.path(), profile, "2026-09-04");
+    for raw in [
+        "<img",
+        "<script",
+        "[link](",
+        "\n# Heading",
+        "\n- [ ] fake item",
+    ] {
+        assert!(!md.contains(raw), "{raw:?} reached the Markdown memo raw");
+    }
+    assert!(md.contains("&lt;img src=http://x/a.png&gt;"), "{md}");
+    assert!(
+        md.contains("Shortest term: 1 month \\# Heading - \\[ \\] fake item."),
+        "{md}"
+    );
+    let html = common::run_ok(&[
+        profile,
+        "--as-of",
+        "2026-09-04",
+        "--format",
+        "html",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(!html.contains("<img"), "an image tag reached the HTML memo");
+    assert!(
+        !html.contains("<script>alert"),
+        "a script reached the HTML memo"
+    );
+    // The Markdown escapes of a checklist item show as the characters they stand for.
+    assert!(
+        html.contains("Shortest term: 1 month # Heading - [ ] fake item."),
+        "{html}"
+    );
+    // `quotes check` warns and still passes the sheet.
+    let sheet = rules.path().join("quotes/2026-09-01-evil.csv");
+    let out = common::run(&[
+        "quotes",
+        "check",
+        sheet.to_str().unwrap(),
+        "--rules",
+        rules.path().to_str().unwrap(),
+        "--as-of",
+        "2026-09-04",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: min_term: the `min_term` cell holds a line break"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: source: the `source` cell holds markup"),
+        "{err}"
+    );
+    // A file name that would break out of the memo's code span is refused.
+    let bad = rules_with_sheet("2026-09-01-evil`.csv", &row.replace("evil,", "evil2,"));
+    let out = common::run(&[
+        profile,
+        "--as-of",
+        "2026-09-04",
+        "--rules",
+        bad.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a quote sheet's file name may hold"));
+}
+
+/// An id keeps its vendor whatever dates are added: an earlier quote from another vendor is
+/// `<id>@<vendor>`, not a takeover of the catalog id (a profile's `proposal` and `job.hours`
+/// would silently point at another vendor's box). Without `id_vendor`, two vendors for one
+/// hardware are an error that says what to write.
+#[test]
+fn an_earlier_quote_from_another_vendor_does_not_take_over_the_catalog_id() {
+    let rules = rules_with_sheet(
+        "2026-06-01-acme.csv",
+        "rtx4090-x8-sichuan2,acme,month,9000,7000,CNY,month,1 month,unknown,unknown,\
+         2026-06-01,acme quote of 2026-06-01\n",
+    );
+    let offers = common::run_ok(&[
+        "offers",
+        "--as-of",
+        "2026-09-04",
+        "--format",
+        "json",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    let listing: serde_json::Value = serde_json::from_str(&offers).unwrap();
+    let vendor_of = |id: &str| {
+        listing["offers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == id)
+            .map(|o| o["vendor"].clone())
+    };
+    assert_eq!(
+        vendor_of("rtx4090-x8-sichuan2"),
+        Some(serde_json::json!("marketplace"))
+    );
+    assert_eq!(
+        vendor_of("rtx4090-x8-sichuan2@acme"),
+        Some(serde_json::json!("acme"))
+    );
+    // The catalog that names no vendor for the id: an error naming both vendors and the fix.
+    let text = std::fs::read_to_string(rules.path().join("catalog.yaml")).unwrap();
+    let first = text.find("    id_vendor: marketplace\n").unwrap();
+    let unnamed = format!(
+        "{}{}",
+        &text[..first],
+        &text[first + "    id_vendor: marketplace\n".len()..]
+    );
+    std::fs::write(rules.path().join("catalog.yaml"), unnamed).unwrap();
+    let out = common::run(&[
+        "examples/lora-7b-4090.yaml",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`rtx4090-x8-sichuan2` is quoted by acme and marketplace"),
+        "{err}"
+    );
+    assert!(
+        err.contains("add `id_vendor: acme`") || err.contains("id_vendor:"),
+        "{err}"
+    );
+}

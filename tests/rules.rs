@@ -605,3 +605,39 @@ fn no_bridge_with_containers_where_a_custom_stack_rules_them_out() {
     assert!(!delivery("custom_network: true").contains(bridge));
     assert!(!delivery("physical_isolation: true").contains(bridge));
 }
+
+/// Control characters and bidirectional overrides in the profile's text are shown escaped in
+/// both memos and in error messages, never passed on to a terminal or a page.
+#[test]
+fn control_characters_are_shown_escaped_in_memos_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.yaml");
+    std::fs::write(
+        &profile,
+        BASE.replace("name: t", "name: \"red \\e[31m \\u202Eexe.pdf\""),
+    )
+    .unwrap();
+    let p = profile.to_str().unwrap();
+    for format in ["md", "html"] {
+        let out = common::run_ok(&[p, "--as-of", common::AS_OF, "--format", format]);
+        assert!(!out.contains('\u{1b}'), "{format}: ESC reached the memo");
+        assert!(
+            !out.contains('\u{202e}'),
+            "{format}: U+202E reached the memo"
+        );
+        assert!(out.contains("u{1b}") && out.contains("u{202e}"), "{format}");
+    }
+    std::fs::write(
+        &profile,
+        BASE.replace("name: t", "name: t\nextra\u{1b}[2J\u{202e}: 1"),
+    )
+    .unwrap();
+    let out = common::run(&[p]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+        "{err:?}"
+    );
+    assert!(err.contains("\\u{1b}[2J"), "{err}");
+}

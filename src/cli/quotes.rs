@@ -94,6 +94,9 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
         return Err(e);
     }
     let policy = policy.expect("a policy when there is no error");
+    for warning in quotes::text_warnings(&sources, &policy.quotes, &files) {
+        super::stdio::err(&format!("{}\n\n", super::render(&warning)));
+    }
     let mut out = String::new();
     for &file in &files {
         let mine: Vec<&quotes::Quote> = policy.quotes.iter().filter(|q| q.sheet == file).collect();

@@ -22,7 +22,9 @@ use std::sync::OnceLock;
 use minijinja::{Environment, Expression};
 use serde_saphyr::Location;
 
-pub use functions::{FUNCTIONS, environment, flow_text, group_thousands, md_escape, table_cell};
+pub use functions::{
+    FUEL, FUNCTIONS, environment, flow_text, group_thousands, md_escape, table_cell,
+};
 pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
 
 /// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.

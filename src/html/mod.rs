@@ -17,9 +17,11 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, State};
 
 /// Adds the HTML memo's filters and functions to `env`: `md` and `cell` that escape for the
-/// output at hand, `marks`, and the charts `line_chart` and `scatter_chart`.
+/// output at hand, `rich` for the record's Markdown texts, `marks`, and the charts
+/// `line_chart` and `scatter_chart`.
 pub fn register(env: &mut Environment<'static>) {
     env.add_filter("md", md);
+    env.add_filter("rich", rich);
     env.add_filter("cell", cell);
     env.add_filter("marks", marks);
     env.add_function("line_chart", chart::line_chart);
@@ -42,7 +44,7 @@ pub fn escape(text: &str) -> String {
 /// marks (`*`, `` ` ``) as character references so that [`marks`] leaves them alone.
 fn inert(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in escape(text).chars() {
+    for c in escape(&crate::error::visible(text)).chars() {
         match c {
             '*' => out.push_str("&#42;"),
             '`' => out.push_str("&#96;"),
@@ -62,6 +64,17 @@ fn md(state: &State, text: &str) -> Value {
     }
 }
 
+/// The `rich` filter: a text of the record (a checklist item, which may quote a vendor's cell
+/// escaped by the rules' `md`) as it is in the Markdown memo, and as HTML in the HTML memo,
+/// where the Markdown escapes show as their characters and the marks stay for [`marks`].
+fn rich(state: &State, text: &str) -> Value {
+    if is_html(state) {
+        Value::from_safe_string(from_markdown_text(text))
+    } else {
+        Value::from(text)
+    }
+}
+
 /// The `cell` filter: a Markdown table cell in the Markdown memo, escaped HTML on one line in
 /// the HTML memo (an HTML cell needs no escaping of `|`). Its text is the policy's (an outcome,
 /// a memory note, a trace step's reason), written with the same `` `code` `` and `**bold**`
@@ -69,7 +82,7 @@ fn md(state: &State, text: &str) -> Value {
 /// through `md` instead, which leaves no mark for `marks` to find.
 fn cell(state: &State, text: &str) -> Value {
     if is_html(state) {
-        Value::from_safe_string(escape(text).replace(['\n', '\r'], " "))
+        Value::from_safe_string(escape(&crate::error::visible(text)).replace(['\n', '\r'], " "))
     } else {
         Value::from(crate::expr::table_cell(text))
     }
@@ -82,8 +95,43 @@ fn marks(value: &Value) -> Value {
     let text = value
         .as_str()
         .map_or_else(|| value.to_string(), str::to_owned);
-    let html = if value.is_safe() { text } else { escape(&text) };
+    let html = if value.is_safe() {
+        text
+    } else {
+        from_markdown_text(&text)
+    };
     Value::from_safe_string(inline(&html))
+}
+
+/// Text of the record (Markdown with the marks of the words files) as escaped HTML: what the
+/// `md` filter escaped in it (`\_`, `\*`, `&lt;` in a rule text that quotes a vendor's cell)
+/// shows as the character itself, and an escaped `*` or `` ` `` as a character reference so
+/// that [`inline`] takes it for no mark.
+fn from_markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let next = rest[c.len_utf8()..].chars().next();
+        if c == '\\' && next.is_some_and(|n| n.is_ascii_punctuation()) {
+            let n = next.unwrap_or_default();
+            match n {
+                '*' => out.push_str("&#42;"),
+                '`' => out.push_str("&#96;"),
+                n => out.push_str(&escape(n.encode_utf8(&mut [0; 4]))),
+            }
+            rest = &rest[1 + n.len_utf8()..];
+        } else if let Some(entity) = ["&lt;", "&gt;", "&amp;"]
+            .iter()
+            .find(|e| rest.starts_with(**e))
+        {
+            out.push_str(entity);
+            rest = &rest[entity.len()..];
+        } else {
+            out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 /// [`marks`] on escaped HTML.
@@ -112,6 +160,20 @@ fn inline(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_escapes_of_record_text_show_as_their_characters() {
+        let shown = from_markdown_text(r"1 month\_ paid &lt;b&gt; \*x\* a\\b & <i>");
+        assert_eq!(
+            inline(&shown),
+            "1 month_ paid &lt;b&gt; &#42;x&#42; a\\b &amp; &lt;i&gt;"
+        );
+        // The words' own marks still become tags.
+        assert_eq!(
+            inline(&from_markdown_text("**Bold** `id`")),
+            "<strong>Bold</strong> <code>id</code>"
+        );
+    }
 
     #[test]
     fn marks_become_tags_and_escaped_text_stays_text() {

@@ -3,7 +3,7 @@
 //! Loading turns YAML into typed nodes ([`rules`]) and checks what needs no expression
 //! evaluation: each section given once, unique and well-formed ids, and a catalog whose offers
 //! have every field the policy declares in `offer_fields`, with the declared types (numbers at
-//! least 0, amounts of money, fields whose name ends in `_cny`, greater than 0). Compiling
+//! least 0, amounts of money, fields whose name ends in `_cny`, at least one fen). Compiling
 //! the expressions into a graph is [`crate::graph`]'s job. With quote sheets (`quotes/*.csv`)
 //! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
 //! prices the catalog at a date ([`Policy::at`]).
@@ -508,8 +508,28 @@ impl Builder<'_> {
                     let (mut q, mut e) = quotes::read_sheet(sources, sheet, &vocabulary.item, &ids);
                     all_quotes.append(&mut q);
                     self.errors.append(&mut e);
+                    if all_quotes.len() > quotes::MAX_QUOTES {
+                        self.errors.push(
+                            Error::new(
+                                ErrorKind::Rules,
+                                format!(
+                                    "the quote sheets hold more than {} quotes (the limit); the \
+                                     sheets after this one are not read",
+                                    quotes::MAX_QUOTES
+                                ),
+                            )
+                            .in_file(&sources[sheet].name)
+                            .help(
+                                "keep the quotes a decision can use: remove old sheets, or \
+                                   split the catalog into policies by team or region",
+                            ),
+                        );
+                        break;
+                    }
                 }
                 self.errors.extend(quotes::duplicates(sources, &all_quotes));
+                self.errors
+                    .extend(quotes::id_vendor_errors(sources, &hardware, &all_quotes));
             }
             None if !sheets.is_empty() => self.errors.push(
                 Error::new(
@@ -692,17 +712,20 @@ fn check_offers(
 }
 
 const NUMBERS_HELP: &str = "an offer's numbers declared under `offer_fields:` are at least 0, and \
-     amounts of money (fields whose name ends in `_cny`) greater than 0";
+     amounts of money (fields whose name ends in `_cny`) at least 0.01 (one fen)";
 
 /// What a number field of an offer must be, when `value` is not that: a field declared
 /// `number` or `integer` is at least 0 (a count, a size, a rate), and an amount of money (a
-/// field whose name ends in `_cny`, declared or not) is greater than 0: a price of zero is a
-/// price left out. Values that are not numbers are for [`type_matches`] to judge.
+/// field whose name ends in `_cny`, declared or not) is at least one fen: a price of zero is a
+/// price left out, and one of `5e-324` a price no bill can charge. Values that are not numbers are for [`type_matches`] to judge.
 fn number_out_of_range(path: &str, ty: FieldType, value: &serde_json::Value) -> Option<String> {
     let v = value.as_f64()?;
     let money = path.rsplit('.').next().is_some_and(|k| k.ends_with("_cny"));
-    if money && v <= 0.0 {
-        return Some("an amount in yuan greater than 0".to_owned());
+    if money && (v.is_nan() || v < quotes::MIN_PRICE_CNY) {
+        return Some(format!(
+            "an amount in yuan of at least {} (one fen)",
+            quotes::MIN_PRICE_CNY
+        ));
     }
     let declared = matches!(ty, FieldType::Number | FieldType::Integer);
     // NaN and infinities are refused as the YAML is read (at their line); the check stays for

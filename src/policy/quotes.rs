@@ -9,11 +9,11 @@
 //! (the latest whose `valid_from` is on or before the date) with the quotes before it; each
 //! becomes one offer: the catalog's hardware fields plus `price`, `billing`, `source`, `as_of`
 //! (the quote's first day), `vendor`, `hardware`, `quote` (sheet and line), `history` (the
-//! earlier quotes, oldest first) and `previous` (the one just before). The vendor with the
-//! hardware's earliest quote (ties: by name) keeps the catalog id; every other vendor's offer
-//! is `<id>@<vendor>`, so ids never change as sheets are added.
+//! earlier quotes, oldest first) and `previous` (the one just before). The vendor the catalog
+//! names in `id_vendor` keeps the catalog id (a hardware quoted by one vendor needs none); every
+//! other vendor's offer is `<id>@<vendor>`, so ids never change as sheets are added.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use jiff::civil::Date;
@@ -64,12 +64,12 @@ pub struct QuoteRecord {
     /// What the prices are for: one of the policy's `quote_sheets.price_units` (e.g. `month`
     /// for a whole box, `gpu_hour` for one container GPU). The offer's `price.unit`.
     pub unit: String,
-    /// The list price per `unit`, greater than 0. The offer's `price.list_cny`.
+    /// The list price per `unit`, at least 0.01. The offer's `price.list_cny`.
     pub list_price: String,
-    /// The price paid per `unit` (e.g. the monthly-payment price), greater than 0 and at most
+    /// The price paid per `unit` (e.g. the monthly-payment price), at least 0.01 and at most
     /// the list price. The offer's `price.discounted_cny`.
     pub discounted_price: String,
-    /// A whole box's price by the day, greater than 0, where the vendor lists one. The offer's
+    /// A whole box's price by the day, at least 0.01, where the vendor lists one. The offer's
     /// `price.daily_cny`.
     #[serde(default)]
     pub daily_price: Option<String>,
@@ -171,6 +171,9 @@ pub fn read_sheet(
             Some(Position { line, column }),
         )
     };
+    if let Some(e) = sheet_name_error(source) {
+        return (Vec::new(), vec![e]);
+    }
     if text.lines().all(|l| {
         let l = l.trim().trim_start_matches('\u{feff}');
         l.is_empty() || l.starts_with('#')
@@ -315,9 +318,30 @@ fn read_row(
 }
 
 /// Every column known, every required column there, none twice.
+/// The most columns a sheet's header may have: the sheet's own columns are fewer than 20.
+pub const MAX_COLUMNS: usize = 64;
+
+/// The most quotes a rules folder's sheets may hold in all: each becomes an offer at some date,
+/// and a policy compares every offer with every other.
+pub const MAX_QUOTES: usize = 10_000;
+
 fn check_headers(headers: &csv::StringRecord, err: impl Fn(usize, String) -> Error) -> Vec<Error> {
     let known = columns();
+    if headers.len() > MAX_COLUMNS {
+        // Checked before the columns one by one, so a header of any width costs one pass.
+        return vec![
+            err(
+                0,
+                format!(
+                    "the header has {} columns; a quote sheet has at most {MAX_COLUMNS}",
+                    headers.len()
+                ),
+            )
+            .help(header_help()),
+        ];
+    }
     let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (index, name) in headers.iter().enumerate() {
         if !known.iter().any(|(c, _)| c == name) {
             let mut e = err(index, format!("unknown column `{name}`"))
@@ -327,7 +351,7 @@ fn check_headers(headers: &csv::StringRecord, err: impl Fn(usize, String) -> Err
                 e = e.help(format!("did you mean `{s}`?"));
             }
             errors.push(e);
-        } else if headers.iter().take(index).any(|h| h == name) {
+        } else if !seen.insert(name) {
             errors.push(err(index, format!("the column `{name}` is given twice")).field(name));
         }
     }
@@ -464,14 +488,19 @@ fn check_names(
     ok
 }
 
-/// The list, discounted and daily prices of a row, each greater than 0.
+/// The list, discounted and daily prices of a row, each at least 0.01.
 struct Prices {
     list: serde_json::Number,
     discounted: serde_json::Number,
     daily: Option<serde_json::Number>,
 }
 
-/// One price cell: a number greater than 0 (whole numbers stay whole in the record).
+/// The least a price may be: one fen, the smallest amount a bill in yuan charges. A price
+/// below it (`5e-324`) passed "greater than 0" and was recommended at ¥0.00 a month.
+pub const MIN_PRICE_CNY: f64 = 0.01;
+
+/// One price cell: a number of at least [`MIN_PRICE_CNY`] (whole numbers stay whole in the
+/// record).
 fn price(
     column: &str,
     text: &str,
@@ -490,12 +519,15 @@ fn price(
                 .and_then(serde_json::Number::from_f64)
         });
     match number {
-        Some(n) if n.as_f64().is_some_and(|v| v > 0.0) => Some(n),
+        Some(n) if n.as_f64().is_some_and(|v| v >= MIN_PRICE_CNY) => Some(n),
         Some(_) => {
             fail(
                 column,
-                format!("the price {text} is not greater than 0"),
-                format!("a price is an amount greater than 0, {FORM}; a free offer is not a quote"),
+                format!("the price {text} is less than {MIN_PRICE_CNY} (one fen)"),
+                format!(
+                    "a price is an amount of at least {MIN_PRICE_CNY}, the least a bill can \
+                     charge, {FORM}; a free offer is not a quote"
+                ),
             );
             None
         }
@@ -508,7 +540,7 @@ fn price(
             fail(
                 column,
                 what,
-                format!("a price is a number greater than 0, {FORM}"),
+                format!("a price is a number of at least {MIN_PRICE_CNY}, {FORM}"),
             );
             None
         }
@@ -617,6 +649,27 @@ fn words(en: &str, zh: Option<&str>) -> J {
         Some(zh) if zh != en => serde_json::json!({"en": en, "zh": zh}),
         _ => J::from(en),
     }
+}
+
+/// The error of a sheet whose file name is not plain (letters, digits, spaces and `-_.()+`):
+/// the memo and `decide offers` show the name in a code span, where it must stay text.
+fn sheet_name_error(source: &Source) -> Option<Error> {
+    let file = source
+        .name
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(&source.name);
+    let plain = file
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == ' ' || "-_.()+".contains(c));
+    (!plain).then(|| {
+        Error::new(
+            ErrorKind::Rules,
+            "a quote sheet's file name may hold letters, digits, spaces and `-_.()+` only",
+        )
+        .in_file(crate::error::visible(&source.name).into_owned())
+        .help("rename it as the shipped sheets are named, e.g. 2026-09-04-marketplace.csv")
+    })
 }
 
 fn is_vendor(name: &str) -> bool {
@@ -760,26 +813,150 @@ pub fn in_the_future(
         .collect()
 }
 
-/// The vendors of each hardware id, in id order: the first vendor (earliest quote, then
-/// name) keeps the catalog id.
-fn vendors(quotes: &[Quote]) -> HashMap<&str, Vec<&str>> {
-    let mut first: BTreeMap<(&str, &str), Date> = BTreeMap::new();
+/// The columns of free text, which the memo quotes.
+const TEXT_COLUMNS: &[&str] = &[
+    "min_term",
+    "min_term_zh",
+    "source",
+    "source_zh",
+    "region",
+    "region_zh",
+];
+
+/// Text cells with line breaks, control characters or Markdown and HTML markup: a warning
+/// each (`decide quotes check`). The memos escape them, so they show as written, which is
+/// seldom what a vendor's spreadsheet meant (a pasted link, a cell from a web page).
+#[must_use]
+pub fn text_warnings(sources: &[Source], quotes: &[Quote], sheets: &[usize]) -> Vec<Error> {
+    let mut warnings = Vec::new();
+    for q in quotes.iter().filter(|q| sheets.contains(&q.sheet)) {
+        let source = &sources[q.sheet];
+        for (column, text) in &q.cells {
+            if !TEXT_COLUMNS.contains(&column.as_str()) {
+                continue;
+            }
+            let what = if text.contains(['\n', '\r']) {
+                "a line break"
+            } else if text.chars().any(crate::error::is_unsafe_char) {
+                "a control character"
+            } else if text.contains(['<', '>', '`', '[', ']', '|', '*']) {
+                "markup (one of < > ` [ ] | *)"
+            } else {
+                continue;
+            };
+            warnings.push(
+                Error::new(
+                    ErrorKind::Rules,
+                    format!(
+                        "the `{column}` cell holds {what}: `{}`",
+                        crate::error::visible(text)
+                            .replace('\n', "\\n")
+                            .replace('\r', "\\r")
+                    ),
+                )
+                .at(
+                    &source.name,
+                    &source.text,
+                    Some(Position {
+                        line: q.line,
+                        column: 1,
+                    }),
+                )
+                .field(column.clone())
+                .help("the memo shows it escaped, as text; write plain words on one line")
+                .as_warning(),
+            );
+        }
+    }
+    warnings
+}
+
+/// The catalog field that names the vendor whose quotes a hardware's catalog id stands for.
+pub const ID_VENDOR: &str = "id_vendor";
+
+/// The vendors of each hardware id: the one the catalog names in [`ID_VENDOR`] first (it keeps
+/// the catalog id, whatever sheets and dates are added), then the others by name. A hardware
+/// quoted by one vendor only and naming none gives that vendor the id.
+fn vendors<'a>(
+    hardware: &'a [Located<Offer>],
+    quotes: &'a [Quote],
+) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut by: HashMap<&str, Vec<&str>> = HashMap::new();
     for q in quotes {
-        let e = first
-            .entry((q.hardware.as_str(), q.vendor.as_str()))
-            .or_insert(q.valid_from);
-        *e = (*e).min(q.valid_from);
+        let list = by.entry(q.hardware.as_str()).or_default();
+        if !list.contains(&q.vendor.as_str()) {
+            list.push(q.vendor.as_str());
+        }
     }
-    let mut by: HashMap<&str, Vec<(Date, &str)>> = HashMap::new();
-    for ((hardware, vendor), date) in first {
-        by.entry(hardware).or_default().push((date, vendor));
+    for (id, list) in &mut by {
+        let named = hardware
+            .iter()
+            .find(|h| h.item.id == *id)
+            .and_then(|h| h.item.fields.get(ID_VENDOR))
+            .and_then(J::as_str);
+        list.sort_by_key(|v| (Some(*v) != named, *v));
     }
-    by.into_iter()
-        .map(|(h, mut v)| {
-            v.sort();
-            (h, v.into_iter().map(|(_, vendor)| vendor).collect())
-        })
-        .collect()
+    by
+}
+
+/// An error for each hardware quoted by more than one vendor whose catalog entry does not say
+/// which vendor keeps its id ([`ID_VENDOR`]), or names one that quotes it nowhere: without it,
+/// which quote an id (a profile's `proposal`, its `job.hours`) stands for would depend on
+/// which sheets exist.
+#[must_use]
+pub fn id_vendor_errors(
+    sources: &[Source],
+    hardware: &[Located<Offer>],
+    quotes: &[Quote],
+) -> Vec<Error> {
+    let mut errors = Vec::new();
+    for h in hardware {
+        let mut quoting: Vec<&str> = quotes
+            .iter()
+            .filter(|q| q.hardware == h.item.id)
+            .map(|q| q.vendor.as_str())
+            .collect();
+        quoting.sort_unstable();
+        quoting.dedup();
+        let named = h.item.fields.get(ID_VENDOR).and_then(J::as_str);
+        let source = &sources[h.file];
+        let at = |e: Error| {
+            e.at(
+                &source.name,
+                &source.text,
+                crate::policy::position(h.item.location),
+            )
+            .field(format!("{}.{ID_VENDOR}", h.item.id))
+        };
+        match named {
+            None if quoting.len() > 1 => errors.push(at(Error::new(
+                ErrorKind::Rules,
+                format!(
+                    "`{}` is quoted by {}: say which vendor's quote the id `{}` stands for",
+                    h.item.id,
+                    quoting.join(" and "),
+                    h.item.id
+                ),
+            )
+            .help(format!(
+                "add `{ID_VENDOR}: {}` to the hardware in the catalog; the other vendors' \
+                 offers are `{}@<vendor>`, so an id never changes its vendor as sheets are added",
+                quoting[0], h.item.id
+            )))),
+            Some(v) if !quoting.is_empty() && !quoting.contains(&v) => {
+                errors.push(at(Error::new(
+                    ErrorKind::Rules,
+                    format!(
+                        "`{}` names `{v}` as the vendor of its id, but no sheet of `{v}` quotes it",
+                        h.item.id
+                    ),
+                )
+                .help(format!("the vendors quoting it: {}", quoting.join(", ")))));
+            }
+            _ => {}
+        }
+    }
+    errors
 }
 
 /// The offer id of `hardware` quoted by `vendor`.
@@ -801,7 +978,7 @@ pub fn resolve(
     sources: &[Source],
     at: Option<Date>,
 ) -> Vec<Located<Offer>> {
-    let vendors = vendors(quotes);
+    let vendors = vendors(hardware, quotes);
     let mut offers = Vec::new();
     for h in hardware {
         let Some(list) = vendors.get(h.item.id.as_str()) else {
@@ -871,7 +1048,7 @@ fn reference(sources: &[Source], q: &Quote) -> J {
 /// Every offer id the sheets give at any date.
 #[must_use]
 pub fn all_ids(hardware: &[Located<Offer>], quotes: &[Quote]) -> Vec<String> {
-    let vendors = vendors(quotes);
+    let vendors = vendors(hardware, quotes);
     hardware
         .iter()
         .flat_map(|h| {

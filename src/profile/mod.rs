@@ -78,11 +78,11 @@ pub enum Concurrency {
 pub struct Workload {
     /// `lora_finetune` | `qlora_finetune` | `full_finetune` | `pretrain` | `inference`
     pub task: Task,
-    /// Parameters in billions, > 0 and at most 100,000 (100 trillion parameters): the largest
+    /// Parameters in billions, at least 0.001 (a million parameters) and at most 100,000 (100 trillion parameters): the largest
     /// models announced have a few thousand billion, so a larger number is a typo (or a count
     /// of parameters rather than of billions).
-    #[serde(deserialize_with = "positive::<_, MAX_MODEL_PARAMS_B>")]
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_MODEL_PARAMS_B))]
+    #[serde(deserialize_with = "positive::<_, MIN_MODEL_PARAMS_B_MICRO, MAX_MODEL_PARAMS_B>")]
+    #[schemars(extend("minimum" = micro(MIN_MODEL_PARAMS_B_MICRO), "maximum" = MAX_MODEL_PARAMS_B))]
     pub model_params_b: f64,
     /// How one job is split across GPUs; empty means independent single-GPU jobs or replicas.
     /// `data`: each GPU runs a replica of the model; where the model's state does not fit one
@@ -97,10 +97,13 @@ pub struct Workload {
     #[serde(default = "one", deserialize_with = "whole::<_, MAX_NODES>")]
     #[schemars(range(min = 1, max = MAX_NODES))]
     pub nodes: u32,
-    /// Training tokens in billions, > 0 and at most 1,000,000 (10^15 tokens): the largest
+    /// Training tokens in billions, at least 0.000001 (a thousand tokens) and at most 1,000,000 (10^15 tokens): the largest
     /// training runs published read a few tens of trillions of tokens, some 30 times fewer.
-    #[serde(default, deserialize_with = "positive_opt::<_, MAX_TOKENS_B>")]
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TOKENS_B))]
+    #[serde(
+        default,
+        deserialize_with = "positive_opt::<_, MIN_TOKENS_B_MICRO, MAX_TOKENS_B>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_TOKENS_B_MICRO), "maximum" = MAX_TOKENS_B))]
     pub tokens_b: Option<f64>,
     /// Inference concurrency: low | high.
     #[serde(default)]
@@ -163,18 +166,21 @@ pub struct Requirements {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    /// Monthly ceiling in yuan, > 0 and at most 100,000,000,000 (¥100 billion a month): a
+    /// Monthly ceiling in yuan, at least 1 and at most 100,000,000,000 (¥100 billion a month): a
     /// million GPUs (the `usage.gpus` bound) at ¥100,000 each a month, several times what a
     /// GPU-month of the fastest accelerators rents for.
-    #[serde(default, deserialize_with = "positive_opt::<_, MAX_MONTHLY_CNY>")]
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_MONTHLY_CNY))]
+    #[serde(
+        default,
+        deserialize_with = "positive_opt::<_, MIN_MONTHLY_CNY_MICRO, MAX_MONTHLY_CNY>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_MONTHLY_CNY_MICRO), "maximum" = MAX_MONTHLY_CNY))]
     pub monthly_cny: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
-    /// Expected wall hours of the job per offer id, each > 0 and at most 87,600 (ten years of
+    /// Expected wall hours of the job per offer id, each at least 0.01 (36 seconds) and at most 87,600 (ten years of
     /// hours): a job that runs longer is not one job.
     #[serde(default, deserialize_with = "job_hours")]
     #[schemars(with = "std::collections::BTreeMap<String, JobHours>")]
@@ -185,10 +191,13 @@ pub struct Job {
     #[serde(default)]
     #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
     pub measured: Vec<Spanned<String>>,
-    /// Days by which the job must be done, > 0 and at most 3,650 (ten years), the longest a
+    /// Days by which the job must be done, at least 0.01 (about a quarter of an hour) and at most 3,650 (ten years), the longest a
     /// job's hours may run.
-    #[serde(default, deserialize_with = "positive_opt::<_, MAX_DEADLINE_DAYS>")]
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_DEADLINE_DAYS))]
+    #[serde(
+        default,
+        deserialize_with = "positive_opt::<_, MIN_DEADLINE_DAYS_MICRO, MAX_DEADLINE_DAYS>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_DEADLINE_DAYS_MICRO), "maximum" = MAX_DEADLINE_DAYS))]
     pub deadline_days: Option<f64>,
     /// How often the job runs: `one_off` (delivered once) or `weekly` (iterated every week).
     #[serde(default)]
@@ -196,11 +205,11 @@ pub struct Job {
 }
 
 // The schema of one value of `job.hours`; the field itself holds plain `f64`s.
-/// Wall hours of the job on one offer, > 0 and at most 87,600 (ten years).
+/// Wall hours of the job on one offer, at least 0.01 and at most 87,600 (ten years).
 #[derive(JsonSchema)]
 #[schemars(transparent, inline)]
 struct JobHours(
-    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_JOB_HOURS))]
+    #[schemars(extend("minimum" = micro(MIN_JOB_HOURS_MICRO), "maximum" = MAX_JOB_HOURS))]
     #[allow(dead_code)]
     f64,
 );
@@ -327,10 +336,14 @@ pub const OFFER_HOURS_FIELD: &str = "job.hours";
 
 /// Upper bound of `workload.model_params_b` (billions of parameters).
 pub const MAX_MODEL_PARAMS_B: u64 = 100_000;
+/// The fewest parameters, in millionths of a billion: 1,000 = 0.001 B, a million parameters.
+pub const MIN_MODEL_PARAMS_B_MICRO: u64 = 1_000;
 /// Upper bound of `workload.nodes` (machines one job spans).
 pub const MAX_NODES: u32 = 100_000;
 /// Upper bound of `workload.tokens_b` (billions of training tokens).
 pub const MAX_TOKENS_B: u64 = 1_000_000;
+/// The fewest training tokens, in millionths of a billion: 1 = 0.000001 B, a thousand tokens.
+pub const MIN_TOKENS_B_MICRO: u64 = 1;
 /// Upper bound of `workload.context_tokens` (tokens per sequence).
 pub const MAX_CONTEXT_TOKENS: u32 = 100_000_000;
 /// Upper bound of `workload.concurrent_sequences` (sequences served at once).
@@ -343,10 +356,16 @@ pub const MAX_HOURS_PER_GPU_MONTH: u64 = 744;
 pub const MAX_MONTHS: u32 = 120;
 /// Upper bound of `budget.monthly_cny` (yuan a month).
 pub const MAX_MONTHLY_CNY: u64 = 100_000_000_000;
+/// The smallest monthly budget, in millionths of a yuan: ¥1.
+pub const MIN_MONTHLY_CNY_MICRO: u64 = 1_000_000;
 /// Upper bound of each value of `job.hours` (ten years of hours).
 pub const MAX_JOB_HOURS: u64 = 87_600;
+/// The shortest job, in millionths of an hour: 0.01 h (36 seconds).
+pub const MIN_JOB_HOURS_MICRO: u64 = 10_000;
 /// Upper bound of `job.deadline_days` (ten years of days).
 pub const MAX_DEADLINE_DAYS: u64 = 3_650;
+/// The shortest deadline, in millionths of a day: 0.01 days (about a quarter of an hour).
+pub const MIN_DEADLINE_DAYS_MICRO: u64 = 10_000;
 
 /// The JSON Schema (draft-07, the version yaml-language-server understands) of the profile.
 #[must_use]
@@ -418,14 +437,23 @@ fn shown(v: f64) -> String {
     }
 }
 
+/// A bound given in millionths as a number: `micro(1_000)` is 0.001.
 #[allow(clippy::cast_precision_loss)] // the bounds are round numbers well within f64's range
-fn check_positive<E: de::Error>(v: f64, max: u64) -> Result<f64, E> {
+const fn micro(millionths: u64) -> f64 {
+    millionths as f64 / 1e6
+}
+
+/// The number `v` of a field that takes `min` (the smallest value the rules can decide on: a
+/// smaller one is a typo or a unit slip, and would leave the arithmetic nothing to work with)
+/// to `max`.
+#[allow(clippy::cast_precision_loss)] // the bounds are round numbers well within f64's range
+fn check_positive<E: de::Error>(v: f64, min: f64, max: u64) -> Result<f64, E> {
     if !v.is_finite() {
         return Err(E::custom(format!("must be a finite number, got {v}")));
     }
-    if v <= 0.0 {
+    if v < min {
         return Err(E::custom(format!(
-            "must be greater than 0, got {}",
+            "must be at least {min}, got {}",
             shown(v)
         )));
     }
@@ -438,14 +466,18 @@ fn check_positive<E: de::Error>(v: f64, max: u64) -> Result<f64, E> {
     Ok(v)
 }
 
-/// A number greater than 0 and at most `MAX`.
-fn positive<'de, D: Deserializer<'de>, const MAX: u64>(d: D) -> Result<f64, D::Error> {
-    check_positive(f64::deserialize(d)?, MAX)
+/// A number from `MIN` millionths to `MAX`.
+fn positive<'de, D: Deserializer<'de>, const MIN: u64, const MAX: u64>(
+    d: D,
+) -> Result<f64, D::Error> {
+    check_positive(f64::deserialize(d)?, micro(MIN), MAX)
 }
 
-fn positive_opt<'de, D: Deserializer<'de>, const MAX: u64>(d: D) -> Result<Option<f64>, D::Error> {
+fn positive_opt<'de, D: Deserializer<'de>, const MIN: u64, const MAX: u64>(
+    d: D,
+) -> Result<Option<f64>, D::Error> {
     Option::<f64>::deserialize(d)?
-        .map(|v| check_positive(v, MAX))
+        .map(|v| check_positive(v, micro(MIN), MAX))
         .transpose()
 }
 
@@ -527,11 +559,13 @@ fn job_hours<'de, D: Deserializer<'de>>(d: D) -> Result<IndexMap<Spanned<String>
     let map = d.deserialize_map(JobHoursMap)?;
     for (id, &hours) in &map {
         #[allow(clippy::cast_precision_loss)] // 87,600
-        if !hours.is_finite() || hours <= 0.0 || hours > MAX_JOB_HOURS as f64 {
+        if !hours.is_finite() || hours < micro(MIN_JOB_HOURS_MICRO) || hours > MAX_JOB_HOURS as f64
+        {
             return Err(de::Error::custom(format!(
-                "hours for `{}` must be a number greater than 0 and at most {MAX_JOB_HOURS} \
+                "hours for `{}` must be a number of at least {} and at most {MAX_JOB_HOURS} \
                  (ten years), got {}",
                 id.value,
+                micro(MIN_JOB_HOURS_MICRO),
                 shown(hours)
             )));
         }
