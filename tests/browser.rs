@@ -12,6 +12,10 @@
 //! (with a CJK font). Without them the test says so and passes on a developer's machine, and
 //! fails under CI (`CI` set), where a skipped browser test would hide a broken page.
 //! `DECIDE_WRITE_SCREENSHOTS=1` rewrites the README's two pictures under `docs/`.
+//!
+//! `mod fake_browser` needs no browser: a shell script stands in for one that misbehaves (leaves
+//! children behind, hangs, is interrupted, floods its standard error), and `decide` must stop
+//! it and everything it started, remove its scratch folder and come back within seconds.
 
 mod common;
 
@@ -538,5 +542,316 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch() {
     for name in names {
         let bytes = std::fs::read(out.join(&name)).unwrap();
         assert!(bytes.starts_with(b"%PDF-"), "{name}");
+    }
+}
+
+/// `decide --format pdf` with a fake browser (a shell script named by `DECIDE_BROWSER`) that
+/// misbehaves as a real one can: it leaves a child holding its standard error, hangs, is
+/// interrupted, or floods standard error. No Chromium needed; each test takes a few seconds.
+/// Linux: the tests read `/proc` and use `setsid` and GNU `stat`.
+#[cfg(target_os = "linux")]
+mod fake_browser {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// The example printed, and how long any one `decide` may take before the test gives up.
+    const EXAMPLE: &str = "examples/lora-7b-4090.yaml";
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    /// A test's folders: `state` for the script and the pids it writes, `tmp` as `decide`'s
+    /// `TMPDIR` (where its scratch folder goes), `out` for the output. The `sleep`s the script
+    /// started are killed when it is dropped, whatever the test found.
+    struct Fake {
+        state: tempfile::TempDir,
+        tmp: tempfile::TempDir,
+        out: tempfile::TempDir,
+    }
+
+    impl Fake {
+        /// `body` as a `/bin/sh` script; `$STATE` in it is the state folder. A `pid NAME`
+        /// function records `$!` in `$STATE/NAME.pid` (whole, once written).
+        fn new(body: &str) -> Fake {
+            let fake = Fake {
+                state: tempfile::tempdir().unwrap(),
+                tmp: tempfile::tempdir().unwrap(),
+                out: tempfile::tempdir().unwrap(),
+            };
+            let script = format!(
+                "#!/bin/sh\nSTATE='{}'\npid() {{ echo \"$2\" > \"$STATE/$1.tmp\" && mv \"$STATE/$1.tmp\" \"$STATE/$1.pid\"; }}\n{body}\n",
+                fake.state.path().display()
+            );
+            let path = fake.browser();
+            std::fs::write(&path, script).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            fake
+        }
+
+        fn browser(&self) -> PathBuf {
+            self.state.path().join("browser")
+        }
+
+        /// `decide` with `args` and this browser, from the project's folder.
+        fn command(&self, args: &[&str]) -> Command {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_decide"));
+            command
+                .args(args)
+                .args(["--as-of", super::common::AS_OF])
+                .env("DECIDE_BROWSER", self.browser())
+                .env("TMPDIR", self.tmp.path())
+                .env_remove("DECIDE_PDF_TIMEOUT_SECS")
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(self.state.path().join("stderr")).unwrap());
+            command
+        }
+
+        /// The pid the script recorded as `name`, waiting up to [`LIMIT`] for it.
+        fn pid(&self, name: &str) -> u32 {
+            let file = self.state.path().join(format!("{name}.pid"));
+            let started = Instant::now();
+            loop {
+                if let Ok(text) = std::fs::read_to_string(&file) {
+                    return text.trim().parse().unwrap();
+                }
+                assert!(
+                    started.elapsed() < LIMIT,
+                    "the fake browser never wrote {name}"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+
+        /// What `decide` wrote to standard error.
+        fn stderr(&self) -> String {
+            std::fs::read_to_string(self.state.path().join("stderr")).unwrap()
+        }
+
+        /// What is left in `decide`'s `TMPDIR`.
+        fn scratch_left(&self) -> Vec<String> {
+            names(self.tmp.path())
+        }
+    }
+
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            for entry in std::fs::read_dir(self.state.path()).unwrap().flatten() {
+                let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                    continue;
+                };
+                let is_pid = entry.path().extension().is_some_and(|e| e == "pid");
+                if let (true, Ok(pid)) = (is_pid, text.trim().parse::<u32>()) {
+                    // Only a `sleep` the script started: never a process that reused the pid.
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    if cmdline.starts_with(b"sleep\0") && alive(pid) {
+                        let _ = Command::new("kill")
+                            .args(["-KILL", &pid.to_string()])
+                            .status();
+                    }
+                }
+            }
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Whether process `pid` runs (a zombie, dead but not yet reaped by its new parent, does not).
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+            !state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
+        })
+    }
+
+    /// Waits up to two seconds for `pid` to end (a killed process ends at once, but its
+    /// parent may need a moment to notice); whether it did.
+    fn ends(pid: u32) -> bool {
+        let started = Instant::now();
+        while alive(pid) {
+            if started.elapsed() > Duration::from_secs(2) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
+    /// Runs `command` for at most [`LIMIT`] (killing it after that): its exit code and how
+    /// long it took.
+    fn run(command: &mut Command, during: impl FnOnce(u32)) -> (Option<i32>, Duration) {
+        let started = Instant::now();
+        let mut child = command.spawn().unwrap();
+        during(child.id());
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return (status.code(), started.elapsed());
+            }
+            if started.elapsed() > LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("decide did not end in {} s", LIMIT.as_secs());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The arguments of `decide` printing one PDF to `out`.
+    fn printing(out: &str) -> [&str; 5] {
+        [EXAMPLE, "--format", "pdf", "-o", out]
+    }
+
+    #[test]
+    fn a_browser_that_exits_without_a_pdf_is_not_waited_for_through_its_children() {
+        // The first child stays in the browser's process group, the second leaves it (and so
+        // cannot be killed with it): both hold its standard error open.
+        let fake = Fake::new(
+            "sleep 1000 & pid child $!\nsetsid sleep 1000 & pid escaped $!\nsleep 0.3\nexit 0",
+        );
+        let out = fake.out.path().join("memo.pdf");
+        let (code, took) = run(&mut fake.command(&printing(out.to_str().unwrap())), |_| {});
+        let err = fake.stderr();
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("printed no PDF"), "{err}");
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        assert!(ends(fake.pid("child")), "the browser's child outlived it");
+        assert!(!out.exists());
+        assert_eq!(fake.scratch_left(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_hung_browser_is_stopped_at_the_timeout_with_its_children() {
+        let fake = Fake::new("pid browser $$\nsleep 1000 & pid child $!\nwait");
+        let out = fake.out.path().join("memo.pdf");
+        let mut command = fake.command(&printing(out.to_str().unwrap()));
+        command.env("DECIDE_PDF_TIMEOUT_SECS", "1");
+        let (code, took) = run(&mut command, |_| {});
+        let err = fake.stderr();
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("did not finish in 1 s"), "{err}");
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        assert!(
+            ends(fake.pid("browser")),
+            "the browser outlived its timeout"
+        );
+        assert!(
+            ends(fake.pid("child")),
+            "the browser's child outlived its timeout"
+        );
+        assert!(!out.exists());
+        assert_eq!(fake.scratch_left(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_bad_timeout_is_a_usage_error() {
+        let fake = Fake::new("exit 0");
+        let out = fake.out.path().join("memo.pdf");
+        let mut command = fake.command(&printing(out.to_str().unwrap()));
+        command.env("DECIDE_PDF_TIMEOUT_SECS", "soon");
+        let (code, _) = run(&mut command, |_| {});
+        let err = fake.stderr();
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("DECIDE_PDF_TIMEOUT_SECS"), "{err}");
+    }
+
+    /// `decide ARGS` is sent `signal` while the fake browser hangs: it exits `code`, the
+    /// browser and its child are gone, the scratch folder too, and `out` is unchanged.
+    fn stopped_while_printing(args: &[&str], signal: &str, code: i32) -> Fake {
+        let fake = Fake::new("pid browser $$\nsleep 1000 & pid child $!\nwait");
+        let (status, took) = run(&mut fake.command(args), |decide| {
+            fake.pid("child");
+            let sent = Command::new("kill")
+                .args([format!("-{signal}"), decide.to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+        });
+        let err = fake.stderr();
+        assert_eq!(status, Some(code), "{err}");
+        assert!(
+            err.contains(&format!("interrupted by SIG{signal}")),
+            "{err}"
+        );
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        assert!(ends(fake.pid("browser")), "the browser outlived the signal");
+        assert!(
+            ends(fake.pid("child")),
+            "the browser's child outlived the signal"
+        );
+        assert_eq!(fake.scratch_left(), Vec::<String>::new());
+        fake
+    }
+
+    #[test]
+    fn sigint_while_printing_stops_the_browser_and_keeps_the_old_file() {
+        let out = tempfile::tempdir().unwrap();
+        let file = out.path().join("memo.pdf");
+        std::fs::write(&file, "the old memo").unwrap();
+        stopped_while_printing(&printing(file.to_str().unwrap()), "INT", 130);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "the old memo");
+        assert_eq!(names(out.path()), ["memo.pdf"]);
+    }
+
+    #[test]
+    fn sigterm_while_a_batch_prints_stops_the_browser_and_the_batch() {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("memos");
+        let args = [
+            "batch",
+            EXAMPLE,
+            "--format",
+            "pdf",
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        stopped_while_printing(&args, "TERM", 143);
+        assert_eq!(names(&dir), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_flood_on_standard_error_gives_a_short_message() {
+        // Ten megabytes on one line, then the line that says what went wrong.
+        let fake = Fake::new(
+            "head -c 10000000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'the last words' >&2\nexit 3",
+        );
+        let out = fake.out.path().join("memo.pdf");
+        let (code, _) = run(&mut fake.command(&printing(out.to_str().unwrap())), |_| {});
+        let err = fake.stderr();
+        assert_eq!(code, Some(1), "{}", &err[err.len().saturating_sub(2000)..]);
+        assert!(
+            err.contains("the last words"),
+            "{}",
+            &err[err.len().saturating_sub(2000)..]
+        );
+        assert!(err.len() < 8192, "a message of {} bytes", err.len());
+    }
+
+    #[test]
+    fn the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped() {
+        // Prints a PDF (after noting the modes of the scratch folder and page) and leaves a
+        // child behind, as a browser's helper processes may.
+        let fake = Fake::new(
+            "for a; do case $a in --print-to-pdf=*) out=${a#--print-to-pdf=};; file://*) page=${a#file://};; esac; done\n\
+             stat -c %a \"$(dirname \"$page\")\" \"$page\" > \"$STATE/modes\"\n\
+             printf '%%PDF-1.4 fake' > \"$out\"\n\
+             sleep 1000 & pid child $!\nexit 0",
+        );
+        let out = fake.out.path().join("memo.pdf");
+        let (code, took) = run(&mut fake.command(&printing(out.to_str().unwrap())), |_| {});
+        assert_eq!(code, Some(0), "{}", fake.stderr());
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "%PDF-1.4 fake");
+        let modes = std::fs::read_to_string(fake.state.path().join("modes")).unwrap();
+        assert_eq!(modes, "700\n600\n", "the scratch folder's and page's modes");
+        assert!(ends(fake.pid("child")), "the browser's child outlived it");
+        assert_eq!(fake.scratch_left(), Vec::<String>::new());
     }
 }

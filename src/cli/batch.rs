@@ -10,6 +10,7 @@ use decide::expr::group_thousands;
 use decide::{Format, Graph, Memo};
 
 use super::output::{Inputs, OutputFile};
+use super::pdf::Printed;
 use super::signals::Signals;
 use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
@@ -80,7 +81,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
     check_flags(args, format)?;
     let printer = args.format.printer()?;
     // From here on SIGINT and SIGTERM stop the batch at its next profile instead of ending the
-    // process, so that the temporary output file is removed and the old one left whole.
+    // process, so that the temporary output file is removed and the old one left whole; a
+    // browser printing a PDF is stopped at once.
     let signals = Signals::watch()?;
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let graph = Graph::compile_in(
@@ -113,8 +115,14 @@ pub fn run(args: &Args) -> Result<Outcome> {
             Ok(decided) => match (&args.out, &mut file) {
                 (Some(dir), _) if format.is_memo() => {
                     let path = dir.join(format!("{}.{}", output.label, args.format.extension()));
-                    let written = super::output_bytes(printer.as_deref(), decided.text)
-                        .and_then(|bytes| super::write_output(&path, &inputs, &bytes));
+                    let stop = || signals.received();
+                    let written = super::output_bytes(printer.as_ref(), decided.text, &stop)
+                        .and_then(|printed| match printed {
+                            Printed::Done(bytes) => super::write_output(&path, &inputs, &bytes),
+                            // The browser was stopped and nothing written: the batch stops
+                            // right after this profile, as `interrupted` says.
+                            Printed::Stopped(_) => Ok(()),
+                        });
                     if let Err(e) = written {
                         // One memo that cannot be written does not stop the others: it is
                         // reported and counted, and the run exits 1.

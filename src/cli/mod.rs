@@ -28,6 +28,8 @@ use decide::error::{Error, ErrorKind, Result};
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
 
 use output::{Inputs, write_output};
+use pdf::{Printed, Printer};
+use signals::{Signal, Signals};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -51,7 +53,8 @@ Examples:
   decide completions bash > ~/.local/share/bash-completion/completions/decide
 
 Exit codes: 0 decided (or: clean, passed, unchanged), 1 bad profile or rules (or: findings,
-failed cases, changed decisions), 2 usage error.";
+failed cases, changed decisions), 2 usage error, 128 + N stopped by signal N while the browser
+prints `--format pdf` (130 SIGINT; the -o file is left as it was).";
 
 /// Rent hourly GPU containers or a monthly 8-GPU bare-metal server? Reads a workload profile,
 /// evaluates the procurement policy and writes an explained memo.
@@ -155,21 +158,26 @@ impl OutputFormat {
         }
     }
 
-    /// The browser a PDF is printed with, found before any work starts; `None` for the other
-    /// formats.
-    pub(crate) fn printer(self) -> Result<Option<PathBuf>> {
+    /// The browser a PDF is printed with (and its timeout), found before any work starts;
+    /// `None` for the other formats.
+    pub(crate) fn printer(self) -> Result<Option<Printer>> {
         match self {
-            OutputFormat::Pdf => pdf::browser().map(Some),
+            OutputFormat::Pdf => pdf::printer().map(Some),
             _ => Ok(None),
         }
     }
 }
 
-/// `text` as the bytes of the output: itself, or printed to PDF by `printer`.
-pub(crate) fn output_bytes(printer: Option<&Path>, text: String) -> Result<Vec<u8>> {
+/// `text` as the bytes of the output: itself, or printed to PDF by `printer`, unless `stop`
+/// reports a signal while the browser runs.
+pub(crate) fn output_bytes(
+    printer: Option<&Printer>,
+    text: String,
+    stop: &dyn Fn() -> Option<Signal>,
+) -> Result<Printed> {
     match printer {
-        Some(browser) => pdf::print(browser, &text),
-        None => Ok(text.into_bytes()),
+        Some(printer) => printer.print(&text, stop),
+        None => Ok(Printed::Done(text.into_bytes())),
     }
 }
 
@@ -192,7 +200,7 @@ pub fn run() -> std::result::Result<(), u8> {
         }
     };
     let result = match &args.command {
-        None => decide_profile(&args).map(|()| Outcome::Clean),
+        None => decide_profile(&args),
         Some(Command::Init(a)) => init::run(a),
         Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Validate(a)) => validate::run(a),
@@ -219,7 +227,7 @@ pub fn run() -> std::result::Result<(), u8> {
 }
 
 /// Decides one profile as `args` say and writes the result.
-fn decide_profile(args: &Args) -> Result<()> {
+fn decide_profile(args: &Args) -> Result<Outcome> {
     if args.format == OutputFormat::Pdf && args.output.is_none() {
         return Err(Error::new(
             ErrorKind::Usage,
@@ -251,13 +259,38 @@ fn decide_profile(args: &Args) -> Result<()> {
     let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
     let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
     let written = match &args.output {
-        Some(path) => write_output(path, &inputs, &output_bytes(printer.as_deref(), text)?),
-        None => print(&text),
+        Some(path) => write_file(path, &inputs, printer.as_ref(), text),
+        None => print(&text).map(|()| Outcome::Clean),
     };
     // The process ends next: the compiled graph, templates and record are left to the OS.
     // Freeing them one by one costs about 5 M instructions (7% of a whole run, callgrind).
     std::mem::forget((graph, memo, profile, evaluation));
     written
+}
+
+/// Writes `text` to the file `path`, printed to PDF first by `printer` if given. A signal while
+/// the browser prints (SIGINT, SIGTERM and the others [`Signals`] watches) stops it and removes
+/// its scratch folder; `path` is left as it was and the process exits 128 + the signal.
+fn write_file(
+    path: &Path,
+    inputs: &Inputs,
+    printer: Option<&Printer>,
+    text: String,
+) -> Result<Outcome> {
+    // Watched only while a browser runs: a signal then ends the process through this function.
+    let signals = printer.map(|_| Signals::watch()).transpose()?;
+    let stop = || signals.as_ref().and_then(Signals::received);
+    match output_bytes(printer, text, &stop)? {
+        Printed::Done(bytes) => write_output(path, inputs, &bytes).map(|()| Outcome::Clean),
+        Printed::Stopped(signal) => {
+            stdio::err(&format!(
+                "interrupted by {} while the browser printed; {} was left as it was\n",
+                signal.name(),
+                path.display()
+            ));
+            Ok(Outcome::Interrupted(signal.exit_code()))
+        }
+    }
 }
 
 /// An error as stderr shows it: in colour on a terminal unless `NO_COLOR` is set

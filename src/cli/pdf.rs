@@ -9,18 +9,50 @@
 //! for (`DECIDE_BROWSER`, then the usual names and install places) and names when missing; and
 //! the PDF's bytes carry the browser's creation date, so they differ between runs (its text
 //! does not).
+//!
+//! A browser is a tree of processes that can hang, flood its standard error or leave helpers
+//! behind, so it is held on a short leash: it leads a process group of its own, killed whole
+//! once it exits, when it takes longer than the timeout (120 s, or [`TIMEOUT_VAR`]), and when a
+//! signal the command watches arrives (the command then exits 128 + the signal, its output file
+//! as it was); only the last 64 KiB of its standard error are kept, and a process that left the
+//! group holding the pipe is not waited for. The page and the browser's profile live in a
+//! private scratch folder (0700, the page 0600) in `TMPDIR`, removed on every way out; only
+//! `SIGKILL` of `decide` itself leaves it (and a running browser) behind.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use decide::error::{Error, ErrorKind, Result};
 
+use super::signals::Signal;
+
 /// The environment variable that names the browser to print with.
 pub const BROWSER_VAR: &str = "DECIDE_BROWSER";
 
-/// How long a browser may take to print one memo before it is stopped.
+/// The environment variable that sets how long a browser may take to print one memo, in whole
+/// seconds (tests set it low).
+pub const TIMEOUT_VAR: &str = "DECIDE_PDF_TIMEOUT_SECS";
+
+/// How long a browser may take to print one memo before it is stopped, unless [`TIMEOUT_VAR`]
+/// says otherwise.
 const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How often the browser is asked whether it has exited, and the signals looked at.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How long standard error is still read once the browser's process group is gone: only a
+/// process that left the group can still hold it open, and it is not waited for.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// The most of the browser's standard error kept: its last 64 KiB.
+const STDERR_KEPT: usize = 64 * 1024;
+
+/// The last lines of standard error an error shows, and the characters shown of each.
+const SHOWN_LINES: usize = 6;
+const SHOWN_CHARS: usize = 300;
 
 /// Programs looked for on `PATH`, in order.
 const NAMES: &[&str] = &[
@@ -96,84 +128,313 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
     })
 }
 
-/// `html` printed to PDF on A4 by `browser`, without the browser's header and footer.
+/// A browser to print with, and how long it may take.
+#[derive(Debug)]
+pub struct Printer {
+    browser: PathBuf,
+    timeout: Duration,
+}
+
+/// How printing ended when the browser did not fail.
+#[derive(Debug)]
+pub enum Printed {
+    /// The bytes of the output: the PDF, or the text itself for the other formats.
+    Done(Vec<u8>),
+    /// A signal stopped the browser: nothing is written, and the process exits 128 + its number.
+    Stopped(Signal),
+}
+
+/// The browser ([`browser`]) and the timeout ([`TIMEOUT_VAR`], else 120 s), found before any
+/// work starts.
 ///
 /// # Errors
-/// The scratch folder cannot be written, or the browser fails, times out or prints no PDF
-/// (its last lines of standard error are shown).
-pub fn print(browser: &Path, html: &str) -> Result<Vec<u8>> {
-    let scratch = tempfile::Builder::new()
-        .prefix("decide-pdf-")
-        .tempdir()
-        .map_err(|e| io("cannot create a scratch folder", &e))?;
-    let page = scratch.path().join("memo.html");
-    let pdf = scratch.path().join("memo.pdf");
-    std::fs::write(&page, html).map_err(|e| io("cannot write the scratch page", &e))?;
-    let mut command = Command::new(browser);
-    command
-        .args([
-            "--headless",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-            // Off the network: the page fetches nothing, and neither should the browser.
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--no-pdf-header-footer",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            scratch.path().join("profile").display()
-        ))
-        .arg(format!("--print-to-pdf={}", pdf.display()))
-        .arg(file_url(&page))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    if running_as_root() {
-        // Chromium refuses to start its sandbox as root (in containers, CI); the page is the
-        // memo itself, without script.
-        command.arg("--no-sandbox");
-    }
-    let mut child = command
-        .spawn()
-        .map_err(|e| failed(browser, &format!("cannot start it: {e}"), ""))?;
-    // Read on a thread of its own, so a chatty browser never blocks on a full pipe.
-    let said = child.stderr.take().map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
-            text
-        })
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| io("cannot wait", &e))? {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(failed(
-                browser,
-                &format!("it did not finish in {} s", TIMEOUT.as_secs()),
-                "",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+/// No browser is found, or [`TIMEOUT_VAR`] is not a whole number of seconds.
+pub fn printer() -> Result<Printer> {
+    Ok(Printer {
+        browser: browser()?,
+        timeout: timeout()?,
+    })
+}
+
+/// [`TIMEOUT_VAR`] if set, else [`TIMEOUT`].
+fn timeout() -> Result<Duration> {
+    let Some(value) = std::env::var_os(TIMEOUT_VAR).filter(|v| !v.is_empty()) else {
+        return Ok(TIMEOUT);
     };
-    let stderr = said
-        .and_then(|thread| thread.join().ok())
-        .unwrap_or_default();
-    match std::fs::read(&pdf) {
-        Ok(bytes) if status.success() && bytes.starts_with(b"%PDF-") => Ok(bytes),
-        _ => Err(failed(
-            browser,
-            &format!("it printed no PDF ({status})"),
-            &stderr,
-        )),
+    value
+        .to_str()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .filter(|&seconds| seconds > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Usage,
+                format!(
+                    "{TIMEOUT_VAR} is {}; expected a whole number of seconds, at least 1",
+                    value.to_string_lossy()
+                ),
+            )
+            .help(format!(
+                "set {TIMEOUT_VAR} to, say, 300, or unset it for {} s",
+                TIMEOUT.as_secs()
+            ))
+        })
+}
+
+impl Printer {
+    /// `html` printed to PDF on A4, without the browser's header and footer.
+    ///
+    /// The page and the browser's profile go to a private scratch folder (0700, the page 0600),
+    /// removed on every way out. The browser leads a process group of its own, killed whole
+    /// once it has exited (helpers it left behind), at the timeout, on an error, or as soon as
+    /// `stop` reports a signal; then its standard error, of which the last 64 KiB are kept, is
+    /// read for at most [`GRACE`] more.
+    ///
+    /// # Errors
+    /// The scratch folder cannot be written, or the browser fails, times out or prints no PDF
+    /// (its last lines of standard error are shown).
+    pub fn print(&self, html: &str, stop: &dyn Fn() -> Option<Signal>) -> Result<Printed> {
+        let browser = self.browser.as_path();
+        // Declared before the browser, so dropped after it: the browser is stopped before its
+        // folder is removed.
+        let scratch = scratch()?;
+        let page = scratch.path().join("memo.html");
+        let pdf = scratch.path().join("memo.pdf");
+        write_private(&page, html).map_err(|e| io("cannot write the scratch page", &e))?;
+        let mut command = Command::new(browser);
+        command
+            .args([
+                "--headless",
+                "--disable-gpu",
+                "--no-first-run",
+                "--no-default-browser-check",
+                // Off the network: the page fetches nothing, and neither should the browser.
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--no-pdf-header-footer",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                scratch.path().join("profile").display()
+            ))
+            .arg(format!("--print-to-pdf={}", pdf.display()))
+            .arg(file_url(&page))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if running_as_root() {
+            // Chromium refuses to start its sandbox as root (in containers, CI); the page is the
+            // memo itself, without script.
+            command.arg("--no-sandbox");
+        }
+        // A process group of its own, whose id is the browser's pid: killed whole, it takes the
+        // browser's renderers and helpers with it. (It also keeps a terminal's Ctrl-C from
+        // reaching the browser before `decide` has seen it.)
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut running = Running::new(
+            command
+                .spawn()
+                .map_err(|e| failed(browser, &format!("cannot start it: {e}"), ""))?,
+        );
+        let said = Tail::read(running.child.stderr.take());
+        let started = Instant::now();
+        loop {
+            if let Some(signal) = stop() {
+                running.stop();
+                return Ok(Printed::Stopped(signal));
+            }
+            if running.exited().map_err(|e| io("cannot wait", &e))? {
+                break;
+            }
+            if started.elapsed() >= self.timeout {
+                running.stop();
+                return Err(failed(
+                    browser,
+                    &format!(
+                        "it did not finish in {} s and was stopped",
+                        self.timeout.as_secs()
+                    ),
+                    &said.text(),
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+        // Helpers it left behind are stopped too: they would hold its standard error open.
+        let status = running.stop();
+        let stderr = said.text();
+        if let Some(signal) = stop() {
+            return Ok(Printed::Stopped(signal));
+        }
+        let status = status.map_or_else(|| "its status is unknown".into(), |s| s.to_string());
+        match std::fs::read(&pdf) {
+            Ok(bytes) if running.succeeded() && bytes.starts_with(b"%PDF-") => {
+                Ok(Printed::Done(bytes))
+            }
+            _ => Err(failed(
+                browser,
+                &format!("it printed no PDF ({status})"),
+                &stderr,
+            )),
+        }
+    }
+}
+
+/// A private scratch folder in the temporary folder (`TMPDIR`): 0700 on unix, where tempfile
+/// would otherwise leave the mode to the umask (0755 under the usual 022).
+fn scratch() -> Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("decide-pdf-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    builder
+        .tempdir()
+        .map_err(|e| io("cannot create a scratch folder", &e))
+}
+
+/// Writes `text` to the new file `path`, readable by its owner alone (0600 on unix).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path)?, text.as_bytes())
+}
+
+/// The browser's process: on unix the leader of a process group of its own, which is killed
+/// whole when this is stopped or dropped.
+struct Running {
+    child: Child,
+    /// Its exit status, once reaped.
+    status: Option<ExitStatus>,
+    /// Whether its group was killed (once: after the browser is reaped its pid may be reused).
+    killed: bool,
+}
+
+impl Running {
+    fn new(child: Child) -> Self {
+        Running {
+            child,
+            status: None,
+            killed: false,
+        }
+    }
+
+    /// Whether the browser has exited. On Linux it is left unreaped (a zombie), so that its pid,
+    /// the id of its process group, is not reused before [`Running::stop`] kills the group.
+    #[cfg(target_os = "linux")]
+    fn exited(&mut self) -> std::io::Result<bool> {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        match waitid(WaitId::Pid(Pid::from_child(&self.child)), options) {
+            Ok(found) => Ok(found.is_some()),
+            Err(rustix::io::Errno::INTR) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the browser has exited (reaped here; its group is killed right after, before
+    /// its pid could come round again).
+    #[cfg(not(target_os = "linux"))]
+    fn exited(&mut self) -> std::io::Result<bool> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait()?;
+        }
+        Ok(self.status.is_some())
+    }
+
+    /// Kills the browser's process group (on unix; elsewhere the browser alone), then reaps the
+    /// browser; its exit status, if it could be had.
+    fn stop(&mut self) -> Option<ExitStatus> {
+        if !self.killed {
+            self.killed = true;
+            #[cfg(unix)]
+            {
+                use rustix::process::{Pid, Signal, kill_process_group};
+                // An empty group (nothing left behind) is not an error; any other failure
+                // falls back on the browser alone.
+                if kill_process_group(Pid::from_child(&self.child), Signal::KILL)
+                    .is_err_and(|e| e != rustix::io::Errno::SRCH)
+                {
+                    let _ = self.child.kill();
+                }
+            }
+            #[cfg(not(unix))]
+            if self.status.is_none() {
+                let _ = self.child.kill();
+            }
+        }
+        if self.status.is_none() {
+            self.status = self.child.wait().ok();
+        }
+        self.status
+    }
+
+    /// Whether the browser exited by itself with success.
+    fn succeeded(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The browser's standard error, read on a thread of its own (so a chatty browser never blocks
+/// on a full pipe) into a buffer that keeps its last [`STDERR_KEPT`] bytes.
+struct Tail {
+    kept: Arc<Mutex<Vec<u8>>>,
+    /// Says the pipe is closed: every process that held it has ended or closed it.
+    closed: mpsc::Receiver<()>,
+}
+
+impl Tail {
+    fn read(pipe: Option<ChildStderr>) -> Tail {
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let (send, closed) = mpsc::channel();
+        if let Some(mut pipe) = pipe {
+            let buffer = Arc::clone(&kept);
+            // Without a thread the pipe is dropped: the browser's writes then fail, harmlessly.
+            let _ = std::thread::Builder::new()
+                .name("browser stderr".into())
+                .spawn(move || {
+                    let mut chunk = [0u8; 8192];
+                    loop {
+                        match pipe.read(&mut chunk) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                let mut kept =
+                                    buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                                kept.extend_from_slice(&chunk[..n]);
+                                // Cut only once twice the limit is held: a flood costs one
+                                // copy of 64 KiB per 64 KiB read.
+                                if kept.len() > 2 * STDERR_KEPT {
+                                    let cut = kept.len() - STDERR_KEPT;
+                                    kept.drain(..cut);
+                                }
+                            }
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(_) => break,
+                        }
+                    }
+                    let _ = send.send(());
+                });
+        }
+        Tail { kept, closed }
+    }
+
+    /// What was read, at most its last [`STDERR_KEPT`] bytes, once the pipe is closed or
+    /// [`GRACE`] has passed (the thread is then left to a process outside the browser's group
+    /// that still holds the pipe).
+    fn text(&self) -> String {
+        let _ = self.closed.recv_timeout(GRACE);
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let from = kept.len().saturating_sub(STDERR_KEPT);
+        String::from_utf8_lossy(&kept[from..]).into_owned()
     }
 }
 
@@ -203,9 +464,21 @@ fn io(what: &str, e: &std::io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("--format pdf: {what}: {e}"))
 }
 
-/// The browser failed: what happened, and the last lines it wrote to standard error.
+/// The browser failed: what happened, and the last lines it wrote to standard error (the last
+/// [`SHOWN_CHARS`] characters of a longer line).
 fn failed(browser: &Path, what: &str, stderr: &str) -> Error {
-    let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+    let tail: Vec<String> = stderr
+        .lines()
+        .rev()
+        .filter(|line| !line.trim().is_empty())
+        .take(SHOWN_LINES)
+        .map(
+            |line| match line.char_indices().rev().nth(SHOWN_CHARS - 1) {
+                Some((at, _)) if at > 0 => format!("…{}", &line[at..]),
+                _ => line.to_owned(),
+            },
+        )
+        .collect();
     let mut error = Error::new(
         ErrorKind::Io,
         format!(
@@ -214,7 +487,7 @@ fn failed(browser: &Path, what: &str, stderr: &str) -> Error {
         ),
     );
     if !tail.is_empty() {
-        let lines: Vec<&str> = tail.into_iter().rev().collect();
+        let lines: Vec<String> = tail.into_iter().rev().collect();
         error = error.help(format!("it said:\n{}", lines.join("\n")));
     }
     error.help(format!(

@@ -1,9 +1,10 @@
-//! Signals that would end the process during a batch (SIGINT, SIGTERM, SIGHUP when a terminal
-//! closes, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2): recorded by a handler that only sets a flag, so
-//! the batch stops at its next profile through its normal control flow (its temporary output
-//! file is removed as it is dropped, the old output file stays whole) and exits 128 + the
-//! signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. A second signal ends the
-//! process at once.
+//! Signals that would end the process during a batch or while a browser prints a PDF (SIGINT,
+//! SIGTERM, SIGHUP when a terminal closes, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2): recorded by a
+//! handler that only sets a flag, so the batch stops at its next profile, and a browser printing
+//! is killed with its process group (`src/cli/pdf.rs`), through the normal control flow (the
+//! temporary output file and the browser's scratch folder are removed as they are dropped, the
+//! old output file stays whole) and the process exits 128 + the signal's number: 130 for
+//! SIGINT, 143 for SIGTERM, 129 for SIGHUP. A second signal ends the process at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -70,7 +71,7 @@ impl Signals {
     }
 }
 
-/// A signal that stops a batch.
+/// A signal that stops a batch or a browser printing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Signal {
     number: i32,
