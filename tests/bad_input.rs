@@ -287,3 +287,31 @@ fn a_template_that_never_ends_stops_at_the_work_budget() {
     assert!(err.contains("more than 1000000 steps (the limit)"), "{err}");
     assert!(err.contains("memo.md.j2:1:1"), "{err}");
 }
+
+/// More quotes than a policy holds (10,000) are refused with one error naming the sheet where
+/// the count passes the limit; each sheet is still held to 1 MiB and the folder to 8 MiB.
+#[test]
+fn more_quotes_than_the_limit_are_refused() {
+    let rules = common::edited_rules(&[]);
+    let header = "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
+                  min_term,vat,invoice,valid_from,source\n";
+    let mut day = jiff::civil::date(2000, 1, 1);
+    for sheet in 0..2 {
+        let mut text = String::from(header);
+        for _ in 0..5_001 {
+            text.push_str(&format!(
+                "rtx4090-x8-sichuan2,marketplace,month,9900,7920,CNY,month,1 month,unknown,unknown,{day},s\n"
+            ));
+            day = day.tomorrow().unwrap();
+        }
+        std::fs::write(
+            rules.path().join("quotes").join(format!("2000-01-0{}-bulk.csv", sheet + 1)),
+            text,
+        )
+        .unwrap();
+    }
+    let (code, err) = with_rules(rules.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the quote sheets hold more than 10000 quotes (the limit)"), "{err}");
+    assert!(err.contains("2000-01-02-bulk.csv"), "{err}");
+}

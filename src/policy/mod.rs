@@ -504,29 +504,8 @@ impl Builder<'_> {
         match &self.quote_sheets {
             Some(vocabulary) => {
                 let ids: Vec<&str> = hardware.iter().map(|h| h.item.id.as_str()).collect();
-                for &sheet in &sheets {
-                    let (mut q, mut e) = quotes::read_sheet(sources, sheet, &vocabulary.item, &ids);
-                    all_quotes.append(&mut q);
-                    self.errors.append(&mut e);
-                    if all_quotes.len() > quotes::MAX_QUOTES {
-                        self.errors.push(
-                            Error::new(
-                                ErrorKind::Rules,
-                                format!(
-                                    "the quote sheets hold more than {} quotes (the limit); the \
-                                     sheets after this one are not read",
-                                    quotes::MAX_QUOTES
-                                ),
-                            )
-                            .in_file(&sources[sheet].name)
-                            .help(
-                                "keep the quotes a decision can use: remove old sheets, or \
-                                   split the catalog into policies by team or region",
-                            ),
-                        );
-                        break;
-                    }
-                }
+                all_quotes =
+                    quotes::read_sheets(sources, &sheets, &vocabulary.item, &ids, &mut self.errors);
                 self.errors.extend(quotes::duplicates(sources, &all_quotes));
                 self.errors
                     .extend(quotes::id_vendor_errors(sources, &hardware, &all_quotes));

@@ -254,6 +254,41 @@ pub fn read_sheet(
     (quotes, errors)
 }
 
+/// Reads the sheets `sheets` of `sources` in order, their errors added to `errors`, up to
+/// [`MAX_QUOTES`] quotes in all (the sheets after the one that passes it are not read).
+pub fn read_sheets(
+    sources: &[Source],
+    sheets: &[usize],
+    vocabulary: &QuoteSheets,
+    hardware: &[&str],
+    errors: &mut Vec<Error>,
+) -> Vec<Quote> {
+    let mut all_quotes = Vec::new();
+    for &sheet in sheets {
+        let (mut q, mut e) = read_sheet(sources, sheet, vocabulary, hardware);
+        all_quotes.append(&mut q);
+        errors.append(&mut e);
+        if all_quotes.len() > MAX_QUOTES {
+            errors.push(
+                Error::new(
+                    ErrorKind::Rules,
+                    format!(
+                        "the quote sheets hold more than {MAX_QUOTES} quotes (the limit); the \
+                         sheets after this one are not read"
+                    ),
+                )
+                .in_file(&sources[sheet].name)
+                .help(
+                    "keep the quotes a decision can use: remove old sheets, or split the \
+                     catalog into policies by team or region",
+                ),
+            );
+            break;
+        }
+    }
+    all_quotes
+}
+
 /// One record of a sheet: its quote, or its errors added to `errors`.
 fn read_row(
     sources: &[Source],
