@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
 #
-# Environment: TARGETS="profile rules quotes validate" (which targets, in order), SANITIZER=address|none
+# Environment: TARGETS="profile rules quotes folder validate" (which targets, in order), SANITIZER=address|none
 # (default: address for profile, none for the rule-file targets, see fuzz/README.md),
 # FUZZ_ARGS="..." (extra libFuzzer flags, e.g. "-fork=2 -ignore_crashes=1" to keep going).
 # Not run by CI. See fuzz/README.md.
@@ -63,7 +63,7 @@ sanitizer() {
 mkdir -p logs
 status=0
 summary=""
-for target in ${TARGETS:-profile rules quotes validate}; do
+for target in ${TARGETS:-profile rules quotes folder validate}; do
     mkdir -p "corpus/$target" "artifacts/$target"
     # Seeds are committed; the working corpus grows here and is not.
     cp -n "seeds/$(seeds "$target")"/* "corpus/$target/" 2>/dev/null || true

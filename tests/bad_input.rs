@@ -10,6 +10,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -299,19 +300,26 @@ fn more_quotes_than_the_limit_are_refused() {
     for sheet in 0..2 {
         let mut text = String::from(header);
         for _ in 0..5_001 {
-            text.push_str(&format!(
-                "rtx4090-x8-sichuan2,marketplace,month,9900,7920,CNY,month,1 month,unknown,unknown,{day},s\n"
-            ));
+            let _ = writeln!(
+                text,
+                "rtx4090-x8-sichuan2,marketplace,month,9900,7920,CNY,month,1 month,unknown,unknown,{day},s"
+            );
             day = day.tomorrow().unwrap();
         }
         std::fs::write(
-            rules.path().join("quotes").join(format!("2000-01-0{}-bulk.csv", sheet + 1)),
+            rules
+                .path()
+                .join("quotes")
+                .join(format!("2000-01-0{}-bulk.csv", sheet + 1)),
             text,
         )
         .unwrap();
     }
     let (code, err) = with_rules(rules.path());
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("the quote sheets hold more than 10000 quotes (the limit)"), "{err}");
+    assert!(
+        err.contains("the quote sheets hold more than 10000 quotes (the limit)"),
+        "{err}"
+    );
     assert!(err.contains("2000-01-02-bulk.csv"), "{err}");
 }

@@ -45,34 +45,68 @@ fn validate(rules: &Path) -> (Option<i32>, String) {
     (out.status.code(), text)
 }
 
+/// A copy of the rules with the edits of the case file `path`.
+fn edited_copy(path: &Path) -> tempfile::TempDir {
+    let case: Case = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rules = common::edited_rules(&[]);
+    for edit in &case.edits {
+        let file = rules.path().join(&edit.file);
+        // A new rule file may be written whole with `append:`.
+        let mut text = if edit.replace.is_none() && !file.exists() {
+            String::new()
+        } else {
+            std::fs::read_to_string(&file).unwrap()
+        };
+        if let Some(from) = &edit.replace {
+            assert!(
+                text.contains(from.as_str()),
+                "{}: {from:?} not found",
+                edit.file
+            );
+            text = text.replacen(from.as_str(), edit.with.as_deref().unwrap_or(""), 1);
+        }
+        if let Some(more) = &edit.append {
+            text.push_str(more);
+        }
+        std::fs::write(&file, text).unwrap();
+    }
+    rules
+}
+
 #[test]
 fn validate_cases() {
-    insta::glob!("validate/*.yaml", |path| {
-        let case: Case = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let rules = common::edited_rules(&[]);
-        for edit in &case.edits {
-            let file = rules.path().join(&edit.file);
-            // A new rule file may be written whole with `append:`.
-            let mut text = if edit.replace.is_none() && !file.exists() {
-                String::new()
-            } else {
-                std::fs::read_to_string(&file).unwrap()
-            };
-            if let Some(from) = &edit.replace {
-                assert!(
-                    text.contains(from.as_str()),
-                    "{}: {from:?} not found",
-                    edit.file
-                );
-                text = text.replacen(from.as_str(), edit.with.as_deref().unwrap_or(""), 1);
-            }
-            if let Some(more) = &edit.append {
-                text.push_str(more);
-            }
-            std::fs::write(&file, text).unwrap();
+    // Each case is a whole `decide validate` (about a minute in a debug build): they run on
+    // every core first, then their outputs are compared with the snapshots in order.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/validate");
+    let mut cases: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    cases.sort();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outputs = std::sync::Mutex::new(std::collections::HashMap::new());
+    let workers = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(path) = cases.get(i) else { break };
+                    let rules = edited_copy(path);
+                    let (code, output) = validate(rules.path());
+                    let shown = format!("exit code: {code:?}\n\n{output}");
+                    outputs
+                        .lock()
+                        .unwrap()
+                        .insert(std::fs::canonicalize(path).unwrap(), shown);
+                }
+            });
         }
-        let (code, output) = validate(rules.path());
-        insta::assert_snapshot!(format!("exit code: {code:?}\n\n{output}"));
+    });
+    let outputs = outputs.into_inner().unwrap();
+    insta::glob!("validate/*.yaml", |path| {
+        insta::assert_snapshot!(outputs[&std::fs::canonicalize(path).unwrap()]);
     });
 }
 

@@ -112,3 +112,8 @@ pub fn decide_and_render(graph: &Graph, profile: &Source) {
         }
     }
 }
+
+/// The value of `result`, or `None` with its error rendered as the CLI prints it.
+pub fn or_render<T>(result: decide::Result<T>) -> Option<T> {
+    result.map_err(|e| e.render()).ok()
+}

@@ -43,14 +43,12 @@ impl From<Limit> for minijinja::Error {
     }
 }
 
-type Error = Limit;
-
 /// Checks one rule expression against [`MAX_TOKENS`] and [`MAX_BRACKETS`]; a text the
 /// tokenizer refuses is left to the parser, which words the error.
 ///
 /// # Errors
 /// The expression is over a bound.
-pub fn expression(text: &str) -> Result<(), Error> {
+pub fn expression(text: &str) -> Result<(), Limit> {
     let mut tag = Tag::default();
     for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()) {
         let Ok((token, span)) = token else { break };
@@ -64,7 +62,7 @@ pub fn expression(text: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// A tag or the nesting of blocks is over a bound.
-pub fn template(source: &str) -> Result<(), Error> {
+pub fn template(source: &str) -> Result<(), Limit> {
     let mut tag = Tag::default();
     let mut blocks = 0usize;
     // The first word of a `{% … %}`: whether it opens or closes a block.
@@ -123,7 +121,7 @@ struct Tag {
 }
 
 impl Tag {
-    fn token(&mut self, token: &Token<'_>, line: u16) -> Result<(), Error> {
+    fn token(&mut self, token: &Token<'_>, line: u16) -> Result<(), Limit> {
         let line = usize::from(line);
         self.tokens += 1;
         if self.tokens > MAX_TOKENS {

@@ -366,10 +366,11 @@ mod tests {
         assert_eq!(bounds.min, Some(1.0));
         assert_eq!(bounds.max, Some(f64::from(MAX_GPUS)));
         let params = field("workload.model_params_b").unwrap().bounds().unwrap();
-        assert_eq!(params.exclusive_min, Some(0.0));
+        assert_eq!(params.exclusive_min, None);
+        assert_eq!(params.min, Some(0.001));
         assert_eq!(params.max, Some(MAX_MODEL_PARAMS_B as f64));
-        assert_eq!(params.lowest(), Some(f64::EPSILON));
-        assert!(!params.admits(0.0) && params.admits(0.5) && !params.admits(1e9));
+        assert_eq!(params.lowest(), Some(0.001));
+        assert!(!params.admits(0.0005) && params.admits(0.5) && !params.admits(1e9));
         let Some(FieldKind::Map(hours)) = field("job.hours").map(|f| &f.kind) else {
             panic!("job.hours is a map");
         };

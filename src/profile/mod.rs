@@ -78,9 +78,9 @@ pub enum Concurrency {
 pub struct Workload {
     /// `lora_finetune` | `qlora_finetune` | `full_finetune` | `pretrain` | `inference`
     pub task: Task,
-    /// Parameters in billions, at least 0.001 (a million parameters) and at most 100,000 (100 trillion parameters): the largest
-    /// models announced have a few thousand billion, so a larger number is a typo (or a count
-    /// of parameters rather than of billions).
+    /// Parameters in billions, at least 0.001 (a million parameters) and at most 100,000 (100
+    /// trillion parameters): the largest models announced have a few thousand billion, so a
+    /// larger number is a typo (or a count of parameters rather than of billions).
     #[serde(deserialize_with = "positive::<_, MIN_MODEL_PARAMS_B_MICRO, MAX_MODEL_PARAMS_B>")]
     #[schemars(extend("minimum" = micro(MIN_MODEL_PARAMS_B_MICRO), "maximum" = MAX_MODEL_PARAMS_B))]
     pub model_params_b: f64,
@@ -97,8 +97,9 @@ pub struct Workload {
     #[serde(default = "one", deserialize_with = "whole::<_, MAX_NODES>")]
     #[schemars(range(min = 1, max = MAX_NODES))]
     pub nodes: u32,
-    /// Training tokens in billions, at least 0.000001 (a thousand tokens) and at most 1,000,000 (10^15 tokens): the largest
-    /// training runs published read a few tens of trillions of tokens, some 30 times fewer.
+    /// Training tokens in billions, at least 0.000001 (a thousand tokens) and at most 1,000,000
+    /// (10^15 tokens): the largest training runs published read a few tens of trillions of
+    /// tokens, some 30 times fewer.
     #[serde(
         default,
         deserialize_with = "positive_opt::<_, MIN_TOKENS_B_MICRO, MAX_TOKENS_B>"
@@ -166,8 +167,8 @@ pub struct Requirements {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    /// Monthly ceiling in yuan, at least 1 and at most 100,000,000,000 (¥100 billion a month): a
-    /// million GPUs (the `usage.gpus` bound) at ¥100,000 each a month, several times what a
+    /// Monthly ceiling in yuan, at least 1 and at most 100,000,000,000 (¥100 billion a month):
+    /// a million GPUs (the `usage.gpus` bound) at ¥100,000 each a month, several times what a
     /// GPU-month of the fastest accelerators rents for.
     #[serde(
         default,
@@ -180,8 +181,8 @@ pub struct Budget {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
-    /// Expected wall hours of the job per offer id, each at least 0.01 (36 seconds) and at most 87,600 (ten years of
-    /// hours): a job that runs longer is not one job.
+    /// Expected wall hours of the job per offer id, each at least 0.01 (36 seconds) and at most
+    /// 87,600 (ten years of hours): a job that runs longer is not one job.
     #[serde(default, deserialize_with = "job_hours")]
     #[schemars(with = "std::collections::BTreeMap<String, JobHours>")]
     pub hours: IndexMap<Spanned<String>, f64>,
@@ -191,8 +192,8 @@ pub struct Job {
     #[serde(default)]
     #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
     pub measured: Vec<Spanned<String>>,
-    /// Days by which the job must be done, at least 0.01 (about a quarter of an hour) and at most 3,650 (ten years), the longest a
-    /// job's hours may run.
+    /// Days by which the job must be done, at least 0.01 (about a quarter of an hour) and at
+    /// most 3,650 (ten years), the longest a job's hours may run.
     #[serde(
         default,
         deserialize_with = "positive_opt::<_, MIN_DEADLINE_DAYS_MICRO, MAX_DEADLINE_DAYS>"
