@@ -192,8 +192,8 @@ pub struct Job {
     #[serde(default)]
     #[schemars(with = "Vec<String>", extend("uniqueItems" = true))]
     pub measured: Vec<Spanned<String>>,
-    /// Days by which the job must be done, at least 0.01 (about a quarter of an hour) and at
-    /// most 3,650 (ten years), the longest a job's hours may run.
+    /// Days by which the job must be done, at least 0.01 (about a quarter of an hour) and
+    /// at most 3,650 (ten years), the longest a job's hours may run.
     #[serde(
         default,
         deserialize_with = "positive_opt::<_, MIN_DEADLINE_DAYS_MICRO, MAX_DEADLINE_DAYS>"
