@@ -16,6 +16,31 @@ pub const MAX_BRACKETS: usize = 32;
 /// The most template blocks (`{% if %}`, `{% for %}`, `{% macro %}` …) open at once.
 pub const MAX_BLOCKS: usize = 32;
 
+/// The longest line and the most lines of one text: minijinja's lexer counts both in 16 bits
+/// and overflows past 65,535 (a panic in a debug build, a wrong place in a release build;
+/// found by the `folder` fuzz target with a 224,000-character line).
+pub const MAX_LINE: usize = 60_000;
+
+/// Checks that `text` has at most [`MAX_LINE`] lines, each of at most [`MAX_LINE`] bytes, before
+/// minijinja's lexer counts them.
+fn lines(text: &str) -> Result<(), Limit> {
+    for (i, line) in text.split('\n').enumerate() {
+        if i >= MAX_LINE {
+            return Err(Limit {
+                what: format!("more than {MAX_LINE} lines (the limit)"),
+                line: i + 1,
+            });
+        }
+        if line.len() > MAX_LINE {
+            return Err(Limit {
+                what: format!("a line longer than {MAX_LINE} bytes (the limit)"),
+                line: i + 1,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A bound an expression or template is over: what, and on which line of its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limit {
@@ -49,6 +74,7 @@ impl From<Limit> for minijinja::Error {
 /// # Errors
 /// The expression is over a bound.
 pub fn expression(text: &str) -> Result<(), Limit> {
+    lines(text)?;
     let mut tag = Tag::default();
     for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()) {
         let Ok((token, span)) = token else { break };
@@ -63,6 +89,7 @@ pub fn expression(text: &str) -> Result<(), Limit> {
 /// # Errors
 /// A tag or the nesting of blocks is over a bound.
 pub fn template(source: &str) -> Result<(), Limit> {
+    lines(source)?;
     let mut tag = Tag::default();
     let mut blocks = 0usize;
     // The first word of a `{% … %}`: whether it opens or closes a block.
@@ -166,6 +193,17 @@ mod tests {
         assert!(e.to_string().contains("brackets"), "{e}");
         let fine = format!("{}1{}", "(".repeat(32), ")".repeat(32));
         assert!(expression(&fine).is_ok());
+    }
+
+    #[test]
+    fn lines_too_long_for_the_lexer_are_refused_before_it() {
+        // Found by the `folder` fuzz target: minijinja's lexer overflowed its column counter.
+        let long = "{{ 'a' 'b' 'a' 'de }}".repeat(10_201);
+        let e = template(&long).unwrap_err();
+        assert!(e.what.contains("a line longer than 60000 bytes"), "{e}");
+        assert!(expression(&"o".repeat(70_000)).is_err());
+        assert!(template(&"x\n".repeat(70_000)).is_err());
+        assert!(template(&"x\n".repeat(1_000)).is_ok());
     }
 
     #[test]
