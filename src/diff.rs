@@ -314,7 +314,7 @@ fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Ve
     let key = |q: &Quote| (q.hardware.clone(), q.vendor.clone(), q.valid_from);
     let place = |p: &crate::policy::Policy, q: &Quote| {
         let name = &p.sources[q.sheet].name;
-        let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        let file = crate::source::file_name(name);
         format!("`{}`:{}", md_escape(file), q.line)
     };
     let what = |q: &Quote| {

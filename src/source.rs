@@ -187,6 +187,13 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
+/// The file name at the end of a source's name (`rules/quotes/2026-09-04-marketplace.csv` →
+/// `2026-09-04-marketplace.csv`), whichever separator the name uses.
+#[must_use]
+pub fn file_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
+}
+
 /// A text file in memory with the name errors use for it.
 #[derive(Debug, Clone)]
 pub struct Source {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use decide::Policy;
 use decide::error::{Error, ErrorKind, Result};
 use decide::policy::{PolicyOrigin, quotes};
-use decide::source::Source;
+use decide::source::{Source, file_name};
 
 use super::Outcome;
 
@@ -51,10 +51,6 @@ pub fn run(args: &Args) -> Result<Outcome> {
     match &args.command {
         Command::Check(a) => check(a),
     }
-}
-
-fn file_name(name: &str) -> &str {
-    name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
 
 fn check(args: &CheckArgs) -> Result<Outcome> {

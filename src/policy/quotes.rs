@@ -689,11 +689,7 @@ fn words(en: &str, zh: Option<&str>) -> J {
 /// The error of a sheet whose file name is not plain (letters, digits, spaces and `-_.()+`):
 /// the memo and `decide offers` show the name in a code span, where it must stay text.
 fn sheet_name_error(source: &Source) -> Option<Error> {
-    let file = source
-        .name
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(&source.name);
+    let file = crate::source::file_name(&source.name);
     let plain = file
         .chars()
         .all(|c| c.is_alphanumeric() || c == ' ' || "-_.()+".contains(c));
@@ -1076,7 +1072,7 @@ pub fn resolve(
 /// Where a quote was read: its sheet's file name and its line.
 fn reference(sources: &[Source], q: &Quote) -> J {
     let name = &sources[q.sheet].name;
-    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let file = crate::source::file_name(name);
     serde_json::json!({"sheet": file, "line": q.line})
 }
 
