@@ -1,4 +1,5 @@
-//! Embeds every file of `rules/`, `rules/quotes/`, `rules/tests/` and `templates/` into the binary, so an
+//! Embeds every file of `rules/`, `rules/quotes/`, `rules/tests/`, `templates/` and `examples/` into the
+//! binary, so an
 //! installed `decide` works anywhere and adding a rule file or a policy test needs no Rust change.
 //! The rule files are also parsed here, once, into a table the binary reads without a YAML
 //! parser (`src/policy/prepared.rs`).
@@ -19,6 +20,7 @@ fn main() {
         ("rules/quotes", "QUOTES"),
         ("rules/tests", "CASES"),
         ("templates", "TEMPLATES"),
+        ("examples", "EXAMPLES"),
     ] {
         let path = Path::new(&root).join(dir);
         println!("cargo:rerun-if-changed={}", path.display());

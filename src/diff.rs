@@ -171,8 +171,13 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
     let _ = writeln!(out, "- New: {}", label(new));
     let _ = writeln!(
         out,
-        "- {} profiles decided at {as_of}: **{} changed**, {} unchanged.\n",
+        "- {} {} decided at {as_of}: **{} changed**, {} unchanged.\n",
         diffs.len(),
+        if diffs.len() == 1 {
+            "profile"
+        } else {
+            "profiles"
+        },
         changed.len(),
         diffs.len() - changed.len()
     );

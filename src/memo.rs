@@ -90,7 +90,7 @@ impl Templates {
             })
             .collect();
         if let Some((rules, dir)) = rules
-            .map(|r| (r, r.join("templates")))
+            .map(|r| (r, r.join(crate::policy::TEMPLATES_FOLDER)))
             .filter(|(_, d)| d.is_dir())
         {
             // Read as the rules folder's own files: regular files inside it, in bounds.

@@ -294,14 +294,17 @@ fn every_command_lists_examples_in_its_help() {
         &["completions"],
         &["man"],
         &["init"],
+        &["offers"],
+        &["quotes", "check"],
+        &["rules", "export"],
     ] {
         let mut args: Vec<&str> = command.to_vec();
         args.push("--help");
         let out = decide(&args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         let help = String::from_utf8_lossy(&out.stdout);
-        let examples = help.split("Examples:").nth(1).unwrap_or_default();
-        let name = command.first().copied().unwrap_or("");
+        let examples = help.split("Examples").nth(1).unwrap_or_default();
+        let name = command.join(" ");
         assert!(
             examples.contains(&format!("decide {name}").trim_end().to_owned()),
             "{args:?}: {help}"
@@ -317,6 +320,9 @@ fn every_command_lists_examples_in_its_help() {
         "batch",
         "completions",
         "init",
+        "offers",
+        "quotes check",
+        "rules export",
     ] {
         assert!(
             top.contains(&format!("  decide {name}")),
@@ -347,10 +353,7 @@ fn the_trace_is_written_only_with_trace() {
     assert_eq!(without, lean);
     let help = common::run_ok(&["--help"]);
     assert!(help.contains("--trace"), "{help}");
-    assert!(
-        help.contains("  decide examples/pretrain-70b-job.yaml --trace"),
-        "{help}"
-    );
+    assert!(help.contains("  decide profile.yaml --trace"), "{help}");
 }
 
 #[test]
@@ -442,4 +445,257 @@ fn pdf_needs_a_file_and_a_browser_and_leaves_nothing_half_written() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Runs the binary in `dir`, far from the project's files, as an installed `decide` runs.
+fn decide_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap()
+}
+
+/// Every shipped file is in the exported folder `p`, byte for byte, where a rules folder holds
+/// it, and nothing else is.
+fn assert_exported_as_shipped(p: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (from, to) in [
+        ("rules", ""),
+        ("rules/quotes", "quotes"),
+        ("rules/tests", "tests"),
+        ("templates", "templates"),
+        ("examples", "examples"),
+    ] {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(root.join(from)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let name = path.file_name().unwrap().to_owned();
+                let copy = p.join(to).join(&name);
+                assert_eq!(
+                    std::fs::read(&path).unwrap(),
+                    std::fs::read(&copy).unwrap_or_default(),
+                    "{} is not exported as {}",
+                    path.display(),
+                    copy.display()
+                );
+                names.push(name);
+            }
+        }
+        let exported = std::fs::read_dir(p.join(to))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().is_file())
+            .count();
+        assert_eq!(exported, names.len(), "{to}/ holds files {from}/ does not");
+    }
+}
+
+/// What the README promises an installed binary: from an empty folder, export the embedded
+/// policy, change a price, and see what the change does with `decide diff embedded DIR`.
+#[test]
+fn an_installed_binary_exports_its_policy_and_diffs_a_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path();
+    let out = decide_in(here, &["rules", "export", "p"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("decide diff embedded p p/examples/"),
+        "{said}"
+    );
+    assert_exported_as_shipped(&here.join("p"));
+
+    // Unchanged, the folder is the embedded policy: clean, its tests pass, the same memo.
+    for args in [
+        &["validate", "--rules", "p"][..],
+        &["test", "--rules", "p"],
+        &[
+            "diff",
+            "embedded",
+            "p",
+            "p/examples/",
+            "--as-of",
+            common::AS_OF,
+        ],
+    ] {
+        let out = decide_in(here, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let memo = |rules: &str| {
+        let out = decide_in(
+            here,
+            &[
+                "p/examples/lora-7b-4090.yaml",
+                "--rules",
+                rules,
+                "--as-of",
+                common::AS_OF,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        memo("p").replace("rules: p)", "rules: embedded)"),
+        memo("embedded")
+    );
+
+    // A second export onto the folder is refused, and leaves it as it was.
+    let sheet = here.join("p/quotes/2026-09-04-marketplace.csv");
+    let before = std::fs::read_to_string(&sheet).unwrap();
+    let again = decide_in(here, &["rules", "export", "p"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("not an empty folder"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(std::fs::read_to_string(&sheet).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(here).unwrap().count(),
+        1,
+        "a scratch folder was left"
+    );
+
+    // The 4090 box the 7B LoRA memo rents gets ten times dearer: its decision changes, and
+    // diff says so.
+    let dearer = before.replace(
+        "rtx4090-x8-sichuan2,marketplace,month,9900,7920,",
+        "rtx4090-x8-sichuan2,marketplace,month,99000,79200,",
+    );
+    assert_ne!(dearer, before, "the container's quote line has moved");
+    std::fs::write(&sheet, dearer).unwrap();
+    let out = decide_in(
+        here,
+        &[
+            "diff",
+            "embedded",
+            "p",
+            "p/examples/lora-7b-4090.yaml",
+            "--as-of",
+            common::AS_OF,
+        ],
+    );
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{report}{}", stderr(&out));
+    assert!(report.contains("- Old: `embedded`"), "{report}");
+    assert!(report.contains("**1 changed**"), "{report}");
+}
+
+#[test]
+fn export_into_a_file_or_a_full_folder_is_refused_and_an_empty_folder_is_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path();
+    std::fs::write(here.join("file"), "mine").unwrap();
+    std::fs::create_dir(here.join("full")).unwrap();
+    std::fs::write(here.join("full/keep.yaml"), "mine").unwrap();
+    for taken in ["file", "full"] {
+        let out = decide_in(here, &["rules", "export", taken]);
+        assert_eq!(out.status.code(), Some(2), "{taken}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_to_string(here.join("file")).unwrap(), "mine");
+    assert_eq!(std::fs::read_dir(here.join("full")).unwrap().count(), 1);
+    std::fs::create_dir(here.join("empty")).unwrap();
+    let out = decide_in(here, &["rules", "export", "empty"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(here.join("empty/policy.yaml").is_file());
+    // A folder that cannot be written into: an error with the folder's name, nothing left.
+    let out = decide_in(here, &["rules", "export", "no/such/parent/p"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no/such/parent/p"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The example lines of `decide [COMMAND] --help`, each without its `(comment)`.
+fn help_examples(command: &[&str]) -> Vec<String> {
+    let mut args = command.to_vec();
+    args.push("--help");
+    let help = String::from_utf8(decide(&args).stdout).unwrap();
+    help.split("Examples")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.trim().strip_prefix("decide "))
+        .map(|l| l.split("  (").next().unwrap().trim().to_owned())
+        .collect()
+}
+
+/// Help examples work from any folder: none points into the project's source tree, every
+/// shipped file one names is where `decide rules export my-rules` writes it, and every line that
+/// needs nothing else (no file of the user's own, no browser, no prompt) runs there, exit 0.
+#[test]
+fn help_examples_work_from_any_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path();
+    let out = decide_in(here, &["rules", "export", "my-rules"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut ran = 0;
+    for command in [
+        &[][..],
+        &["validate"],
+        &["schema"],
+        &["graph"],
+        &["test"],
+        &["diff"],
+        &["batch"],
+        &["offers"],
+        &["quotes", "check"],
+        &["rules", "export"],
+        &["init"],
+        &["completions"],
+        &["man"],
+    ] {
+        for line in help_examples(command) {
+            // What runs: the line up to its first pipe, redirection or `&&`.
+            let run = ["|", ">", "&&"]
+                .iter()
+                .filter_map(|cut| line.find(&format!(" {cut} ")))
+                .min()
+                .map_or(line.as_str(), |at| &line[..at]);
+            let words: Vec<&str> = run.split_whitespace().collect();
+            let mut needs_own_file = false;
+            for (i, word) in words.iter().enumerate() {
+                assert!(
+                    !word.starts_with("examples/") && !word.starts_with("rules/"),
+                    "`decide {line}` (help of {command:?}) names a file of the source tree"
+                );
+                let output = i > 0 && ["-o", "--output", "--out"].contains(&words[i - 1]);
+                let file_like = word.ends_with('/')
+                    || [".yaml", ".csv", ".jsonl"]
+                        .iter()
+                        .any(|x| word.ends_with(x));
+                if word.starts_with("my-rules/") {
+                    assert!(
+                        here.join(word).exists(),
+                        "`decide {line}`: {word} is not in an exported rules folder"
+                    );
+                } else if file_like && !output {
+                    needs_own_file = true;
+                }
+            }
+            let interactive = words.first() == Some(&"init");
+            let browser = words.contains(&"pdf");
+            // The export line itself ran above.
+            let exported = words.starts_with(&["rules", "export"]);
+            if needs_own_file || interactive || browser || exported {
+                continue;
+            }
+            let out = decide_in(here, &words);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "`decide {line}` from an empty folder: {}",
+                stderr(&out)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 15, "only {ran} help examples ran");
 }

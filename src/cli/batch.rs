@@ -57,9 +57,9 @@ pub struct Args {
     /// (`--format json` only).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// A rules folder to use instead of the embedded default policy.
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// The date prices are judged at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
@@ -86,10 +86,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let signals = Signals::watch()?;
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let graph = Graph::compile_in(
-        super::load_policy(args.rules.as_deref(), Some(as_of))?,
+        super::load_policy(args.rules.folder(), Some(as_of))?,
         args.lang,
     )?;
-    let memo = Memo::for_rules(args.rules.as_deref())?;
+    let memo = Memo::for_rules(args.rules.folder())?;
     let (profiles, inputs) = read_inputs(args, format)?;
     let mut file = match (&args.output, format) {
         (Some(path), Format::Json) => Some(OutputFile::create(path, &inputs)?),

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use decide::error::{ErrorKind, Result};
 use decide::graph::Graph;
-use decide::policy::Policy;
 use decide::source::Source;
 
 use super::Outcome;
@@ -16,18 +15,19 @@ use super::Outcome;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  decide diff rules ./my-rules examples/
+  decide rules export my-rules                  (then edit my-rules/)
+  decide diff embedded my-rules my-rules/examples/
   decide diff old-rules new-rules team-a.yaml team-b.yaml --as-of 2026-09-04 > diff.md
 
 Exit codes: 0 no decision changed, 1 a decision changed, 2 usage error or a profile or policy
 that cannot be decided (so CI can gate a policy change).")]
 pub struct Args {
-    /// The rules folder before the change.
-    #[arg(value_name = "OLD_RULES")]
-    pub old: PathBuf,
-    /// The rules folder after the change.
-    #[arg(value_name = "NEW_RULES")]
-    pub new: PathBuf,
+    /// The rules folder before the change, or `embedded` (the policy built into this binary).
+    #[arg(value_name = "OLD_RULES", value_parser = super::rules_parser())]
+    pub old: super::Rules,
+    /// The rules folder after the change, or `embedded`.
+    #[arg(value_name = "NEW_RULES", value_parser = super::rules_parser())]
+    pub new: super::Rules,
     /// Profiles, or folders of them (their `*.yaml` files).
     #[arg(value_name = "PROFILE_OR_DIR", required = true)]
     pub profiles: Vec<PathBuf>,
@@ -49,8 +49,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
 
 fn diff(args: &Args) -> Result<Outcome> {
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let old = Graph::compile(Policy::from_dir(&args.old)?.priced_at(as_of))?;
-    let new = Graph::compile(Policy::from_dir(&args.new)?.priced_at(as_of))?;
+    let old = Graph::compile(super::load_policy(args.old.folder(), Some(as_of))?)?;
+    let new = Graph::compile(super::load_policy(args.new.folder(), Some(as_of))?)?;
     let mut profiles = Vec::new();
     for path in &args.profiles {
         if path.is_dir() {

@@ -1,7 +1,5 @@
 //! `decide graph`: the decision graph as a Mermaid or Graphviz DOT picture.
 
-use std::path::PathBuf;
-
 use clap::ValueEnum;
 
 use decide::Graph;
@@ -15,12 +13,12 @@ use super::Outcome;
 #[command(after_help = "\
 Examples:
   decide graph > graph.mmd
-  decide graph --rules ./my-rules
+  decide graph --rules my-rules
   decide graph --format dot | dot -Tsvg > graph.svg")]
 pub struct Args {
-    /// The rules folder (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// Picture format.
     #[arg(short, long, value_enum, default_value_t = GraphFormat::Mermaid)]
     pub format: GraphFormat,
@@ -36,7 +34,7 @@ pub enum GraphFormat {
 
 /// Compiles the policy and prints its graph in the format `args` ask for.
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref(), None)?)?;
+    let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
     let text = match args.format {
         GraphFormat::Mermaid => diagram::mermaid(&graph),
         GraphFormat::Dot => diagram::dot(&graph),

@@ -35,9 +35,9 @@ pub struct Args {
     /// Overwrite FILE if it exists.
     #[arg(long)]
     pub force: bool,
-    /// A rules folder to take the questions and offers from (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
 }
 
 fn cancelled(e: &inquire::InquireError) -> Error {
@@ -66,7 +66,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .help("choose another file, or pass --force to overwrite it"));
     }
     let graph = Graph::compile(super::load_policy(
-        args.rules.as_deref(),
+        args.rules.folder(),
         Some(decide::today::today()),
     )?)?;
     let lang = args.lang;
@@ -116,7 +116,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if now {
         let as_of = decide::today::today();
         let (profile, evaluation) = decide::decide(&graph, &source, as_of)?;
-        let memo = Memo::for_rules(args.rules.as_deref())?.render(
+        let memo = Memo::for_rules(args.rules.folder())?.render(
             &graph,
             &profile,
             &evaluation,

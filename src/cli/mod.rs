@@ -13,6 +13,7 @@ mod offers;
 mod output;
 mod pdf;
 mod quotes;
+mod rules;
 mod schema;
 mod shell;
 mod signals;
@@ -22,9 +23,11 @@ mod validate;
 
 use std::path::{Path, PathBuf};
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use decide::error::{Error, ErrorKind, Result};
+use decide::policy::PolicyOrigin;
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
 
 use output::{Inputs, write_output};
@@ -32,22 +35,23 @@ use pdf::{Printed, Printer};
 use signals::{Signal, Signals};
 
 const EXAMPLES: &str = "\
-Examples:
+Examples (from any folder; `decide rules export` writes the example profiles):
   decide init                          (answer questions, get a profile and a memo)
-  decide examples/lora-7b-4090.yaml
-  decide examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
-  decide examples/pretrain-70b-job.yaml --lang zh       (the memo in Chinese)
-  decide examples/pretrain-70b-job.yaml --format html -o memo.html   (prints on A4)
-  decide examples/pretrain-70b-job.yaml --format pdf -o memo.pdf     (printed by Chromium)
-  decide examples/pretrain-70b-job.yaml --trace         (with the decision trace: every node and why)
-  decide profile.yaml --rules ./my-rules --output memo.md
+  decide rules export my-rules         (the built-in policy and examples, to read and change)
+  decide my-rules/examples/lora-7b-4090.yaml
+  decide my-rules/examples/pretrain-70b-job.yaml --format json --as-of 2026-09-04
+  decide my-rules/examples/pretrain-70b-job.yaml --lang zh      (the memo in Chinese)
+  decide profile.yaml --format html -o memo.html      (prints on A4)
+  decide profile.yaml --format pdf -o memo.pdf        (printed by Chromium)
+  decide profile.yaml --trace          (with the decision trace: every node and why)
+  decide profile.yaml --rules my-rules --output memo.md
   cat profile.yaml | decide -
-  decide batch fleet/ --as-of 2026-09-04 > decisions.jsonl
-  decide validate --rules ./my-rules
-  decide test --rules ./my-rules
-  decide diff rules ./my-rules examples/
+  decide batch my-rules/examples/ --as-of 2026-09-04 > decisions.jsonl
+  decide validate --rules my-rules
+  decide test --rules my-rules
+  decide diff embedded my-rules my-rules/examples/
   decide offers --as-of 2026-09-04       (what is on offer, from whom, at what price)
-  decide quotes check rules/quotes/2026-10-01-marketplace.csv
+  decide quotes check my-rules/quotes/2026-09-04-marketplace.csv
   decide graph --format dot | dot -Tsvg > graph.svg
   decide schema profile
   decide completions bash > ~/.local/share/bash-completion/completions/decide
@@ -74,9 +78,9 @@ pub struct Args {
     /// The workload profile (YAML), or `-` for standard input.
     #[arg(value_name = "PROFILE", required = true)]
     pub profile: Option<PathBuf>,
-    /// A rules folder to use instead of the embedded default policy.
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = rules_parser())]
+    pub rules: Rules,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Md)]
     pub format: OutputFormat,
@@ -109,6 +113,7 @@ pub enum Command {
     Diff(diff::Args),
     Offers(offers::Args),
     Quotes(quotes::Args),
+    Rules(rules::Args),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
 }
@@ -210,6 +215,7 @@ pub fn run() -> std::result::Result<(), u8> {
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Offers(a)) => offers::run(a),
         Some(Command::Quotes(a)) => quotes::run(a),
+        Some(Command::Rules(a)) => rules::run(a),
         Some(Command::Completions(a)) => shell::completions(a),
         Some(Command::Man(a)) => shell::man(a),
     };
@@ -245,8 +251,8 @@ fn decide_profile(args: &Args) -> Result<Outcome> {
     }
     let printer = args.format.printer()?;
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let graph = Graph::compile_in(load_policy(args.rules.as_deref(), Some(as_of))?, args.lang)?;
-    let memo = Memo::for_rules(args.rules.as_deref())?;
+    let graph = Graph::compile_in(load_policy(args.rules.folder(), Some(as_of))?, args.lang)?;
+    let memo = Memo::for_rules(args.rules.folder())?;
     let source = if profile == Path::new("-") {
         Source::stdin(ErrorKind::Profile)?
     } else {
@@ -304,6 +310,51 @@ pub(crate) fn render(e: &Error) -> String {
     } else {
         e.render()
     }
+}
+
+/// Where a command's policy comes from: the one built into this binary, or a rules folder.
+/// `embedded` names the first wherever a rules folder is asked for (`--rules embedded`,
+/// `decide diff embedded my-rules …`); a folder of that name is `./embedded`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rules {
+    Embedded,
+    Folder(PathBuf),
+}
+
+impl Rules {
+    /// The word that names the embedded policy on the command line.
+    pub const EMBEDDED: &'static str = "embedded";
+
+    /// The rules folder; `None` for the embedded policy.
+    pub fn folder(&self) -> Option<&Path> {
+        match self {
+            Rules::Embedded => None,
+            Rules::Folder(dir) => Some(dir),
+        }
+    }
+
+    /// The policy's sources (rule files, then quote sheets) and where they come from.
+    pub fn sources(&self) -> Result<(Vec<Source>, PolicyOrigin)> {
+        Ok(match self {
+            Rules::Embedded => (Policy::embedded_sources(), PolicyOrigin::Embedded),
+            Rules::Folder(dir) => (Policy::read_dir(dir)?, PolicyOrigin::Folder(dir.clone())),
+        })
+    }
+}
+
+impl From<PathBuf> for Rules {
+    fn from(path: PathBuf) -> Self {
+        if path.as_os_str() == Rules::EMBEDDED {
+            Rules::Embedded
+        } else {
+            Rules::Folder(path)
+        }
+    }
+}
+
+/// Parses a rules argument: `embedded`, or a folder's path.
+pub(crate) fn rules_parser() -> impl clap::builder::TypedValueParser<Value = Rules> {
+    clap::builder::PathBufValueParser::new().map(Rules::from)
 }
 
 /// The policy of a `--rules` folder, or the embedded one, priced at `as_of` (the quotes valid

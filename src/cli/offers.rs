@@ -1,7 +1,5 @@
 //! `decide offers`: the catalog at a date as a table (hardware, vendor, unit, price, age, trend).
 
-use std::path::PathBuf;
-
 use decide::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
@@ -12,11 +10,11 @@ use super::Outcome;
 Examples:
   decide offers                         (today's quotes)
   decide offers --as-of 2026-07-15      (what was on offer then, at July's prices)
-  decide offers --rules ./my-rules --format json")]
+  decide offers --rules my-rules --format json")]
 pub struct Args {
-    /// The rules folder (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// The date the quotes are read at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
@@ -37,7 +35,7 @@ pub enum ListingFormat {
 /// Prints the offers of the policy priced at `--as-of`.
 pub fn run(args: &Args) -> Result<Outcome> {
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let policy = super::load_policy(args.rules.as_deref(), Some(as_of))?;
+    let policy = super::load_policy(args.rules.folder(), Some(as_of))?;
     let listing = decide::catalog::listing(&policy, as_of);
     let text = match args.format {
         ListingFormat::Md => decide::catalog::markdown(&listing),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use decide::Policy;
 use decide::error::{Error, ErrorKind, Result};
-use decide::policy::{PolicyOrigin, quotes};
+use decide::policy::quotes;
 use decide::source::{Source, file_name};
 
 use super::Outcome;
@@ -33,15 +33,15 @@ is valid (warnings or not), 1 a bad row (each is listed with its file, line, col
 would be valid), 2 usage error.
 
 Examples:
-  decide quotes check rules/quotes/2026-10-01-marketplace.csv
-  decide quotes check new-quotes.csv --rules ./my-rules --as-of 2026-10-01")]
+  decide quotes check my-rules/quotes/2026-09-04-marketplace.csv
+  decide quotes check new-quotes.csv --rules my-rules --as-of 2026-10-01")]
 pub struct CheckArgs {
     /// The quote sheets to check (CSV).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// The rules folder whose catalog and sheets they join (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// No quote may be valid from a day after this one (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
@@ -67,10 +67,7 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
         }
         checked.push(source);
     }
-    let (rules, origin) = match &args.rules {
-        Some(dir) => (Policy::read_dir(dir)?, PolicyOrigin::Folder(dir.clone())),
-        None => (Policy::embedded_sources(), PolicyOrigin::Embedded),
-    };
+    let (rules, origin) = args.rules.sources()?;
     let names: Vec<&str> = checked.iter().map(|s| file_name(&s.name)).collect();
     let mut sources: Vec<Source> = rules
         .into_iter()

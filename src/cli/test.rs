@@ -18,21 +18,21 @@ use super::Outcome;
 #[command(after_help = "\
 Examples:
   decide test
-  decide test --rules ./my-rules                 (runs ./my-rules/tests/*.yaml)
-  decide test --rules ./my-rules cases/ extra.yaml
+  decide test --rules my-rules                   (runs my-rules/tests/*.yaml)
+  decide test --rules my-rules cases/ extra.yaml
 
 Exit codes: 0 every case passed, 1 a case failed (or a case file is invalid), 2 usage error.")]
 pub struct Args {
-    /// The rules folder (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// Case files or folders of them (default: the `tests/` folder of the rules).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.as_deref(), None)?)?;
+    let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
     let sources = case_sources(args)?;
     let outcome = suite::run(&graph, &sources)?;
     let text = report(&outcome);
@@ -47,7 +47,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
 /// The case files to run: the paths given, else the rules' own `tests/` folder.
 fn case_sources(args: &Args) -> Result<Vec<Source>> {
     if args.paths.is_empty() {
-        return rules_case_sources(args.rules.as_deref());
+        return rules_case_sources(args.rules.folder());
     }
     let mut sources = Vec::new();
     for path in &args.paths {
@@ -63,7 +63,7 @@ fn case_sources(args: &Args) -> Result<Vec<Source>> {
 /// The case files of a rules folder (its `tests/`), or of the embedded rules.
 pub(super) fn rules_case_sources(rules: Option<&Path>) -> Result<Vec<Source>> {
     match rules {
-        Some(dir) => yaml_files(&dir.join("tests")),
+        Some(dir) => yaml_files(&dir.join(decide::policy::TESTS_FOLDER)),
         None => Ok(decide::policy::embedded_cases()
             .iter()
             .map(|(name, text)| Source::new(format!("rules/tests/{name}"), *text))

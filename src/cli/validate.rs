@@ -1,13 +1,12 @@
 //! `decide validate`: every static check of a rules folder, each finding with a place and a fix.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use decide::check::{self, FastPathReport, InvariantReport, TableReport, tables::thousands};
 use decide::error::{Error, ErrorKind, Result};
 use decide::graph::Graph;
+use decide::policy::Policy;
 use decide::policy::rules::HitPolicy;
-use decide::policy::{Policy, PolicyOrigin};
 
 use super::Outcome;
 
@@ -21,35 +20,28 @@ use super::Outcome;
 #[command(after_help = "\
 Examples:
   decide validate
-  decide validate --rules ./my-rules
+  decide validate --rules my-rules
 
 Exit codes: 0 clean, 1 findings, 2 usage error.")]
 pub struct Args {
-    /// The rules folder to check (default: the embedded policy).
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
+    /// The rules folder, or `embedded` for the policy built into this binary.
+    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
+    pub rules: super::Rules,
     /// The date facts such as price age are computed at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let name = args.rules.as_ref().map_or_else(
+    let name = args.rules.folder().map_or_else(
         || "the embedded rules".to_owned(),
         |p| p.display().to_string(),
     );
-    let sources = match &args.rules {
-        Some(dir) => Policy::read_dir(dir)?,
-        None => Policy::embedded_sources(),
-    };
-    let origin = match &args.rules {
-        Some(dir) => PolicyOrigin::Folder(dir.clone()),
-        None => PolicyOrigin::Embedded,
-    };
+    let (sources, origin) = args.rules.sources()?;
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
     // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
-    match decide::memo::Templates::for_rules(args.rules.as_deref()) {
+    match decide::memo::Templates::for_rules(args.rules.folder()) {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
@@ -81,7 +73,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // The policy's own test cases: profiles that prove a rare row alive. A case file that does
     // not parse is `decide test`'s to report; here it only lends no witness.
     let witnesses: Vec<decide::profile::Profile> =
-        super::test::rules_case_sources(args.rules.as_deref())
+        super::test::rules_case_sources(args.rules.folder())
             .unwrap_or_default()
             .iter()
             .filter_map(|s| {

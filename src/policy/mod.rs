@@ -41,6 +41,35 @@ pub fn embedded_cases() -> &'static [(&'static str, &'static str)] {
     embedded::CASES
 }
 
+/// A rules folder's subfolder of policy test cases.
+pub const TESTS_FOLDER: &str = "tests";
+/// A rules folder's subfolder of memo templates (each replaces the embedded one of its name).
+pub const TEMPLATES_FOLDER: &str = "templates";
+/// The subfolder of example profiles `decide rules export` writes (no command reads it).
+pub const EXAMPLES_FOLDER: &str = "examples";
+
+/// Every file of the embedded policy as a rules folder holds it: (path inside the folder with
+/// `/` between names, text). The rule files, the quote sheets, the policy tests, the memo
+/// templates and the example profiles; what `decide rules export` writes.
+#[must_use]
+pub fn embedded_files() -> Vec<(String, &'static str)> {
+    let inside = |folder: &str, files: &'static [(&'static str, &'static str)]| {
+        files
+            .iter()
+            .map(move |(name, text)| (format!("{folder}/{name}"), *text))
+            .collect::<Vec<_>>()
+    };
+    let mut files: Vec<(String, &'static str)> = embedded::RULES
+        .iter()
+        .map(|(name, text)| ((*name).to_owned(), *text))
+        .collect();
+    files.extend(inside(quotes::SHEETS_FOLDER, embedded::QUOTES));
+    files.extend(inside(TESTS_FOLDER, embedded::CASES));
+    files.extend(inside(TEMPLATES_FOLDER, embedded::TEMPLATES));
+    files.extend(inside(EXAMPLES_FOLDER, embedded::EXAMPLES));
+    files
+}
+
 /// Where a policy came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyOrigin {
