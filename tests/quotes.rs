@@ -562,3 +562,105 @@ fn an_earlier_quote_from_another_vendor_does_not_take_over_the_catalog_id() {
         "{err}"
     );
 }
+
+/// What a spreadsheet saves (CRLF line ends, a byte-order mark) is read with the same line
+/// numbers as the file shows: in `quotes check`, in errors and in the record's sources.
+#[test]
+fn a_sheet_saved_with_crlf_and_a_bom_keeps_its_line_numbers() {
+    let sheet = "quotes/2026-09-04-marketplace.csv";
+    let lf_dir = common::edited_rules(&[]);
+    let crlf_dir = common::edited_rules(&[]);
+    let lf = std::fs::read_to_string(lf_dir.path().join(sheet)).unwrap();
+    assert!(
+        lf.lines().next().unwrap().starts_with('#'),
+        "the sheet opens with comments"
+    );
+    let crlf = format!("\u{feff}{}", lf.replace('\n', "\r\n"));
+    std::fs::write(crlf_dir.path().join(sheet), &crlf).unwrap();
+    let check = |dir: &Path| {
+        let path = dir.join(sheet);
+        common::run_ok(&[
+            "quotes",
+            "check",
+            path.to_str().unwrap(),
+            "--rules",
+            dir.to_str().unwrap(),
+            "--as-of",
+            "2026-09-04",
+        ])
+        .replace(&dir.display().to_string(), "[RULES]")
+    };
+    let listed = check(lf_dir.path());
+    assert!(listed.contains("  line 6: rtx4090-x8-sichuan2"), "{listed}");
+    assert_eq!(check(crlf_dir.path()), listed);
+    let sources = memo(lf_dir.path(), "examples/lora-7b-4090.yaml", "2026-09-04");
+    assert!(
+        sources.contains("sheet `2026-09-04-marketplace.csv`, line 6)"),
+        "{sources}"
+    );
+    assert_eq!(
+        memo(crlf_dir.path(), "examples/lora-7b-4090.yaml", "2026-09-04"),
+        sources
+    );
+    // An error in a row is reported on that row's line, at that cell.
+    let h100 = "h100-x8-ningxia1,marketplace,month,108600";
+    let line = lf.lines().position(|l| l.starts_with(h100)).unwrap() + 1;
+    let broken = crlf.replace(h100, "h100-x8-ningxia1,marketplace,month,abc");
+    std::fs::write(crlf_dir.path().join(sheet), broken).unwrap();
+    let out = common::run(&["validate", "--rules", crlf_dir.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("2026-09-04-marketplace.csv:{line}:36")),
+        "{err}"
+    );
+}
+
+/// Job hours measured on a box hold for the same hardware from another vendor: a second
+/// vendor's quote does not turn a measured time back into an estimate. Hours keyed by
+/// `<id>@<vendor>` hold for that vendor's offer alone.
+#[test]
+fn measured_job_hours_apply_to_the_hardware_whoever_quotes_it() {
+    let rules = rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "h100-x8-ningxia1,gpuhub,month,100000,82000,CNY,month,1 month,unknown,\
+         unknown,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    );
+    let other = "h100-x8-ningxia1@gpuhub";
+    let profile = "examples/measured-claim-h100.yaml";
+    let after = record(rules.path(), profile, "2026-09-10");
+    let estimates = &after["estimates"];
+    for field in ["hours", "implied_tokens_b", "meets_deadline"] {
+        assert_eq!(
+            estimates[field][other], estimates[field]["h100-x8-ningxia1"],
+            "{field}: {estimates}"
+        );
+    }
+    assert!(
+        estimates["implied_tokens_b"][other].is_number(),
+        "{estimates}"
+    );
+    // Keyed by the other vendor's offer, the claim is that offer's only.
+    let text = std::fs::read_to_string(profile)
+        .unwrap()
+        .replace("    h100-x8-ningxia1: 168", &format!("    {other}: 168"))
+        .replace(
+            "measured: [h100-x8-ningxia1]",
+            &format!("measured: [{other}]"),
+        );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let edited = elsewhere.path().join("edited.yaml");
+    std::fs::write(&edited, text).unwrap();
+    let keyed = record(rules.path(), edited.to_str().unwrap(), "2026-09-10");
+    let estimates = &keyed["estimates"];
+    assert!(
+        estimates["implied_tokens_b"][other].is_number(),
+        "{estimates}"
+    );
+    assert!(
+        estimates["implied_tokens_b"]
+            .get("h100-x8-ningxia1")
+            .is_none(),
+        "{estimates}"
+    );
+}

@@ -190,11 +190,18 @@ pub fn read_sheet(
             ],
         );
     }
+    // What a spreadsheet saves ends its lines with CRLF, and the csv crate counts a CRLF after
+    // a comment line as no line at all: read with LF endings, every record keeps its line.
+    let lf = if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(&**text)
+    };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
-        .from_reader(text.as_bytes());
+        .from_reader(lf.as_bytes());
     let headers = match reader.headers() {
         Ok(h) => h.clone(),
         Err(e) => return (Vec::new(), vec![csv_error(source, &e)]),
