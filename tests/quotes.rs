@@ -124,6 +124,19 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
         .expect("the marketplace's quote is an alternative");
     assert_eq!(lost["chosen"], false);
     let text = memo(rules.path(), profile, "2026-09-10");
+    // With two vendors quoted, the headline says whose box to rent; with one, it need not.
+    assert!(
+        text.contains(
+            "> **Rent bare metal: RTX 4090 24G ×8 (Sichuan zone 2) from gpuhub, ¥7,500 a month.**"
+        ),
+        "{text}"
+    );
+    let shipped = common::run_ok(&[profile, "--as-of", "2026-09-10"]);
+    assert!(
+        shipped
+            .contains("> **Rent bare metal: RTX 4090 24G ×8 (Sichuan zone 2), ¥7,920 a month.**"),
+        "{shipped}"
+    );
     assert!(
         text.contains(
             "Of the quotes for this hardware, gpuhub's (¥7,500, from 2026-09-10) won: \
