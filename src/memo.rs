@@ -271,6 +271,9 @@ impl Memo {
                     .get_template(name)
                     .and_then(|t| t.render(ctx))
                     .map_err(|e| template_error(&e, &self.templates))?;
+                if format == Format::Markdown {
+                    out = single_blank_lines(&out);
+                }
                 if !out.ends_with('\n') {
                     out.push('\n');
                 }
@@ -278,6 +281,31 @@ impl Memo {
             }
         }
     }
+}
+
+/// `text` with every run of blank lines cut to one, outside fenced code blocks: a section a
+/// template leaves out must not leave a gap behind it. Lines of only spaces count as blank
+/// (Markdown reads them so) and are written empty.
+fn single_blank_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fenced = false;
+    let mut blank = false;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if content.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if !fenced && content.trim().is_empty() {
+            if !blank && !out.is_empty() {
+                out.push('\n');
+            }
+            blank = true;
+            continue;
+        }
+        blank = false;
+        out.push_str(line);
+    }
+    out
 }
 
 /// A template's error for people: the file (the rules folder's path for a file of
@@ -319,5 +347,26 @@ fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
             error.at(&file.display, &file.text, Some(Position { line, column }))
         }
         None => error.in_file(file.display.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::single_blank_lines;
+
+    #[test]
+    fn runs_of_blank_lines_become_one_outside_code_fences() {
+        assert_eq!(single_blank_lines("a\n\n\n\nb\n"), "a\n\nb\n");
+        assert_eq!(single_blank_lines("a\n  \n\t\nb\n"), "a\n\nb\n");
+        assert_eq!(single_blank_lines("\n\na\n\n"), "a\n\n");
+        // A chart's code block keeps its lines as written.
+        let fenced = "x\n\n\n```mermaid\nline\n\n\nline\n```\n\n\ny\n";
+        assert_eq!(
+            single_blank_lines(fenced),
+            "x\n\n```mermaid\nline\n\n\nline\n```\n\ny\n"
+        );
+        // Text without a run is unchanged, byte for byte.
+        let plain = "# T\n\n| a | b |\n|---|---|\n\n- item\n  more\n";
+        assert_eq!(single_blank_lines(plain), plain);
     }
 }

@@ -42,6 +42,9 @@ fn every_example_decides_and_renders() {
         let md_zh = memo
             .render(&graph_zh, &profile_zh, &zh, Format::Markdown)
             .unwrap();
+        for text in [&md, &md_zh] {
+            assert!(!text.contains("\n\n\n"), "a run of blank lines: {text}");
+        }
         insta::assert_snapshot!("memo", md);
         insta::assert_snapshot!("json", json);
         insta::assert_snapshot!("memo_zh", md_zh);
