@@ -232,6 +232,7 @@ impl Memo {
                     version => meta.version.as_str(),
                     description => meta.description.as_ref().map(|w| w.get(lang)),
                     caution => meta.caution.as_ref().map(|w| w.get(lang)),
+                    source => meta.source.as_ref().map(|w| w.get(lang)),
                 };
                 let offer = owner
                     .catalog

@@ -45,6 +45,18 @@ fn every_example_decides_and_renders() {
         for text in [&md, &md_zh] {
             assert!(!text.contains("\n\n\n"), "a run of blank lines: {text}");
         }
+        // A memo that cites "article §N" says which article that is and what §N covers.
+        let cited = graph
+            .policy()
+            .meta
+            .source
+            .as_ref()
+            .expect("the policy names its source");
+        assert!(
+            md.contains("article §") && md.contains(cited.get(Lang::En)),
+            "{md}"
+        );
+        assert!(md_zh.contains(cited.get(Lang::Zh)), "{md_zh}");
         insta::assert_snapshot!("memo", md);
         insta::assert_snapshot!("json", json);
         insta::assert_snapshot!("memo_zh", md_zh);

@@ -104,6 +104,10 @@ pub struct PolicyMeta {
     /// A caution printed with the sources, e.g. "verify live prices before signing".
     #[serde(default)]
     pub caution: Option<Words>,
+    /// What the policy's texts cite (e.g. the article their "§N" refers to: its title,
+    /// publisher, date, where to find it, what each section covers), printed with the sources.
+    #[serde(default)]
+    pub source: Option<Words>,
 }
 
 /// Expressions that fill the stable fields of the decision record.
