@@ -677,3 +677,57 @@ fn measured_job_hours_apply_to_the_hardware_whoever_quotes_it() {
         "{estimates}"
     );
 }
+
+/// A quote that leaves VAT out is compared with the policy's VAT rate added: ¥7,500 before VAT
+/// is ¥7,950 with it, dearer than the ¥7,920 the marketplace lists, so it does not win on the
+/// tax alone. The memo shows both figures, and what a quote that does not state VAT would
+/// cost with it added.
+#[test]
+fn a_quote_without_vat_is_compared_with_vat_added() {
+    let rules = rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,1 month,excluded,\
+         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    );
+    let profile = "examples/lora-7b-4090.yaml";
+    let after = record(rules.path(), profile, "2026-09-10");
+    assert_eq!(after["offer"], "rtx4090-x8-sichuan2", "{after}");
+    let lost = after["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["offer"] == "rtx4090-x8-sichuan2@gpuhub")
+        .expect("gpuhub's quote is an alternative")
+        .clone();
+    assert_eq!(lost["monthly_cny"], 7950.0, "{lost}");
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "gpuhub's ¥7,950 with VAT (¥7,500 before) (`rtx4090-x8-sichuan2@gpuhub`) costs ¥30 more"
+        ),
+        "{text}"
+    );
+    // Every quote for the hardware recommended is among the sources.
+    assert!(
+        text.contains("VAT excluded: quoted ¥7,500, shown and compared with 6% VAT added"),
+        "{text}"
+    );
+    assert!(
+        text.contains("VAT not stated: compared as quoted, as if included (¥8,395 if 6% is added)"),
+        "{text}"
+    );
+    // `vat_added` must name a `vat` value and come with a rate.
+    let bad = common::edited_rules(&[(
+        "catalog.yaml",
+        "  vat_added: [excluded]\n  vat_rate: 0.06\n",
+        "  vat_added: [exclusive]\n",
+    )]);
+    let out = common::run(&["validate", "--rules", bad.path().to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("`vat_added` names `exclusive`, which is not one of `vat`"),
+        "{said}"
+    );
+    assert!(said.contains("`vat_added` needs a `vat_rate`"), "{said}");
+}

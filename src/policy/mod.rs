@@ -538,6 +538,10 @@ impl Builder<'_> {
                 self.errors.extend(quotes::duplicates(sources, &all_quotes));
                 self.errors
                     .extend(quotes::id_vendor_errors(sources, &hardware, &all_quotes));
+                self.errors.extend(quotes::vat_errors(
+                    &sources[vocabulary.file],
+                    &vocabulary.item,
+                ));
             }
             None if !sheets.is_empty() => self.errors.push(
                 Error::new(

@@ -451,7 +451,7 @@ fn check_row(
     let valid_from = check_date(row, fail);
     let texts_ok = check_texts(row, fail);
     let (prices, valid_from) = (prices?, valid_from?);
-    (names_ok && texts_ok).then(|| (offer_fields(row, prices), valid_from))
+    (names_ok && texts_ok).then(|| (offer_fields(row, prices, vocabulary), valid_from))
 }
 
 /// The offer, the vendor, the words of the policy's vocabulary and the currency.
@@ -648,14 +648,74 @@ fn check_texts(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -
     ok
 }
 
-/// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`.
-fn offer_fields(row: &QuoteRecord, prices: Prices) -> Map<String, J> {
+/// What is wrong with the policy's VAT words: `vat_added` must name values of `vat`, and needs
+/// a `vat_rate` from 0 up to 1 (0.06 for 6%).
+#[must_use]
+pub fn vat_errors(source: &Source, vocabulary: &QuoteSheets) -> Vec<Error> {
+    let mut errors = Vec::new();
+    let field = |message: String, help: &str| {
+        Error::new(ErrorKind::Rules, message)
+            .in_file(&source.name)
+            .field("quote_sheets")
+            .help(help.to_owned())
+    };
+    for value in &vocabulary.vat_added {
+        if !vocabulary.vat.contains(value) {
+            errors.push(field(
+                format!("`vat_added` names `{value}`, which is not one of `vat`"),
+                &format!(
+                    "`vat_added` lists values of `vat`: {}",
+                    vocabulary.vat.join(", ")
+                ),
+            ));
+        }
+    }
+    match vocabulary.vat_rate {
+        None if !vocabulary.vat_added.is_empty() => errors.push(field(
+            "`vat_added` needs a `vat_rate`, the rate added to those prices".to_owned(),
+            "add `vat_rate: 0.06` (6%) or the rate that applies",
+        )),
+        Some(r) if !(0.0..1.0).contains(&r) => errors.push(field(
+            format!("`vat_rate` {r} is not a rate from 0 up to 1"),
+            "write the rate as a fraction: 0.06 for 6%",
+        )),
+        _ => {}
+    }
+    errors
+}
+
+/// `amount` with VAT at `rate` added, to the fen (whole amounts stay whole).
+fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
+    let fen = (amount.as_f64().unwrap_or(0.0) * (1.0 + rate) * 100.0).round();
+    if fen % 100.0 == 0.0 && fen.abs() < 9.0e15 {
+        serde_json::Number::from((fen / 100.0) as i64)
+    } else {
+        serde_json::Number::from_f64(fen / 100.0).unwrap_or_else(|| amount.clone())
+    }
+}
+
+/// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`. A
+/// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets `vat_rate` added, so
+/// that every comparison is between prices with VAT in; the sheet's figures are kept beside.
+fn offer_fields(row: &QuoteRecord, prices: Prices, vocabulary: &QuoteSheets) -> Map<String, J> {
+    let rate = vocabulary
+        .vat_rate
+        .filter(|_| vocabulary.vat_added.contains(&row.vat));
+    let billed =
+        |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
     let mut price = Map::new();
     price.insert("unit".into(), J::from(row.unit.clone()));
-    price.insert("list_cny".into(), J::Number(prices.list));
-    price.insert("discounted_cny".into(), J::Number(prices.discounted));
-    if let Some(d) = prices.daily {
-        price.insert("daily_cny".into(), J::Number(d));
+    price.insert("list_cny".into(), billed(&prices.list));
+    price.insert("discounted_cny".into(), billed(&prices.discounted));
+    if let Some(d) = &prices.daily {
+        price.insert("daily_cny".into(), billed(d));
+    }
+    if rate.is_some() {
+        price.insert("quoted_list_cny".into(), J::Number(prices.list.clone()));
+        price.insert(
+            "quoted_discounted_cny".into(),
+            J::Number(prices.discounted.clone()),
+        );
     }
     let mut billing = Map::new();
     billing.insert(
@@ -671,6 +731,12 @@ fn offer_fields(row: &QuoteRecord, prices: Prices) -> Map<String, J> {
         words(&row.min_term, row.min_term_zh.as_deref()),
     );
     billing.insert("vat".into(), J::from(row.vat.clone()));
+    if let Some(r) = vocabulary.vat_rate {
+        billing.insert(
+            "vat_rate".into(),
+            serde_json::Number::from_f64(r).map_or(J::Null, J::Number),
+        );
+    }
     billing.insert("invoice".into(), J::from(row.invoice.clone()));
     let mut fields = Map::new();
     if let Some(region) = &row.region {

@@ -89,6 +89,15 @@ pub struct QuoteSheets {
     pub billing_units: Vec<String>,
     /// Whether prices include VAT (the `vat` column; the offer's `billing.vat`).
     pub vat: Vec<String>,
+    /// The `vat` values whose prices leave VAT out (e.g. `[excluded]`): their prices get
+    /// `vat_rate` added as they are read, so that every comparison is between prices with VAT
+    /// in. The sheet's own figures stay in `price.quoted_list_cny` and
+    /// `price.quoted_discounted_cny`.
+    #[serde(default)]
+    pub vat_added: Vec<String>,
+    /// The VAT rate added to those prices (0.06 for 6%); the offer's `billing.vat_rate`.
+    #[serde(default)]
+    pub vat_rate: Option<f64>,
     /// What the discounted price commits the buyer to (the `discount_commits` column; the
     /// offer's `billing.discount_commits`).
     pub discount_commits: Vec<String>,
