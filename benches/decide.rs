@@ -3,7 +3,7 @@
 //! (trace kept), deciding plus JSON, deciding plus the Markdown memo, a JSON line to its record,
 //! and batch throughput.
 //!
-//! Run with `cargo bench`; numbers and the machine are in the README's "Performance" section.
+//! Run with `cargo bench`; numbers and the machine are in `docs/performance.md`.
 
 use std::fmt::Write as _;
 use std::sync::LazyLock;

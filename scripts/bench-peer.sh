@@ -20,7 +20,7 @@
 #
 # Environment: RUNS (one-shot runs each, default 20), N (profiles per zen-bench pass, default
 # 100000, the peer's), OUT (where the raw outputs go, default target/bench-peer).
-# Needs cargo, python3 and /usr/bin/time. Not run by CI: the numbers are for the README.
+# Needs cargo, python3 and /usr/bin/time. Not run by CI: the numbers are for docs/performance.md.
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ ! -f "$1/Cargo.toml" ]; then

@@ -667,7 +667,7 @@ fn check_offers(
                 .help(
                     "with quote sheets (quotes/*.csv) the catalog holds the hardware; prices, \
                      billing terms, sources and dates are columns of a sheet's row: move them \
-                     there (see the README, \"Prices: quote sheets\")",
+                     there (see docs/quotes.md)",
                 ),
             );
         }

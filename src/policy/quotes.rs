@@ -1,7 +1,7 @@
 //! Quote sheets: dated CSV price lists (`quotes/*.csv`), read with located errors, and the catalog they price at a date.
 //!
 //! A sheet is one vendor's quotes of one day, one row per quote (the columns are
-//! [`QuoteRecord`]'s fields, documented in the README and `schema/quote-sheet.schema.json`).
+//! [`QuoteRecord`]'s fields, documented in `docs/quotes.md` and `schema/quote-sheet.schema.json`).
 //! Every row is checked against the catalog (the hardware ids) and the policy's
 //! `quote_sheets:` vocabulary (currency, units, VAT, commitments); a bad cell is an error with
 //! the file, line, column, the column's name, what would be valid and a snippet, like a YAML

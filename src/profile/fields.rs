@@ -187,7 +187,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
         }
         prefix = head;
     }
-    Err("see the profile format in the README".to_owned())
+    Err("see the profile format in docs/profile.md".to_owned())
 }
 
 /// Follows a local `$ref` (`#/definitions/...` or `#/$defs/...`).
@@ -465,7 +465,7 @@ mod tests {
                  custom_cuda_operators, model_params_b, nodes, parallelism, task, tokens_b",
             ),
             ("profile.workload.task.x", "`profile.workload.task` has: "),
-            ("other", "see the profile format in the README"),
+            ("other", "see the profile format in docs/profile.md"),
         ] {
             assert_eq!(check_path(path), Err(hint.to_owned()), "{path}");
         }
