@@ -507,10 +507,11 @@ fn an_installed_binary_exports_its_policy_and_diffs_a_change() {
     );
     assert_exported_as_shipped(&here.join("p"));
 
-    // Unchanged, the folder is the embedded policy: clean, its tests pass, the same memo.
+    // Unchanged, the folder is the embedded policy (its files are the shipped ones, byte for
+    // byte, so `decide validate` finds what it finds in rules/): its tests pass, no decision
+    // differs, the same memo.
     for args in [
-        &["validate", "--rules", "p"][..],
-        &["test", "--rules", "p"],
+        &["test", "--rules", "p"][..],
         &[
             "diff",
             "embedded",
@@ -637,6 +638,7 @@ fn help_examples_work_from_any_folder() {
     let out = decide_in(here, &["rules", "export", "my-rules"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut ran = 0;
+    let mut seen = std::collections::HashSet::new();
     for command in [
         &[][..],
         &["validate"],
@@ -681,10 +683,15 @@ fn help_examples_work_from_any_folder() {
                 }
             }
             let interactive = words.first() == Some(&"init");
+            // `decide validate` searches thousands of profiles (minutes in a debug build); the
+            // exported folder holds the shipped files, which tests/validate.rs checks.
+            let searched = words.first() == Some(&"validate");
+            // A line several helps show runs once.
+            let again = !seen.insert(words.join(" "));
             let browser = words.contains(&"pdf");
             // The export line itself ran above.
             let exported = words.starts_with(&["rules", "export"]);
-            if needs_own_file || interactive || browser || exported {
+            if needs_own_file || interactive || browser || exported || searched || again {
                 continue;
             }
             let out = decide_in(here, &words);
@@ -697,5 +704,5 @@ fn help_examples_work_from_any_folder() {
             ran += 1;
         }
     }
-    assert!(ran >= 15, "only {ran} help examples ran");
+    assert!(ran >= 22, "only {ran} help examples ran");
 }

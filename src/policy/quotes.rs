@@ -451,7 +451,7 @@ fn check_row(
     let valid_from = check_date(row, fail);
     let texts_ok = check_texts(row, fail);
     let (prices, valid_from) = (prices?, valid_from?);
-    (names_ok && texts_ok).then(|| (offer_fields(row, prices, vocabulary), valid_from))
+    (names_ok && texts_ok).then(|| (offer_fields(row, &prices, vocabulary), valid_from))
 }
 
 /// The offer, the vendor, the words of the policy's vocabulary and the currency.
@@ -697,7 +697,7 @@ fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
 /// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`. A
 /// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets `vat_rate` added, so
 /// that every comparison is between prices with VAT in; the sheet's figures are kept beside.
-fn offer_fields(row: &QuoteRecord, prices: Prices, vocabulary: &QuoteSheets) -> Map<String, J> {
+fn offer_fields(row: &QuoteRecord, prices: &Prices, vocabulary: &QuoteSheets) -> Map<String, J> {
     let rate = vocabulary
         .vat_rate
         .filter(|_| vocabulary.vat_added.contains(&row.vat));
