@@ -101,7 +101,7 @@ impl Summary {
 /// A decided profile's JSON record: where the profile was read, then the decision record as
 /// `decide --format json` writes it.
 #[derive(serde::Serialize)]
-struct Record<'a> {
+struct BatchRecord<'a> {
     source: &'a str,
     line: usize,
     #[serde(flatten)]
@@ -240,7 +240,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let warnings = decision.warnings.iter().map(|w| w.id.clone()).collect();
         let text = match options.format {
             Format::Json => {
-                let record = Record {
+                let record = BatchRecord {
                     source: &item.source.name,
                     line: item.first_line,
                     decision,
