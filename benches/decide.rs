@@ -186,7 +186,7 @@ fn batch_10k(b: divan::Bencher) {
     }
     let items: Vec<Item> = batch::split(&Source::new("fleet.jsonl", text))
         .into_iter()
-        .collect::<decide::Result<_>>()
+        .collect::<Result<_, _>>()
         .unwrap();
     let options = Options {
         format: Format::Json,

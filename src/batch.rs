@@ -7,6 +7,10 @@
 //! read a profile at a time (`read`); a line of JSON lines is parsed as JSON (`serde_json`),
 //! everything else as YAML. A bad profile is an error for that profile only, reported
 //! with its file and the line in that file; the others go on.
+//!
+//! Every JSON record says where its profile was read (`source`, `line`), and a profile that
+//! could not be read or decided has a record too, its error ([`error_record`]), so that the
+//! records line up one to one with the profiles read.
 
 pub mod read;
 pub mod stream;
@@ -21,7 +25,7 @@ use crate::graph::Graph;
 use crate::memo::{Format, Memo};
 use crate::source::Source;
 
-pub use read::{Input, Profiles, resolve, split};
+pub use read::{Input, Profiles, count, resolve, split};
 pub use stream::{End, Flow, Output, decide_stream};
 
 /// One profile of the batch: its text, where it came from, and a name for its memo file.
@@ -36,6 +40,15 @@ pub struct Item {
     pub syntax: crate::Syntax,
 }
 
+/// A profile of the batch that could not be read: the input it is in (`<stdin>` for standard
+/// input), the line of that input it starts at, and why.
+#[derive(Debug)]
+pub struct Unread {
+    pub source: String,
+    pub line: usize,
+    pub error: Error,
+}
+
 /// What deciding one item gave.
 #[derive(Debug)]
 pub struct Decided {
@@ -45,6 +58,8 @@ pub struct Decided {
     pub offer: String,
     /// The record's monthly cost, if the policy gives one.
     pub monthly_cny: Option<f64>,
+    /// The ids of the warnings the decision raised, in policy order.
+    pub warnings: Vec<String>,
 }
 
 /// Counts over a whole batch, for the closing summary.
@@ -54,6 +69,10 @@ pub struct Summary {
     pub failed: usize,
     pub by_deployment: BTreeMap<String, usize>,
     pub by_offer: BTreeMap<String, usize>,
+    /// For each warning id, how many decided profiles raised it.
+    pub by_warning: BTreeMap<String, usize>,
+    /// How many decided profiles raised at least one warning.
+    pub warned: usize,
     pub monthly_cny: f64,
 }
 
@@ -65,11 +84,91 @@ impl Summary {
                 self.decided += 1;
                 *self.by_deployment.entry(d.deployment.clone()).or_default() += 1;
                 *self.by_offer.entry(d.offer.clone()).or_default() += 1;
+                for (i, id) in d.warnings.iter().enumerate() {
+                    // A profile counts once per id, however often the record names it.
+                    if !d.warnings[..i].contains(id) {
+                        *self.by_warning.entry(id.clone()).or_default() += 1;
+                    }
+                }
+                self.warned += usize::from(!d.warnings.is_empty());
                 self.monthly_cny += d.monthly_cny.unwrap_or(0.0);
             }
             Err(_) => self.failed += 1,
         }
     }
+}
+
+/// A decided profile's JSON record: where the profile was read, then the decision record as
+/// `decide --format json` writes it.
+#[derive(serde::Serialize)]
+struct BatchRecord<'a> {
+    source: &'a str,
+    line: usize,
+    #[serde(flatten)]
+    decision: &'a crate::decision::Decision,
+}
+
+/// A failed profile's JSON record: where it was read, and why it was not decided.
+#[derive(serde::Serialize)]
+struct ErrorRecord<'a> {
+    source: &'a str,
+    line: usize,
+    error: ErrorFields<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ErrorFields<'a> {
+    kind: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<At<'a>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    help: &'a [String],
+}
+
+/// The file an error points into (a rule file, for a fault of the rules found at run time),
+/// with the line and column in it when the error has them.
+#[derive(serde::Serialize)]
+struct At<'a> {
+    file: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+}
+
+/// The JSON line (with its newline) standing for a profile that was not decided, in the place
+/// its record would have had: `{"source": ..., "line": ..., "error": {"kind": ..., "message":
+/// ..., "field": ..., "at": {"file": ..., "line": ..., "column": ...}, "help": [...]}}`, where
+/// `message` is the first line of the report on standard error (without `error: `) and
+/// `field`, `at` and `help` appear when the error has them.
+#[must_use]
+pub fn error_record(source: &str, line: usize, error: &Error) -> String {
+    let at = error.origin().map(|origin| {
+        let position = origin.file_position();
+        At {
+            file: &origin.name,
+            line: position.map(|p| p.line),
+            column: position.map(|p| p.column),
+        }
+    });
+    let record = ErrorRecord {
+        source,
+        line,
+        error: ErrorFields {
+            kind: error.kind().name(),
+            message: error.title(),
+            field: error.field_path(),
+            at,
+            help: error.hints(),
+        },
+    };
+    // Strings, numbers and lists of strings: nothing serde_json can refuse.
+    let mut text = serde_json::to_string(&record).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// How each profile is rendered.
@@ -138,9 +237,15 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
             .headline_cost()
             .and_then(|name| decision.costs.get(name))
             .and_then(crate::decision::number);
+        let warnings = decision.warnings.iter().map(|w| w.id.clone()).collect();
         let text = match options.format {
             Format::Json => {
-                let mut line = serde_json::to_string(&evaluation.decision)
+                let record = BatchRecord {
+                    source: &item.source.name,
+                    line: item.first_line,
+                    decision,
+                };
+                let mut line = serde_json::to_string(&record)
                     .map_err(|e| Error::new(ErrorKind::Eval, format!("cannot write JSON: {e}")))?;
                 line.push('\n');
                 line
@@ -154,6 +259,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
             deployment,
             offer,
             monthly_cny,
+            warnings,
         })
     };
     // Profile errors point into the item's text: give them the file's line numbers. Other

@@ -50,7 +50,8 @@ pub struct Decision {
     pub audit: Audit,
 }
 
-/// The record's own top-level fields, which policy sections may not shadow.
+/// The record's own top-level fields, which policy sections may not shadow: a batch's records
+/// add `source` and `line`, and a failed profile's record is `source`, `line` and `error`.
 pub const RECORD_FIELDS: &[&str] = &[
     "profile",
     "as_of",
@@ -65,6 +66,9 @@ pub const RECORD_FIELDS: &[&str] = &[
     "checklist",
     "trace",
     "audit",
+    "source",
+    "line",
+    "error",
 ];
 
 /// One change to one profile field that changes a decision: the record's `sensitivity` list.

@@ -29,6 +29,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind's name in machine-readable output (a batch's error records): `profile`,
+    /// `rules`, `eval`, `invariant`, `io` or `usage`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Profile => "profile",
+            ErrorKind::Rules => "rules",
+            ErrorKind::Eval => "eval",
+            ErrorKind::Invariant => "invariant",
+            ErrorKind::Io => "io",
+            ErrorKind::Usage => "usage",
+        }
+    }
+
     /// The process exit code for this kind: 2 for usage errors, 1 for everything else.
     #[must_use]
     pub fn exit_code(self) -> i32 {
@@ -205,6 +219,16 @@ impl Error {
         &self.0.message
     }
 
+    /// The report's first line without its `error: `: the field, if any, and the message, with
+    /// unsafe characters shown escaped ([`visible`]).
+    #[must_use]
+    pub fn title(&self) -> String {
+        match &self.0.field {
+            Some(field) => format!("{}: {}", visible(field), visible(&self.0.message)),
+            None => visible(&self.0.message).into_owned(),
+        }
+    }
+
     #[must_use]
     pub fn field_path(&self) -> Option<&str> {
         self.0.field.as_deref()
@@ -252,10 +276,7 @@ impl Error {
         let inner = &self.0;
         // Text from a file (a value quoted in a message, a snippet) may hold control
         // characters: they are shown escaped, never sent to the terminal.
-        let title = match &inner.field {
-            Some(field) => format!("{}: {}", visible(field), visible(&inner.message)),
-            None => visible(&inner.message).into_owned(),
-        };
+        let title = self.title();
         let level = if inner.warning {
             Level::WARNING
         } else {

@@ -1,5 +1,6 @@
-//! `decide batch`: order kept, a bad profile reported without stopping the rest, stdin, folders,
-//! JSON lines and YAML streams, memos into a folder, and records equal to single runs.
+//! `decide batch`: order kept, a bad profile reported without stopping the rest and recorded in
+//! its place, every record's source and line, stdin, folders, JSON lines and YAML streams, memos
+//! into a folder, records equal to single runs, the summary's warnings, and progress.
 
 mod common;
 
@@ -19,12 +20,35 @@ fn profile_json(i: usize, gpus: u32) -> String {
     )
 }
 
-fn names(stdout: &[u8]) -> Vec<String> {
+fn records(stdout: &[u8]) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(stdout)
         .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["profile"].as_str().unwrap().to_owned()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Each record's profile name, or `error` for an error record.
+fn names(stdout: &[u8]) -> Vec<String> {
+    records(stdout)
+        .iter()
+        .map(|v| match (v["profile"].as_str(), v.get("error")) {
+            (Some(name), None) => name.to_owned(),
+            (None, Some(_)) => "error".to_owned(),
+            _ => panic!("neither a decision nor an error: {v}"),
+        })
+        .collect()
+}
+
+/// Each record's `source` and `line`.
+fn places(stdout: &[u8]) -> Vec<(String, u64)> {
+    records(stdout)
+        .iter()
+        .map(|v| {
+            let source = v["source"].as_str().unwrap_or_else(|| panic!("{v}"));
+            (
+                source.to_owned(),
+                v["line"].as_u64().unwrap_or_else(|| panic!("{v}")),
+            )
         })
         .collect()
 }
@@ -45,12 +69,33 @@ fn json_lines_keep_input_order_and_a_bad_profile_does_not_stop_the_rest() {
     std::fs::write(&path, text).unwrap();
     let out = decide(&["batch", path.to_str().unwrap(), "--as-of", common::AS_OF]);
     assert_eq!(out.status.code(), Some(1));
+    // One record per profile, in input order: the bad one has an error record in its place,
+    // so that record i is line i + 1 of the input.
     let expected: Vec<String> = (0..300)
-        .filter(|&i| i != 123)
-        .map(|i| format!("p{i:04}"))
+        .map(|i| {
+            if i == 123 {
+                "error".to_owned()
+            } else {
+                format!("p{i:04}")
+            }
+        })
         .collect();
     assert_eq!(names(&out.stdout), expected);
+    let file = path.display().to_string();
+    let lines: Vec<(String, u64)> = (1..=300).map(|n| (file.clone(), n)).collect();
+    assert_eq!(places(&out.stdout), lines);
+    let failed = &records(&out.stdout)[123];
+    assert_eq!(failed["error"]["kind"], "profile", "{failed}");
+    assert_eq!(failed["error"]["field"], "usage.gpus", "{failed}");
+    assert_eq!(failed["error"]["at"]["file"], file.as_str(), "{failed}");
+    assert_eq!(failed["error"]["at"]["line"], 124, "{failed}");
     let err = String::from_utf8_lossy(&out.stderr);
+    // The error record's message is the first line of the report on stderr.
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        err.contains(&format!("error: {message}\n")),
+        "{message}\n{err}"
+    );
     // The bad profile is named by its file and its line in the file (line 124).
     assert!(err.contains("usage.gpus"), "{err}");
     assert!(err.contains("fleet.jsonl:124:"), "{err}");
@@ -83,14 +128,18 @@ fn a_record_equals_the_single_run_record_with_or_without_trace_and_sensitivity()
     ]);
     assert_eq!(traced.status.code(), Some(0));
     let line: serde_json::Value = serde_json::from_slice(&traced.stdout).unwrap();
-    assert_eq!(line, full);
+    assert_eq!(
+        without_place(line, "examples/pretrain-70b-job.yaml", 1),
+        full
+    );
     let lean = decide(&[
         "batch",
         "examples/pretrain-70b-job.yaml",
         "--as-of",
         common::AS_OF,
     ]);
-    let mut line: serde_json::Value = serde_json::from_slice(&lean.stdout).unwrap();
+    let line: serde_json::Value = serde_json::from_slice(&lean.stdout).unwrap();
+    let mut line = without_place(line, "examples/pretrain-70b-job.yaml", 1);
     assert!(line.get("trace").is_none());
     // Without `--sensitivity` the record has no `sensitivity` at all (not an empty list, which
     // would say that nothing changes the answer).
@@ -99,6 +148,19 @@ fn a_record_equals_the_single_run_record_with_or_without_trace_and_sensitivity()
     line["trace"] = full["trace"].clone();
     line["sensitivity"] = full["sensitivity"].clone();
     assert_eq!(line, full);
+}
+
+/// A batch record without the `source` and `line` it starts with, after checking them: the
+/// record `decide --format json` writes for the same profile.
+fn without_place(record: serde_json::Value, source: &str, line: u64) -> serde_json::Value {
+    let serde_json::Value::Object(mut fields) = record else {
+        panic!("not an object: {record}");
+    };
+    let first: Vec<&String> = fields.keys().take(3).collect();
+    assert_eq!(first, ["source", "line", "profile"]);
+    assert_eq!(fields.shift_remove("source"), Some(source.into()));
+    assert_eq!(fields.shift_remove("line"), Some(line.into()));
+    serde_json::Value::Object(fields)
 }
 
 #[test]
@@ -113,12 +175,27 @@ fn folders_and_yaml_streams_and_stdin() {
     );
     assert_eq!(names(&out.stdout).len(), common::example_count());
     assert_eq!(names(&out.stdout)[0], "Startup 13B LoRA on a budget"); // budget-training-4090.yaml
+    // A file of one profile: the file's path as the command line led to it, line 1.
+    let files: Vec<(String, u64)> = common::examples()
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            (format!("examples/{name}"), 1)
+        })
+        .collect();
+    assert_eq!(places(&out.stdout), files);
 
     // A YAML stream on standard input, with a bad document in the middle.
     let stream = "name: a\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n---\nname: b\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 900}\n---\n# the third\nname: c\nworkload: {task: pretrain, model_params_b: 70}\nusage: {gpus: 8, hours_per_gpu_month: 700}\n";
     let out = batch_stdin(stream);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(names(&out.stdout), ["a", "c"]);
+    assert_eq!(names(&out.stdout), ["a", "error", "c"]);
+    // Each document at the line after its `---`.
+    let stdin = |line| ("<stdin>".to_owned(), line);
+    assert_eq!(places(&out.stdout), [stdin(1), stdin(5), stdin(9)]);
+    let failed = &records(&out.stdout)[1]["error"];
+    assert_eq!(failed["field"], "usage.hours_per_gpu_month", "{failed}");
+    assert_eq!(failed["at"]["line"], 7, "{failed}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<stdin>:7:"), "{err}");
     assert!(err.contains("usage.hours_per_gpu_month"), "{err}");
@@ -295,8 +372,14 @@ garbage{\n\
 {\"name\": \"four\", \"workload\": {\"task\": \"pretrain\", \"model_params_b\": 70}, \"usage\": {\"gpus\": 8, \"hours_per_gpu_month\": 700}}\n";
 
 fn batch_stdin(input: &str) -> Output {
+    batch_stdin_with(input, &[])
+}
+
+/// `decide batch -` with `args`, given `input` on standard input.
+fn batch_stdin_with(input: &str, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
         .args(["batch", "-", "--as-of", common::AS_OF])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -318,7 +401,11 @@ fn json_lines_are_read_line_by_line_and_a_bad_line_fails_alone() {
     std::fs::write(&path, MIXED_JSON_LINES).unwrap();
     let out = decide(&["batch", path.to_str().unwrap(), "--as-of", common::AS_OF]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(names(&out.stdout), ["one", "two", "four"]);
+    assert_eq!(names(&out.stdout), ["one", "two", "error", "four"]);
+    // The blank line 4 is no profile: the fourth record is line 5's.
+    let file = path.display().to_string();
+    let lines: Vec<(String, u64)> = [1, 2, 3, 5].map(|n| (file.clone(), n)).to_vec();
+    assert_eq!(places(&out.stdout), lines);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fleet.jsonl:3:"), "{err}");
     assert!(err.contains("garbage{"), "{err}");
@@ -327,7 +414,21 @@ fn json_lines_are_read_line_by_line_and_a_bad_line_fails_alone() {
     // Standard input is told apart by its first line.
     let out = batch_stdin(MIXED_JSON_LINES);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(names(&out.stdout), ["one", "two", "four"]);
+    assert_eq!(names(&out.stdout), ["one", "two", "error", "four"]);
+    let stdin: Vec<(String, u64)> = [1, 2, 3, 5].map(|n| ("<stdin>".to_owned(), n)).to_vec();
+    assert_eq!(places(&out.stdout), stdin);
+    assert_eq!(
+        records(&out.stdout)[2],
+        serde_json::json!({
+            "source": "<stdin>",
+            "line": 3,
+            "error": {
+                "kind": "profile",
+                "message": "expected a mapping (key: value lines)",
+                "at": {"file": "<stdin>", "line": 3, "column": 1}
+            }
+        })
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<stdin>:3:"), "{err}");
     assert!(err.contains("4 profiles: 3 decided, 1 failed."), "{err}");
@@ -382,7 +483,7 @@ fn decide_lines(text: &str) -> Vec<Result<serde_json::Value, String>> {
     decide::batch::split(&decide::Source::new("fleet.jsonl", text))
         .into_iter()
         .map(|item| {
-            let item = item.map_err(|e| e.render())?;
+            let item = item.map_err(|unread| unread.error.render())?;
             assert_eq!(item.syntax, decide::Syntax::Json);
             decide::batch::decide_one(&GRAPH, &MEMO, &item, options)
                 .map(|d| serde_json::from_str(&d.text).unwrap())
@@ -417,12 +518,13 @@ fn a_json_line_is_decided_as_the_same_profile_in_yaml_with_the_same_revision() {
     }
     let records = decide_lines(&lines);
     assert_eq!(records.len(), paths.len());
-    for ((path, yaml), record) in paths.iter().zip(&yamls).zip(records) {
+    for (i, ((path, yaml), record)) in paths.iter().zip(&yamls).zip(records).enumerate() {
         let source = decide::Source::new(path.display().to_string(), yaml.as_str());
         let (_, single) =
             decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::FULL).unwrap();
         let single = serde_json::to_value(&single.decision).unwrap();
         let record = record.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let record = without_place(record, "fleet.jsonl", i as u64 + 1);
         assert!(
             record["audit"]["profile_revision"]
                 .as_str()
@@ -576,6 +678,24 @@ fn a_fact_that_cannot_be_written_fails_each_profile_and_the_batch_ends() {
         "{err}"
     );
     assert!(err.contains("2 profiles: 0 decided, 2 failed."), "{err}");
+    // Each profile has its error record, pointing at the fact in the rule file.
+    assert_eq!(names(&out.stdout), ["error", "error"]);
+    let profiles = [
+        ("examples/lora-7b-4090.yaml".to_owned(), 1),
+        ("examples/mixed-plan-nine-gpus.yaml".to_owned(), 1),
+    ];
+    assert_eq!(places(&out.stdout), profiles);
+    for record in records(&out.stdout) {
+        let at = record["error"]["at"]["file"].as_str().unwrap();
+        assert!(at.ends_with("zz-precision.yaml"), "{record}");
+        assert!(
+            record["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`cny` writes 0 to 20 decimals, not 65536"),
+            "{record}"
+        );
+    }
 }
 
 /// A folder's entry that is not a regular file is one failed profile, named, not one left out
@@ -613,7 +733,23 @@ fn a_folder_entry_that_cannot_be_read_is_a_failed_profile() {
         "{err}"
     );
     assert!(err.contains("3 profiles: 1 decided, 2 failed."), "{err}");
-    assert_eq!(names(&out.stdout), ["Support-bot 7B LoRA"]);
+    assert_eq!(
+        names(&out.stdout),
+        ["Support-bot 7B LoRA", "error", "error"]
+    );
+    let entries: Vec<(String, u64)> = ["a.yaml", "b.yaml", "c.yaml"]
+        .map(|name| (dir.path().join(name).display().to_string(), 1))
+        .to_vec();
+    assert_eq!(places(&out.stdout), entries);
+    let fifo = &records(&out.stdout)[2]["error"];
+    assert_eq!(fifo["kind"], "profile", "{fifo}");
+    assert!(
+        fifo["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a FIFO (named pipe), not a regular file"),
+        "{fifo}"
+    );
 }
 
 /// The deepest trees the expression bounds allow (999 tokens: a `not` chain, a sum) are
@@ -650,4 +786,207 @@ fn expressions_at_the_size_bound_are_decided_on_worker_threads() {
     };
     assert_eq!(value("deep_sum"), Some(serde_json::json!(500)));
     assert_eq!(value("deep_not"), Some(serde_json::json!(true)));
+}
+
+/// The summary's `Warnings:` line as the records say it should read: each id with how many
+/// profiles raised it (most first, then by id), and how many raised any.
+fn warnings_line(records: &[serde_json::Value]) -> String {
+    let mut by_id = std::collections::BTreeMap::<String, usize>::new();
+    let (mut decided, mut warned) = (0, 0);
+    for record in records.iter().filter(|r| r.get("error").is_none()) {
+        decided += 1;
+        let ids: std::collections::BTreeSet<&str> = record["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["id"].as_str().unwrap())
+            .collect();
+        warned += usize::from(!ids.is_empty());
+        for id in ids {
+            *by_id.entry(id.to_owned()).or_default() += 1;
+        }
+    }
+    if warned == 0 {
+        return "Warnings: none.".to_owned();
+    }
+    let mut pairs: Vec<(String, usize)> = by_id.into_iter().collect();
+    pairs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let pairs: Vec<String> = pairs.iter().map(|(id, n)| format!("{id} {n}")).collect();
+    format!(
+        "Warnings: {} ({warned} of {decided} decided with at least one).",
+        pairs.join(", ")
+    )
+}
+
+#[test]
+fn the_summary_counts_warnings_by_id() {
+    // Every example: the summary agrees with the records, and names several warnings.
+    let out = decide(&["batch", "examples", "--as-of", common::AS_OF]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let line = warnings_line(&records(&out.stdout));
+    assert!(
+        line.contains("over_budget 1,") || line.contains("over_budget 1 "),
+        "{line}"
+    );
+    assert!(err.lines().any(|l| l == line), "{line}\n{err}");
+
+    // Three profiles over a budget of ¥1, one without a budget, one that fails (not counted).
+    let over = |name: &str| {
+        format!(
+            r#"{{"name": "{name}", "workload": {{"task": "inference", "model_params_b": 7}}, "usage": {{"gpus": 8, "hours_per_gpu_month": 700}}, "budget": {{"monthly_cny": 1}}}}"#
+        )
+    };
+    let fleet = [
+        over("a"),
+        profile_json(1, 1),
+        over("b"),
+        profile_json(2, 0),
+        over("c"),
+    ]
+    .join("\n");
+    let out = batch_stdin(&fleet);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("5 profiles: 4 decided, 1 failed."), "{err}");
+    let line = warnings_line(&records(&out.stdout));
+    assert!(line.contains("over_budget 3"), "{line}");
+    assert!(line.ends_with("decided with at least one)."), "{line}");
+    assert!(err.lines().any(|l| l == line), "{line}\n{err}");
+
+    // A profile that raises none.
+    let out = decide(&[
+        "batch",
+        "examples/lora-7b-4090.yaml",
+        "--as-of",
+        common::AS_OF,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(warnings_line(&records(&out.stdout)), "Warnings: none.");
+    assert!(err.lines().any(|l| l == "Warnings: none."), "{err}");
+}
+
+/// The lines of a run's stderr before its summary (`N profiles: ...`): its progress, when
+/// stderr is not a terminal, and any error reports.
+fn before_summary(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .take_while(|l| !l.contains(" decided, "))
+        .map(str::to_owned)
+        .collect()
+}
+
+const THREE: [&str; 3] = [
+    "examples/lora-7b-4090.yaml",
+    "examples/pretrain-70b-job.yaml",
+    "examples/over-budget-multinode.yaml",
+];
+
+#[test]
+fn progress_when_asked_starts_at_the_first_profile_with_the_total_and_an_eta() {
+    let mut args = vec!["batch"];
+    args.extend(THREE);
+    args.extend(["--as-of", common::AS_OF]);
+    // Off a terminal stderr stays quiet unless asked.
+    let quiet = decide(&args);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(before_summary(&quiet.stderr), Vec::<String>::new());
+
+    args.push("--progress");
+    let out = decide(&args);
+    assert_eq!(out.status.code(), Some(0));
+    // Progress is on stderr only: the records are the same bytes.
+    assert_eq!(out.stdout, quiet.stdout);
+    let lines = before_summary(&out.stderr);
+    // Plain lines (no terminal to redraw on): the total before anything is decided, then the
+    // first profile with its rate and ETA, then (at most one a second) more, then the end.
+    assert_eq!(lines[0], "0/3 profiles (0%)", "{lines:?}");
+    assert!(lines[1].starts_with("1/3 profiles (33%), "), "{lines:?}");
+    assert!(lines[1].contains("/s, ETA "), "{lines:?}");
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("3 profiles in "), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains('\r') && !l.contains('\x1b'))
+    );
+
+    let never = decide(&[&args[..args.len() - 1], &["--progress=never"]].concat());
+    assert_eq!(before_summary(&never.stderr), Vec::<String>::new());
+}
+
+#[test]
+fn progress_counts_a_file_of_json_lines_up_front_and_a_stream_as_it_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    std::fs::write(&path, MIXED_JSON_LINES).unwrap();
+    let out = decide(&[
+        "batch",
+        path.to_str().unwrap(),
+        "--progress",
+        "--as-of",
+        common::AS_OF,
+    ]);
+    let lines = before_summary(&out.stderr);
+    // Four profiles (the blank line is none), the bad one counted as failed once reached.
+    assert_eq!(lines[0], "0/4 profiles (0%)", "{lines:?}");
+    assert!(lines[1].starts_with("1/4 profiles (25%), "), "{lines:?}");
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("4 profiles in "), "{lines:?}");
+    assert!(last.ends_with(", 1 failed"), "{lines:?}");
+
+    // Standard input can be read once: no total, the count so far and the rate.
+    let out = batch_stdin_with(MIXED_JSON_LINES, &["--progress"]);
+    let lines = before_summary(&out.stderr);
+    assert_eq!(lines[0], "0 profiles", "{lines:?}");
+    assert!(lines[1].starts_with("1 profile, "), "{lines:?}");
+    assert!(lines[1].ends_with("/s"), "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains("ETA")), "{lines:?}");
+}
+
+/// On a terminal progress is one line redrawn in place, shown by default, and ended before
+/// the summary; records printed to the same terminal are left alone.
+#[cfg(unix)]
+#[test]
+fn progress_on_a_terminal_is_redrawn_in_place_unless_the_records_go_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("decisions.jsonl");
+    let terminal = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_decide"));
+        command.args(args).env("TERM", "xterm").env("NO_COLOR", "1");
+        let mut session = rexpect::session::spawn_command(command, Some(120_000)).unwrap();
+        session.exp_eof().unwrap()
+    };
+    let shown = terminal(&[
+        "batch",
+        "examples",
+        "--output",
+        file.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+    ]);
+    let total = common::example_count();
+    assert!(
+        shown.starts_with(&format!("\r0/{total} profiles (0%)\x1b[K")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&format!("\r1/{total} profiles (")),
+        "{shown:?}"
+    );
+    // The last line replaces the redrawn one and ends it; the summary starts a line.
+    let end = format!("\r{total} profiles in ");
+    let after = &shown[shown.find(&end).unwrap_or_else(|| panic!("{shown:?}"))..];
+    let summary = format!("\r\n{total} profiles: {total} decided, 0 failed.");
+    assert!(after.contains(&summary), "{after:?}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().lines().count(),
+        total
+    );
+
+    // The records on the terminal: no progress in among them.
+    let records = terminal(&["batch", "examples", "--as-of", common::AS_OF]);
+    assert!(!records.contains('\x1b'), "{records:?}");
+    assert!(!records.contains("profiles ("), "{records:?}");
+    assert!(records.contains(&format!("{total} profiles: {total} decided")));
 }

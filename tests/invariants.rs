@@ -177,10 +177,12 @@ fn a_batch_reports_the_violating_profile_and_decides_the_rest() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let names: Vec<&str> = lines
-        .iter()
-        .map(|r| r["profile"].as_str().unwrap())
-        .collect();
+    // The violating profile's record is its error, in its place, at the line its document
+    // starts at.
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[1]["line"], second, "{}", lines[1]);
+    assert_eq!(lines[1]["error"]["kind"], "invariant", "{}", lines[1]);
+    let names: Vec<&str> = lines.iter().filter_map(|r| r["profile"].as_str()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(!names.contains(&"Support-bot 7B LoRA"), "{names:?}");
     let err = String::from_utf8_lossy(&out.stderr);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::{Item, is_json_lines, safe_label};
+use super::{Item, Unread, is_json_lines, safe_label};
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::source::{MAX_FILE_BYTES, Source};
 
@@ -60,9 +60,9 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>> {
     Ok(inputs)
 }
 
-/// The profiles of a list of inputs, read one at a time: each is an [`Item`], or the error
-/// one profile cannot be read for (a line or document over the size limit, not UTF-8, binary,
-/// an input that cannot be opened), which counts as one failed profile.
+/// The profiles of a list of inputs, read one at a time: each is an [`Item`], or an [`Unread`]:
+/// where a profile is and why it cannot be read (a line or document over the size limit, not
+/// UTF-8, binary, an input that cannot be opened), which counts as one failed profile.
 pub struct Profiles {
     inputs: std::vec::IntoIter<Input>,
     current: Option<Splitter>,
@@ -90,9 +90,9 @@ impl Profiles {
 }
 
 impl Iterator for Profiles {
-    type Item = Result<Item>;
+    type Item = Result<Item, Unread>;
 
-    fn next(&mut self) -> Option<Result<Item>> {
+    fn next(&mut self) -> Option<Result<Item, Unread>> {
         loop {
             if let Some(splitter) = &mut self.current {
                 if let Some(mut next) = splitter.next() {
@@ -130,9 +130,23 @@ impl Iterator for Profiles {
     }
 }
 
+/// How many profiles `inputs` hold, read through once as [`Profiles`] reads them (an input that
+/// cannot be read counts as its one failed profile); `None` when an input can be read only
+/// once (standard input, a pipe, a device), so that its profiles are not known before they
+/// are decided.
+#[must_use]
+pub fn count(inputs: &[Input]) -> Option<usize> {
+    let once = inputs.iter().any(|input| match input {
+        Input::Stdin => true,
+        Input::File(path) => !std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+        Input::Refused { .. } => false,
+    });
+    (!once).then(|| Profiles::new(inputs.to_vec()).count())
+}
+
 /// Splits the profiles of one input that is already in memory (tests, benches).
 #[must_use]
-pub fn split(source: &Source) -> Vec<Result<Item>> {
+pub fn split(source: &Source) -> Vec<Result<Item, Unread>> {
     let bytes = source.text.as_bytes().to_vec();
     Splitter::new(
         source.name.clone(),
@@ -205,7 +219,7 @@ impl Splitter {
 
     /// The next profile with its label: held back until the one after it is read, since the
     /// labels of an input of many profiles are numbered (`fleet-00001`) and of one are not.
-    fn labelled(&mut self, raw: Raw) -> Result<Item> {
+    fn labelled(&mut self, raw: Raw) -> Result<Item, Unread> {
         self.count += 1;
         let label = if self.many {
             format!("{}-{:05}", self.stem, self.count)
@@ -217,12 +231,19 @@ impl Splitter {
         } else {
             crate::Syntax::Yaml
         };
-        raw.source.map(|source| Item {
-            source,
-            first_line: raw.first_line,
-            label,
-            syntax,
-        })
+        match raw.source {
+            Ok(source) => Ok(Item {
+                source,
+                first_line: raw.first_line,
+                label,
+                syntax,
+            }),
+            Err(error) => Err(Unread {
+                source: self.name.clone(),
+                line: raw.first_line,
+                error,
+            }),
+        }
     }
 
     /// The next profile as read, or `None` at the end of the input.
@@ -375,9 +396,9 @@ impl Splitter {
 }
 
 impl Iterator for Splitter {
-    type Item = Result<Item>;
+    type Item = Result<Item, Unread>;
 
-    fn next(&mut self) -> Option<Result<Item>> {
+    fn next(&mut self) -> Option<Result<Item, Unread>> {
         loop {
             let next = self.next_raw();
             match (self.pending.take(), next) {

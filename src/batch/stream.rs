@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::{Decided, Item, Options, decide_one};
+use super::{Decided, Item, Options, Unread, decide_one};
 use crate::error::{Error, ErrorKind, Result};
 use crate::graph::Graph;
 use crate::memo::Memo;
@@ -39,14 +39,16 @@ pub enum End {
 }
 
 /// One decided profile: its label (for a memo's file name; empty for a profile that could not
-/// be read) and what deciding it gave.
+/// be read), where it was read (its input and the line it starts at), and what deciding it gave.
 pub struct Output {
     pub label: String,
+    pub source: String,
+    pub line: usize,
     pub result: Result<Decided>,
 }
 
 enum Event {
-    Read(Result<Item>),
+    Read(Result<Item, Unread>),
     EndOfInput,
     Decided(usize, Output),
 }
@@ -67,7 +69,7 @@ pub fn decide_stream<P, W>(
     mut write: W,
 ) -> Result<End>
 where
-    P: Iterator<Item = Result<Item>> + Send + 'static,
+    P: Iterator<Item = Result<Item, Unread>> + Send + 'static,
     W: FnMut(Output) -> Result<Flow>,
 {
     let (events, inbox) = mpsc::channel::<Event>();
@@ -121,15 +123,22 @@ where
                             }))
                             .unwrap_or_else(|fault| Err(fault_error(fault.as_ref())))
                         };
-                        let label = item.label;
-                        let _ = events.send(Event::Decided(index, Output { label, result }));
+                        let outcome = Output {
+                            label: item.label,
+                            source: item.source.name,
+                            line: item.first_line,
+                            result,
+                        };
+                        let _ = events.send(Event::Decided(index, outcome));
                     });
                     read += 1;
                 }
-                Ok(Event::Read(Err(e))) => {
+                Ok(Event::Read(Err(unread))) => {
                     let outcome = Output {
                         label: String::new(),
-                        result: Err(e),
+                        source: unread.source,
+                        line: unread.line,
+                        result: Err(unread.error),
                     };
                     ready.insert(read, outcome);
                     read += 1;

@@ -7,22 +7,22 @@ use std::path::PathBuf;
 use decide::batch::{self, End, Flow, Options, Summary};
 use decide::error::{Error, ErrorKind, Result};
 use decide::expr::group_thousands;
-use decide::{Format, Graph, Memo};
+use decide::{Format, Graph};
 
 use super::output::{Inputs, OutputFile};
 use super::pdf::Printed;
+use super::progress::{self, Progress};
 use super::signals::Signals;
 use super::stdio::{self, Pipe};
 use super::{Outcome, OutputFormat};
 
-/// The progress bar appears (on a terminal) once this many profiles are written.
-const SHOW_PROGRESS_AFTER: u64 = 8192;
-
 /// Decide many profiles at once: files, folders, JSON lines or YAML streams.
 ///
 /// The policy and templates are compiled once; profiles are decided on every core and written
-/// in input order. A bad profile is reported with its file and line and does not stop the
-/// others. A summary (per deployment, per offer, total monthly cost) closes the run on stderr.
+/// in input order, one JSON record per profile, each with its `source` and `line`. A bad
+/// profile is reported with its file and line, has an error record in its place, and does not
+/// stop the others. Progress shows on a terminal; a summary (per deployment, per offer, per
+/// warning, total monthly cost) closes the run on stderr.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -32,11 +32,16 @@ Examples:
   decide batch team-a.yaml team-b.yaml --format html --out memos/   (one .html page each)
   decide batch team-a.yaml team-b.yaml --format pdf --out memos/    (printed by Chromium)
   decide batch profiles/ --sensitivity   (each line says what would change its answer)
+  decide batch fleet.jsonl --output decisions.jsonl --progress 2> progress.log
   cat fleet.yaml | decide batch -
 
 Inputs are read a profile at a time: a `.jsonl` or `.ndjson` file, or one whose first line is a
 JSON object, is JSON lines (one profile a line, blank lines skipped); a file with `---` lines is
 a YAML stream; anything else is one profile. Each profile is held to 1 MiB.
+
+Each JSON record starts with {\"source\": FILE, \"line\": N, ...}: the input (<stdin> for `-`)
+and the line the profile starts at. A profile that cannot be read or decided has the record
+{\"source\": FILE, \"line\": N, \"error\": {\"kind\": ..., \"message\": ...}} in its place.
 
 Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
 input cannot be read or a memo cannot be written, 2 usage error, 128 + N stopped by signal N
@@ -74,6 +79,18 @@ pub struct Args {
     /// The language of the memos and of the records' texts.
     #[arg(long, value_enum, default_value_t = decide::Lang::En)]
     pub lang: decide::Lang,
+    /// Show progress on stderr from the first profile (count, total when known, rate, ETA):
+    /// `auto` on a terminal unless the records go to it too; `--progress` alone is `always`
+    /// (plain lines, one a second, when stderr is not a terminal).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = progress::When::Auto,
+        num_args = 0..=1,
+        default_missing_value = "always"
+    )]
+    pub progress: progress::When,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -89,11 +106,19 @@ pub fn run(args: &Args) -> Result<Outcome> {
         super::load_policy(args.rules.folder(), Some(as_of))?,
         args.lang,
     )?;
-    let memo = Memo::for_rules(args.rules.folder())?;
-    let (profiles, inputs) = read_inputs(args, format)?;
-    let mut file = match (&args.output, format) {
-        (Some(path), Format::Json) => Some(OutputFile::create(path, &inputs)?),
-        _ => None,
+    let memo = decide::Memo::for_rules(args.rules.folder())?;
+    // Records printed to a terminal would be broken into by a line redrawn on it.
+    let records_on_terminal =
+        !format.is_memo() && args.output.is_none() && std::io::stdout().is_terminal();
+    let mode = progress::Mode::of(args.progress, records_on_terminal);
+    let (profiles, inputs, total) = read_inputs(args, format, mode != progress::Mode::Hidden)?;
+    let mut records = Records {
+        file: match (&args.output, format) {
+            (Some(path), Format::Json) => Some(OutputFile::create(path, &inputs)?),
+            _ => None,
+        },
+        stdout: std::io::stdout().lock(),
+        on_terminal: records_on_terminal,
     };
     let options = Options {
         format,
@@ -101,53 +126,46 @@ pub fn run(args: &Args) -> Result<Outcome> {
         trace: args.trace,
         sensitivity: args.sensitivity,
     };
-    let progress = progress_bar();
+    let mut progress = Progress::start(mode, total.map(|n| n as u64));
     let mut summary = Summary::default();
     let mut unwritten = 0usize;
-    let mut stdout = std::io::stdout().lock();
     let mut write = |output: batch::Output| -> Result<Flow> {
         summary.add(&output.result);
-        progress.inc(1);
-        if progress.position() == SHOW_PROGRESS_AFTER && std::io::stderr().is_terminal() {
-            progress.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
+        let failed = output.result.is_err();
         let pipe = match output.result {
-            Ok(decided) => match (&args.out, &mut file) {
-                (Some(dir), _) if format.is_memo() => {
-                    let path = dir.join(format!("{}.{}", output.label, args.format.extension()));
-                    let stop = || signals.received();
-                    let written = super::output_bytes(printer.as_ref(), decided.text, &stop)
-                        .and_then(|printed| match printed {
-                            Printed::Done(bytes) => super::write_output(&path, &inputs, &bytes),
-                            // The browser was stopped and nothing written: the batch stops
-                            // right after this profile, as `interrupted` says.
-                            Printed::Stopped(_) => Ok(()),
-                        });
-                    if let Err(e) = written {
-                        // One memo that cannot be written does not stop the others: it is
-                        // reported and counted, and the run exits 1.
+            Ok(decided) => match &args.out {
+                Some(dir) if format.is_memo() => {
+                    let folder = MemoFolder {
+                        dir,
+                        extension: args.format.extension(),
+                        printer: printer.as_ref(),
+                        inputs: &inputs,
+                        signals: &signals,
+                    };
+                    if !folder.write(&output.label, decided.text, &mut progress) {
                         unwritten += 1;
-                        let e = e.help(format!(
-                            "profile {} was decided but its memo is not written; the batch goes on",
-                            output.label
-                        ));
-                        progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e))));
                     }
                     Pipe::Open
                 }
-                (_, Some(file)) => {
-                    file.write(decided.text.as_bytes())?;
-                    Pipe::Open
-                }
-                _ => stdio::write(&mut stdout, &decided.text).map_err(|e| {
-                    Error::new(
-                        ErrorKind::Io,
-                        format!("cannot write to standard output: {e}"),
-                    )
-                })?,
+                _ => records.put(&decided.text, &mut progress)?,
             },
-            Err(e) => progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e)))),
+            Err(e) => {
+                let reported =
+                    progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e))));
+                let recorded = if format.is_memo() {
+                    Pipe::Open
+                } else {
+                    let record = batch::error_record(&output.source, output.line, &e);
+                    records.put(&record, &mut progress)?
+                };
+                if reported == Pipe::Closed {
+                    reported
+                } else {
+                    recorded
+                }
+            }
         };
+        progress.add(failed);
         // The reader went away: stop quietly, with the exit code the run has so far.
         Ok(match pipe {
             Pipe::Open => Flow::Go,
@@ -155,11 +173,14 @@ pub fn run(args: &Args) -> Result<Outcome> {
         })
     };
     let interrupted = || signals.received().is_some();
-    let end = batch::decide_stream(&graph, &memo, profiles, options, &interrupted, &mut write)?;
-    progress.finish_and_clear();
+    let end = batch::decide_stream(&graph, &memo, profiles, options, &interrupted, &mut write);
+    if !matches!(end, Ok(End::Done)) {
+        progress.clear();
+    }
+    let end = end?;
     if let (End::Interrupted, Some(signal)) = (end, signals.received()) {
         // Dropping the output file removes its temporary file: the old file is left as it was.
-        drop(file);
+        drop(records.file.take());
         let kept = match &args.output {
             Some(path) => format!("; {} was left as it was", path.display()),
             None => String::new(),
@@ -172,7 +193,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
         return Ok(Outcome::Interrupted(signal.exit_code()));
     }
     if end == End::Done {
-        if let Some(file) = file {
+        progress.finish();
+        if let Some(file) = records.file.take() {
             file.commit()?;
         }
         stdio::err(&summary_text(&summary, unwritten));
@@ -180,10 +202,81 @@ pub fn run(args: &Args) -> Result<Outcome> {
     Ok(outcome(&summary, unwritten))
 }
 
-/// The profiles to decide, the input files (which no output may replace), and the memo folder
-/// made.
-fn read_inputs(args: &Args, format: Format) -> Result<(batch::Profiles, Inputs)> {
+/// Where the JSON lines go: the `--output` file (whole or not at all) or standard output.
+struct Records {
+    file: Option<OutputFile>,
+    stdout: std::io::StdoutLock<'static>,
+    /// Standard output is a terminal, which a progress line may be drawn on too.
+    on_terminal: bool,
+}
+
+impl Records {
+    /// Writes one JSON line, a record or an error record.
+    fn put(&mut self, text: &str, progress: &mut Progress) -> Result<Pipe> {
+        if let Some(file) = &mut self.file {
+            file.write(text.as_bytes())?;
+            return Ok(Pipe::Open);
+        }
+        let stdout = &mut self.stdout;
+        let mut print = || stdio::write(stdout, text);
+        let written = if self.on_terminal {
+            progress.suspend(print)
+        } else {
+            print()
+        };
+        written.map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write to standard output: {e}"),
+            )
+        })
+    }
+}
+
+/// Where memos go (`--out DIR`) and how they are written.
+struct MemoFolder<'a> {
+    dir: &'a std::path::Path,
+    extension: &'a str,
+    printer: Option<&'a super::pdf::Printer>,
+    inputs: &'a Inputs,
+    signals: &'a Signals,
+}
+
+impl MemoFolder<'_> {
+    /// Writes one profile's memo (printed first, for PDF); one that cannot be written is
+    /// reported, and `false` returned: it does not stop the others, and the run exits 1.
+    fn write(&self, label: &str, text: String, progress: &mut Progress) -> bool {
+        let path = self.dir.join(format!("{label}.{}", self.extension));
+        let stop = || self.signals.received();
+        let written = super::output_bytes(self.printer, text, &stop).and_then(|printed| {
+            match printed {
+                Printed::Done(bytes) => super::write_output(&path, self.inputs, &bytes),
+                // The browser was stopped and nothing written: the batch stops right after
+                // this profile, as `interrupted` says.
+                Printed::Stopped(_) => Ok(()),
+            }
+        });
+        let Err(e) = written else {
+            return true;
+        };
+        let e = e.help(format!(
+            "profile {label} was decided but its memo is not written; the batch goes on"
+        ));
+        progress.suspend(|| stdio::err(&format!("{}\n\n", super::render(&e))));
+        false
+    }
+}
+
+/// The profiles to decide, the input files (which no output may replace), how many profiles
+/// they hold (counted when `count` asks and every input can be read twice), and the memo
+/// folder made.
+fn read_inputs(
+    args: &Args,
+    format: Format,
+    count: bool,
+) -> Result<(batch::Profiles, Inputs, Option<usize>)> {
     let resolved = batch::resolve(&args.inputs)?;
+    let total = if count { batch::count(&resolved) } else { None };
     // No output may replace a profile being read.
     let inputs = Inputs::of(resolved.iter().filter_map(|input| match input {
         batch::Input::File(path) => Some(path.as_path()),
@@ -202,7 +295,7 @@ fn read_inputs(args: &Args, format: Format) -> Result<(batch::Profiles, Inputs)>
             .in_file(dir.display().to_string())
         })?;
     }
-    Ok((profiles, inputs))
+    Ok((profiles, inputs, total))
 }
 
 /// Usage errors: an output flag the format does not use, or a memo format without its folder.
@@ -243,18 +336,6 @@ fn outcome(summary: &Summary, unwritten: usize) -> Outcome {
     }
 }
 
-/// A progress bar on stderr, drawn only on a terminal and once a batch is long.
-fn progress_bar() -> indicatif::ProgressBar {
-    let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{spinner} {human_pos} profiles, {per_sec}")
-    {
-        bar.set_style(style);
-    }
-    bar
-}
-
 fn summary_text(s: &Summary, unwritten: usize) -> String {
     let count = |n: usize| group_thousands(n as f64, 0);
     let mut out = format!(
@@ -287,6 +368,17 @@ fn summary_text(s: &Summary, unwritten: usize) -> String {
             "Total monthly cost: ¥{}.",
             group_thousands(s.monthly_cny, 0)
         );
+        if s.warned == 0 {
+            out.push_str("Warnings: none.\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "Warnings: {} ({} of {} decided with at least one).",
+                join(&s.by_warning),
+                count(s.warned),
+                count(s.decided)
+            );
+        }
     }
     out
 }

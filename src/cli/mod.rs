@@ -12,6 +12,7 @@ mod init;
 mod offers;
 mod output;
 mod pdf;
+mod progress;
 mod quotes;
 mod rules;
 mod schema;
