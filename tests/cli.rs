@@ -281,23 +281,26 @@ fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     assert!(after["costs"]["breakeven_hours_per_gpu"].as_f64().unwrap() > 520.0);
 }
 
+/// The command lines whose `--help` has examples: the top level and every command.
+const HELP_COMMANDS: &[&[&str]] = &[
+    &[],
+    &["validate"],
+    &["schema"],
+    &["graph"],
+    &["test"],
+    &["diff"],
+    &["batch"],
+    &["completions"],
+    &["man"],
+    &["init"],
+    &["offers"],
+    &["quotes", "check"],
+    &["rules", "export"],
+];
+
 #[test]
 fn every_command_lists_examples_in_its_help() {
-    for command in [
-        &[][..],
-        &["validate"],
-        &["schema"],
-        &["graph"],
-        &["test"],
-        &["diff"],
-        &["batch"],
-        &["completions"],
-        &["man"],
-        &["init"],
-        &["offers"],
-        &["quotes", "check"],
-        &["rules", "export"],
-    ] {
+    for command in HELP_COMMANDS {
         let mut args: Vec<&str> = command.to_vec();
         args.push("--help");
         let out = decide(&args);
@@ -639,21 +642,7 @@ fn help_examples_work_from_any_folder() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut ran = 0;
     let mut seen = std::collections::HashSet::new();
-    for command in [
-        &[][..],
-        &["validate"],
-        &["schema"],
-        &["graph"],
-        &["test"],
-        &["diff"],
-        &["batch"],
-        &["offers"],
-        &["quotes", "check"],
-        &["rules", "export"],
-        &["init"],
-        &["completions"],
-        &["man"],
-    ] {
+    for &command in HELP_COMMANDS {
         for line in help_examples(command) {
             // What runs: the line up to its first pipe, redirection or `&&`.
             let run = ["|", ">", "&&"]
