@@ -140,7 +140,7 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     assert!(
         text.contains(
             "Of the quotes for this hardware, gpuhub's (¥7,500, from 2026-09-10) won: \
-             marketplace's ¥7,920 (`rtx4090-x8-sichuan2`) costs ¥420 more."
+             marketplace's ¥7,920 (`rtx4090-x8-sichuan2`) costs ¥420 more a month."
         ),
         "{text}"
     );
@@ -730,4 +730,174 @@ fn a_quote_without_vat_is_compared_with_vat_added() {
         "{said}"
     );
     assert!(said.contains("`vat_added` needs a `vat_rate`"), "{said}");
+}
+
+/// gpuhub rents the 4090 box for ¥6,000 a month, 3 months at least: cheaper than the
+/// marketplace's ¥7,920 for a plan of 3 months or more, dearer for 1 month (3 × ¥6,000).
+const GPUHUB_MIN_TERM: &str = "offer,vendor,unit,list_price,discounted_price,currency,\
+     discount_commits,min_term,min_months,vat,invoice,valid_from,source\n\
+     rtx4090-x8-sichuan2,gpuhub,month,7500,6000,CNY,month,3 months paid ahead,3,included,\
+     VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n";
+
+/// The shipped rules with gpuhub's sheet of [`GPUHUB_MIN_TERM`].
+fn rules_with_min_term() -> tempfile::TempDir {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("quotes").join("2026-09-10-gpuhub.csv"),
+        GPUHUB_MIN_TERM,
+    )
+    .unwrap();
+    rules
+}
+
+/// `examples/lora-7b-4090.yaml` for `months` months of use, with `extra` lines after them,
+/// written in `dir`.
+fn lora_for_months(dir: &Path, months: u32, extra: &str) -> String {
+    let base = std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap();
+    assert!(
+        base.contains("  months: 6\n"),
+        "the example's months line moved"
+    );
+    let path = dir.join(format!("months-{months}-{}.yaml", extra.len()));
+    let text = base.replace("  months: 6\n", &format!("  months: {months}\n{extra}"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// The options-table entry of gpuhub's 4090 box in a record.
+fn gpuhub(record: &serde_json::Value) -> serde_json::Value {
+    record["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["offer"] == "rtx4090-x8-sichuan2@gpuhub")
+        .expect("gpuhub's quote is an alternative")
+        .clone()
+}
+
+#[test]
+fn a_minimum_term_is_billed_and_decides_by_the_months_of_use() {
+    let rules = rules_with_min_term();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |months: u32, extra: &str| lora_for_months(dir.path(), months, extra);
+
+    // One month of use: gpuhub bills three, ¥18,000, and loses to ¥7,920 saying why.
+    let one = record(rules.path(), &profile(1, ""), "2026-09-10");
+    assert_eq!(one["offer"], "rtx4090-x8-sichuan2", "{one}");
+    assert_eq!(one["costs"]["recommended_monthly_cny"], 7920.0, "{one}");
+    let lost = gpuhub(&one);
+    assert_eq!(lost["monthly_cny"], 18000.0, "{lost}");
+    assert_eq!(lost["billed_months"], 3, "{lost}");
+    assert_eq!(lost["reason"], "costlier", "{lost}");
+    assert!(
+        lost["why"]
+            .as_str()
+            .unwrap()
+            .ends_with("; billed for its 3-month minimum term"),
+        "{lost}"
+    );
+    let text = memo(rules.path(), &profile(1, ""), "2026-09-10");
+    assert!(
+        text.contains("billed for its 3-month minimum term"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "(`rtx4090-x8-sichuan2@gpuhub`), with a 3-month minimum term, costs \
+                       ¥10,080 more a month"
+        ),
+        "{text}"
+    );
+    let zh = common::run_ok(&[
+        &profile(1, ""),
+        "--lang",
+        "zh",
+        "--as-of",
+        "2026-09-10",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(zh.contains("（按其 3 个月最短租期计费）"), "{zh}");
+
+    // Six months: gpuhub's ¥6,000 wins, and the contract is six months of it.
+    let six = record(rules.path(), &profile(6, ""), "2026-09-10");
+    assert_eq!(six["offer"], "rtx4090-x8-sichuan2@gpuhub", "{six}");
+    assert_eq!(six["costs"]["recommended_monthly_cny"], 6000.0, "{six}");
+    assert_eq!(six["costs"]["contract_total_cny"], 36000.0, "{six}");
+    assert_eq!(gpuhub(&six)["billed_months"], 6, "{six}");
+
+    // A one-off job of 100 hours on gpuhub's box bills its three months.
+    let job = record(
+        rules.path(),
+        &profile(
+            1,
+            "job:\n  cadence: one_off\n  hours:\n    rtx4090-x8-sichuan2: 100\n",
+        ),
+        "2026-09-10",
+    );
+    let on_gpuhub = gpuhub(&job);
+    assert_eq!(on_gpuhub["job_billed_cny"], 18000.0, "{on_gpuhub}");
+}
+
+#[test]
+fn a_recommended_offer_with_a_minimum_term_says_the_months_billed() {
+    let rules = rules_with_min_term();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |months: u32, extra: &str| lora_for_months(dir.path(), months, extra);
+    // Two months of use with the marketplace's box repriced at ¥16,000: gpuhub's three months
+    // over two (¥9,000 a month of use) win, and the memo says the costs bill its three months.
+    let dear = rules;
+    std::fs::write(
+        dear.path()
+            .join("quotes")
+            .join("2026-09-10-marketplace.csv"),
+        "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,min_term,\
+         vat,invoice,valid_from,source\n\
+         rtx4090-x8-sichuan2,marketplace,month,20000,16000,CNY,month,1 month,unknown,unknown,\
+         2026-09-10,marketplace listing of 2026-09-10\n",
+    )
+    .unwrap();
+    let two = record(dear.path(), &profile(2, ""), "2026-09-10");
+    assert_eq!(two["offer"], "rtx4090-x8-sichuan2@gpuhub", "{two}");
+    assert_eq!(two["costs"]["recommended_monthly_cny"], 9000.0, "{two}");
+    assert_eq!(two["costs"]["contract_total_cny"], 18000.0, "{two}");
+    let text = memo(dear.path(), &profile(2, ""), "2026-09-10");
+    assert!(
+        text.contains("a 3-month minimum term billed over 2 months of use"),
+        "{text}"
+    );
+    assert!(text.contains("| Over 2 months | ¥18,000 |"), "{text}");
+    assert!(
+        text.contains("the vendor bills at least 3 months and this plan needs 2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_minimum_term_is_whole_months() {
+    let rules = rules_with_min_term();
+    // The cell is a whole number of months.
+    let bad = rules.path().join("quotes").join("2026-09-10-gpuhub.csv");
+    let check = || {
+        common::run(&[
+            "quotes",
+            "check",
+            "--rules",
+            rules.path().to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ])
+    };
+    let out = check();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&bad)
+        .unwrap()
+        .replace(",3,included", ",three,included");
+    std::fs::write(&bad, text).unwrap();
+    let out = check();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("`three` is not a number of months from 1 to 120"),
+        "{said}"
+    );
 }

@@ -88,6 +88,12 @@ pub struct QuoteRecord {
     /// The shortest contract in Chinese (default: `min_term`).
     #[serde(default)]
     pub min_term_zh: Option<String>,
+    /// The shortest contract in whole months, where the vendor bills at least that many
+    /// months (e.g. `3`): a whole number from 1 to 120. Costing bills every plan at least
+    /// these months of the offer's monthly bill, and the memo says so. Left out: no minimum
+    /// beyond one billing unit. The offer's `billing.min_months`.
+    #[serde(default)]
+    pub min_months: Option<String>,
     /// Whether the prices include VAT: one of `quote_sheets.vat` (e.g. `unknown`). The offer's
     /// `billing.vat`.
     pub vat: String,
@@ -450,8 +456,43 @@ fn check_row(
     let prices = check_prices(row, fail);
     let valid_from = check_date(row, fail);
     let texts_ok = check_texts(row, fail);
-    let (prices, valid_from) = (prices?, valid_from?);
-    (names_ok && texts_ok).then(|| (offer_fields(row, &prices, vocabulary), valid_from))
+    let min_months = check_min_months(row, fail);
+    let (prices, valid_from, min_months) = (prices?, valid_from?, min_months.ok()?);
+    (names_ok && texts_ok).then(|| {
+        let mut fields = offer_fields(row, &prices, vocabulary);
+        if let (Some(months), Some(J::Object(billing))) = (min_months, fields.get_mut("billing")) {
+            billing.insert("min_months".into(), J::from(months));
+        }
+        (fields, valid_from)
+    })
+}
+
+/// The most months a minimum term may be: the most a profile's `usage.months` may be.
+const MAX_MIN_MONTHS: u32 = 120;
+
+/// The `min_months` cell: absent, or a whole number of months from 1 to [`MAX_MIN_MONTHS`]
+/// (`Err` once the fault is reported).
+fn check_min_months(
+    row: &QuoteRecord,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<u32>, ()> {
+    let Some(text) = row.min_months.as_deref() else {
+        return Ok(None);
+    };
+    match text.parse::<u32>() {
+        Ok(m) if (1..=MAX_MIN_MONTHS).contains(&m) => Ok(Some(m)),
+        _ => {
+            fail(
+                "min_months",
+                format!("`{text}` is not a number of months from 1 to {MAX_MIN_MONTHS}"),
+                "write the shortest contract as whole months, e.g. `3` for a 3-month minimum \
+                 (leave the cell empty when there is none beyond one billing unit), and keep \
+                 the words in `min_term`"
+                    .to_owned(),
+            );
+            Err(())
+        }
+    }
 }
 
 /// The offer, the vendor, the words of the policy's vocabulary and the currency.
