@@ -255,6 +255,95 @@ fn questions_come_in_chinese_with_lang_zh() {
     assert!(!file.exists());
 }
 
+/// `init --lang zh` asks, checks, confirms and decides in Chinese, and reads numbers as a
+/// Chinese speaker types them: full-width digits, 万 and 亿, 7×24; each echoed as understood.
+#[test]
+fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zh.yaml");
+    let mut p = session(&[file.to_str().unwrap(), "--lang", "zh"]);
+    p.exp_string(&as_read("这个工作负载叫什么？")).unwrap();
+    keys(&mut p, &format!("中文试点{ENTER}"));
+    p.exp_string(&as_read("GPU 主要用来做什么？")).unwrap();
+    // The list's keys are explained in Chinese.
+    p.exp_string(&as_read("回车确认")).unwrap();
+    keys(&mut p, &format!("全参数{ENTER}")); // typed Chinese filters the list
+    p.exp_string(&as_read("模型有多大")).unwrap();
+    keys(&mut p, &format!("七{ENTER}")); // refused, in Chinese
+    p.exp_string(&as_read("“七”不是数字")).unwrap();
+    keys(&mut p, "\u{7f}");
+    keys(&mut p, &format!("70亿{ENTER}")); // 7 billion parameters: 7 in the question's unit
+    p.exp_string(&as_read("70亿 → 7 十亿参数")).unwrap();
+    p.exp_string(&as_read("单个任务如何在多卡间切分？"))
+        .unwrap();
+    keys(&mut p, &format!(" {ENTER}"));
+    p.exp_string(&as_read("单个训练任务跨几台机器？")).unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string(&as_read("训练用多少 token")).unwrap();
+    keys(&mut p, &format!("２０亿{ENTER}")); // full-width digits and 亿: 2 billion tokens
+    p.exp_string(&as_read("２０亿 → 2 十亿 token")).unwrap();
+    p.exp_string(&as_read("同时有多少张 GPU 在忙？")).unwrap();
+    keys(&mut p, &format!("８{ENTER}"));
+    p.exp_string(&as_read("每张卡每月忙多少小时？")).unwrap();
+    keys(&mut p, &format!("８００{ENTER}")); // above the bound: refused in Chinese
+    p.exp_string(&as_read("不能大于 744")).unwrap();
+    keys(&mut p, &"\u{7f}".repeat(3));
+    keys(&mut p, &format!("7×24{ENTER}")); // around the clock, as the rules define it
+    p.exp_string(&as_read("7×24 → 720 小时/月")).unwrap();
+    p.exp_string(&as_read("持续几个月？")).unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string(&as_read("数据是否必须放在独占的物理机上？"))
+        .unwrap();
+    p.exp_string(&as_read("是/否")).unwrap(); // the yes/no hint
+    keys(&mut p, &format!("好{ENTER}")); // neither yes nor no: asked again, in Chinese
+    p.exp_string(&as_read("请输入“是”或“否”")).unwrap();
+    keys(&mut p, "\u{7f}");
+    keys(&mut p, &format!("否{ENTER}"));
+    for question in [
+        "是否需要自定义内核",
+        "是否需要自定义网络",
+        "是否必须使用国产（信创）加速卡？",
+        "代码是否依赖自定义 CUDA 算子",
+    ] {
+        p.exp_string(&as_read(question)).unwrap();
+        keys(&mut p, &format!("否{ENTER}"));
+    }
+    p.exp_string(&as_read("每月预算上限（元）？")).unwrap();
+    keys(&mut p, &format!("２万{ENTER}"));
+    p.exp_string(&as_read("２万 → 20,000 元/月")).unwrap();
+    p.exp_string(&as_read("是否要在具体配置上估算某个任务的费用"))
+        .unwrap();
+    keys(&mut p, &format!("否{ENTER}"));
+    p.exp_string(&as_read("团队是否已有意向配置？")).unwrap();
+    keys(&mut p, ENTER); // none
+    p.exp_string(&as_read("写入该文件？")).unwrap();
+    keys(&mut p, &format!("是{ENTER}"));
+    p.exp_string(&as_read("已写入 ")).unwrap();
+    p.exp_string(&as_read("现在就用它做决策？")).unwrap();
+    keys(&mut p, &format!("是{ENTER}"));
+    // The memo is the Chinese one: its title and the workload's name.
+    p.exp_string(&as_read("# GPU 采购备忘录：中文试点"))
+        .unwrap();
+    p.exp_eof().unwrap();
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# 由 `decide init` 生成"), "{text}");
+    let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(profile["name"], "中文试点", "{text}");
+    assert_eq!(profile["workload"]["task"], "full_finetune", "{text}");
+    assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
+    assert_eq!(profile["workload"]["tokens_b"], 2, "{text}");
+    assert_eq!(profile["usage"]["gpus"], 8, "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
+    assert_eq!(profile["budget"]["monthly_cny"], 20_000, "{text}");
+    assert_eq!(
+        profile["requirements"]["physical_isolation"], false,
+        "{text}"
+    );
+    let out = common::run(&[file.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
 #[test]
 fn without_a_terminal_init_is_refused_with_exit_2() {
     let out = common::run(&["init", "x.yaml"]);
