@@ -42,7 +42,7 @@ fn wrapped(text: &str) -> String {
 }
 
 fn regex_escape(c: char) -> String {
-    if c.is_ascii_alphanumeric() || c == ' ' || c == '-' {
+    if c.is_ascii_alphanumeric() || c == ' ' || c == '-' || !c.is_ascii() {
         c.to_string()
     } else {
         format!("\\{c}")
@@ -124,7 +124,10 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
         .unwrap();
     keys(&mut p, ENTER); // none
     p.exp_string("already considering an offer?").unwrap();
-    keys(&mut p, ENTER); // none
+    // Offers are listed by title and price, and found by typing part of a title.
+    p.exp_regex(&wrapped(&as_read("H100 80G ×8 (Ningxia zone 1), ¥")))
+        .unwrap();
+    keys(&mut p, &format!("H100{ENTER}"));
     p.exp_string("name: Pilot 7B full").unwrap();
     p.exp_string("Write this profile?").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
@@ -165,6 +168,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
         serde_json::json!(["rtx4090-x8-sichuan2"]),
         "{text}"
     );
+    assert_eq!(profile["proposal"]["offer"], "h100-x8-ningxia1", "{text}");
 }
 
 #[test]
@@ -315,6 +319,9 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
         .unwrap();
     keys(&mut p, &format!("否{ENTER}"));
     p.exp_string(&as_read("团队是否已有意向配置？")).unwrap();
+    // The offers by their Chinese titles, with the price.
+    p.exp_regex(&wrapped(&as_read("RTX 4090 24G ×8（四川二区），每月 ¥")))
+        .unwrap();
     keys(&mut p, ENTER); // none
     p.exp_string(&as_read("写入该文件？")).unwrap();
     keys(&mut p, &format!("是{ENTER}"));
@@ -353,20 +360,24 @@ fn without_a_terminal_init_is_refused_with_exit_2() {
     assert!(!std::path::Path::new("x.yaml").exists());
 }
 
-/// Answers one hours question per catalog offer, in catalog order: hours on two of them, after
-/// a number above the bound is refused as it is typed.
+/// Answers one hours question per catalog offer, in catalog order, each asked by the offer's
+/// title and price: hours on two of them, after a number above the bound is refused as it is
+/// typed.
 fn answer_job_hours(p: &mut rexpect::session::PtySession) {
-    // One number per catalog offer, in catalog order: hours on two of them.
-    for (offer, hours) in [
-        ("rtx4090-x8-sichuan2", "300"),
-        ("rtx5090-x8-anhui1", ""),
-        ("ascend910b-x8-huawei", ""),
-        ("ascend910b-x8-sichuan1", ""),
-        ("h100-x8-ningxia1", "120"),
-        ("rtx4090-container", ""),
+    for (title, hours) in [
+        ("RTX 4090 24G ×8 (Sichuan zone 2), ¥", "300"),
+        ("RTX 5090 32G ×8 (Anhui zone 1), ¥", ""),
+        ("Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core), ¥", ""),
+        (
+            "Ascend 910B 64G ×8 (Sichuan zone 1, Kunpeng 48-core), ¥",
+            "",
+        ),
+        ("H100 80G ×8 (Ningxia zone 1), ¥", "120"),
+        ("RTX 4090 24G container (per GPU-hour), ¥", ""),
     ] {
-        p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
-        if offer == "rtx4090-x8-sichuan2" {
+        p.exp_regex(&wrapped(&as_read(&format!("Wall-clock hours on {title}"))))
+            .unwrap();
+        if hours == "300" {
             // Above the ten years of hours a job may take: refused as typed, with the bound.
             keys(p, &format!("87601{ENTER}"));
             p.exp_string("must be at most 87600").unwrap();

@@ -423,7 +423,18 @@ fn questionnaire(policy: &Policy, errors: &mut Vec<Error>) {
         }
         return;
     };
-    for (name, words, needs) in q.item.words.entries() {
+    let prices = q
+        .item
+        .words
+        .prices
+        .iter()
+        .map(|(unit, words)| (unit.as_str(), words, &["amount"][..]));
+    let entries = q.item.words.entries();
+    let entries = entries
+        .iter()
+        .map(|(n, w, needs)| (*n, *w, *needs))
+        .chain(prices);
+    for (name, words, needs) in entries {
         let fail = |message: String| {
             policy
                 .error_at(q.file, words.referenced, message)

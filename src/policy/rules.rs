@@ -531,12 +531,20 @@ pub struct PromptWords {
     /// The first line of the profile file written.
     #[schemars(with = "Words")]
     pub file_header: Template,
+    /// An offer in a picker: `{title}` and `{price}` (the offer's price in words of `prices`).
+    #[schemars(with = "Words")]
+    pub offer_label: Template,
+    /// An offer's price by its `price.unit` (`month`, `gpu_hour`): `{amount}` is the price
+    /// paid (`price.discounted_cny`). An offer whose unit is not here is shown by title alone.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, Words>")]
+    pub prices: IndexMap<String, Template>,
 }
 
 impl PromptWords {
     /// Every entry by name, with the placeholders it must contain.
     #[must_use]
-    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 22] {
+    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 23] {
         [
             ("none", &self.none, &[]),
             ("select_help", &self.select_help, &[]),
@@ -564,6 +572,7 @@ impl PromptWords {
             ("wrote", &self.wrote, &["file"]),
             ("decide_now", &self.decide_now, &[]),
             ("file_header", &self.file_header, &[]),
+            ("offer_label", &self.offer_label, &["title", "price"]),
         ]
     }
 }

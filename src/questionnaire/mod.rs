@@ -228,19 +228,34 @@ pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
     }
 }
 
-/// Each catalog offer's id and how a picker shows it.
-fn offer_labels(policy: &Policy) -> Vec<(String, String)> {
+/// Each catalog offer's id and how a picker shows it: its title in `texts`' language and its
+/// price (the questionnaire's `offer_label` and `prices`), so that typing part of a title
+/// finds it.
+fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
     policy
         .offers
         .iter()
         .map(|o| {
-            let title = o
-                .item
-                .fields
+            let fields = &o.item.fields;
+            let title = fields
                 .get("title")
-                .and_then(J::as_str)
-                .unwrap_or(&o.item.id);
-            (o.item.id.clone(), format!("{title} ({})", o.item.id))
+                .map(|t| crate::lang::localize(t, texts.lang))
+                .and_then(|t| t.as_str().map(str::to_owned))
+                .unwrap_or_else(|| o.item.id.clone());
+            let price = fields.get("price").and_then(|p| {
+                let amount = p.get("discounted_cny")?.as_f64()?;
+                let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
+                let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
+                let amount = crate::expr::group_thousands(amount, decimals);
+                Some(words.value.get(texts.lang).replace("{amount}", &amount))
+            });
+            let label = match price {
+                Some(price) => {
+                    texts.say(|w| &w.offer_label, &[("title", &title), ("price", &price)])
+                }
+                None => title,
+            };
+            (o.item.id.clone(), label)
         })
         .collect()
 }
@@ -259,7 +274,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
         .and_then(|q| q.item.shorthands.as_ref())
         .map(|s| s.value.clone())
         .unwrap_or_default();
-    let offers = offer_labels(policy);
+    let offers = offer_labels(policy, &texts);
     policy
         .questions
         .iter()
