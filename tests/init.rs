@@ -114,12 +114,14 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     keys(&mut p, ENTER);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
+    // The deadline comes before the hours on each offer.
+    let shown = next_question(&mut p, "within a number of days?");
+    assert!(!shown.contains("Wall-clock hours on"), "{shown}");
+    keys(&mut p, &format!("10{ENTER}"));
     answer_job_hours(&mut p);
     // Measured: a choice among the two offers given hours; space picks the first.
     p.exp_string("Which of those hours were measured").unwrap();
     keys(&mut p, &format!(" {ENTER}"));
-    p.exp_string("within a number of days?").unwrap();
-    keys(&mut p, ENTER); // no deadline
     p.exp_string("delivered once, or run again every week?")
         .unwrap();
     keys(&mut p, ENTER); // none
@@ -169,6 +171,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
         "{text}"
     );
     assert_eq!(profile["proposal"]["offer"], "h100-x8-ningxia1", "{text}");
+    assert_eq!(profile["job"]["deadline_days"], 10, "{text}");
 }
 
 #[test]

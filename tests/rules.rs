@@ -731,3 +731,24 @@ fn a_unit_on_a_question_that_is_not_a_number_is_a_rules_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_question_when_may_read_a_section_opened_before_it_but_not_a_field_answered_after_it() {
+    // The shipped deadline question reads `profile.job`, opened by the question before it,
+    // though the hours after it fill `job.hours`: accepted.
+    let shipped = common::edited_rules(&[]);
+    common::compile_dir(shipped.path()).unwrap();
+    // Reading the hours, which are answered after the deadline, is refused.
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "  - field: job.deadline_days\n    when: profile.job is defined",
+        "  - field: job.deadline_days\n    when: profile.job.hours is defined",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains(
+            "question `job.deadline_days`: `when` reads `profile.job.hours`, which is not answered before it"
+        ),
+        "{err}"
+    );
+}

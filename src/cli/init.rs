@@ -222,6 +222,7 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Option<J>> {
         }
         Kind::Number(rule) => ask_number(&prompt.ask, help, rule)?,
         Kind::Flag { default } => Some(J::from(confirm(&prompt.ask, help, *default, texts)?)),
+        Kind::Section => confirm(&prompt.ask, help, false, texts)?.then(|| J::Object(Map::new())),
         Kind::Choice { options, nullable } => {
             let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
             if *nullable {
@@ -271,20 +272,17 @@ fn ask_several(prompt: &Prompt, options: &[&(String, String)], texts: &Texts) ->
     Ok((!values.is_empty()).then_some(J::Array(values)))
 }
 
-/// A map of hours per offer: first whether there is a job at all, then one number per offer.
+/// A map of hours per offer: one number per offer, the question's words as their help line.
 fn ask_hours(
     prompt: &Prompt,
     offers: &[(String, String)],
     rule: &questionnaire::NumberRule,
     texts: &Texts,
 ) -> Result<Option<J>> {
-    if !confirm(&prompt.ask, prompt.help.as_deref(), false, texts)? {
-        return Ok(None);
-    }
     let mut hours = Map::new();
     for (id, title) in offers {
         let question = texts.say(|w| &w.hours_on, &[("offer", title)]);
-        if let Some(v) = ask_number(&question, None, rule)? {
+        if let Some(v) = ask_number(&question, Some(&prompt.ask), rule)? {
             hours.insert(id.clone(), v);
         }
     }

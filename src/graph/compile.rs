@@ -628,9 +628,15 @@ fn check_question_when(
                 || other.starts_with(&format!("{rest}."))
                 || rest.starts_with(&format!("{other}."))
         };
-        if policy.questions[index..]
+        // A section a question before this one opened (`job`, with `is defined`) may be read
+        // though later questions fill its fields.
+        let opened = policy.questions[..index]
             .iter()
-            .any(|later| asked(&later.item.field.value))
+            .any(|earlier| earlier.item.field.value == rest);
+        if !opened
+            && policy.questions[index..]
+                .iter()
+                .any(|later| asked(&later.item.field.value))
         {
             return Err(fail(format!(
                 "question `{field}`: `when` reads `{path}`, which is not answered before it"

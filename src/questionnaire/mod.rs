@@ -77,6 +77,9 @@ pub enum Kind {
     Number(NumberRule),
     /// Yes or no.
     Flag { default: bool },
+    /// A section of the profile (`job`) opened by a yes: its questions follow, each with a
+    /// `when: profile.SECTION is defined`.
+    Section,
     /// One of fixed values: (value, label); `nullable` adds "none".
     Choice {
         options: Vec<(String, String)>,
@@ -352,7 +355,8 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                         _ => number_rule(&crate::profile::fields::Bounds::default(), true, None),
                     },
                 },
-                FieldKind::String | FieldKind::Object => Kind::Text { nullable },
+                FieldKind::Object => Kind::Section,
+                FieldKind::String => Kind::Text { nullable },
             };
             Some(Prompt {
                 path,
