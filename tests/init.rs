@@ -107,6 +107,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     p.exp_string("must be at most 744").unwrap();
     keys(&mut p, "\u{7f}\u{7f}\u{7f}");
     keys(&mut p, &format!("600{ENTER}"));
+    go_back_twice_to_the_hours_a_month(&mut p);
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
     no_requirements(&mut p);
@@ -156,7 +157,8 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     assert_eq!(profile["workload"]["task"], "full_finetune", "{text}");
     assert_eq!(profile["workload"]["tokens_b"], 2, "{text}");
     assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
-    assert_eq!(profile["usage"]["hours_per_gpu_month"], 600, "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
+    assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
     for field in ["concurrency", "context_tokens", "concurrent_sequences"] {
         assert!(profile["workload"].get(field).is_none(), "{text}");
     }
@@ -352,6 +354,45 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
     );
     let out = common::run(&[file.to_str().unwrap(), "--as-of", common::AS_OF]);
     assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// At the months question: `<` goes back to the hours a month (the answers before it kept), and
+/// so does Esc's "go back"; the hours are then given as `24/7`.
+fn go_back_twice_to_the_hours_a_month(p: &mut rexpect::session::PtySession) {
+    p.exp_string("For how many months?").unwrap();
+    keys(p, &format!("<{ENTER}"));
+    p.exp_string("How many hours a month").unwrap();
+    keys(p, &format!("500{ENTER}"));
+    p.exp_string("For how many months?").unwrap();
+    // Esc asks before anything is thrown away; going back from there works too.
+    keys(p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(p, &format!("back{ENTER}")); // type to filter: "Go back one question"
+    p.exp_string("How many hours a month").unwrap();
+    keys(p, &format!("24/7{ENTER}"));
+    p.exp_string(&as_read("24/7 → 720 hours a month")).unwrap();
+}
+
+/// Esc does not throw the answers away at once: it asks, and going on asks the same question
+/// again; quitting from there writes nothing.
+#[test]
+fn escape_asks_before_quitting_without_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("esc.yaml");
+    let mut p = session(&[file.to_str().unwrap()]);
+    p.exp_string("What is this workload called?").unwrap();
+    keys(&mut p, &format!("Pilot{ENTER}"));
+    p.exp_string("What will the GPUs do?").unwrap();
+    keys(&mut p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(&mut p, ENTER); // the first choice: go on with this question
+    p.exp_string("What will the GPUs do?").unwrap();
+    keys(&mut p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(&mut p, &format!("Quit{ENTER}"));
+    p.exp_string("cancelled: no profile was written").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!file.exists());
 }
 
 #[test]

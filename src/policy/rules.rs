@@ -531,6 +531,18 @@ pub struct PromptWords {
     /// The first line of the profile file written.
     #[schemars(with = "Words")]
     pub file_header: Template,
+    /// How to go back one question (`<`), shown with every typed answer's help.
+    #[schemars(with = "Words")]
+    pub back_hint: Template,
+    /// After Esc: the question, and its three choices.
+    #[schemars(with = "Words")]
+    pub escape_ask: Template,
+    #[schemars(with = "Words")]
+    pub go_on: Template,
+    #[schemars(with = "Words")]
+    pub go_back: Template,
+    #[schemars(with = "Words")]
+    pub quit: Template,
     /// An offer in a picker: `{title}` and `{price}` (the offer's price in words of `prices`).
     #[schemars(with = "Words")]
     pub offer_label: Template,
@@ -544,7 +556,7 @@ pub struct PromptWords {
 impl PromptWords {
     /// Every entry by name, with the placeholders it must contain.
     #[must_use]
-    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 23] {
+    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 28] {
         [
             ("none", &self.none, &[]),
             ("select_help", &self.select_help, &[]),
@@ -573,6 +585,11 @@ impl PromptWords {
             ("decide_now", &self.decide_now, &[]),
             ("file_header", &self.file_header, &[]),
             ("offer_label", &self.offer_label, &["title", "price"]),
+            ("back_hint", &self.back_hint, &[]),
+            ("escape_ask", &self.escape_ask, &[]),
+            ("go_on", &self.go_on, &[]),
+            ("go_back", &self.go_back, &[]),
+            ("quit", &self.quit, &[]),
         ]
     }
 }
