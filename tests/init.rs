@@ -42,7 +42,7 @@ fn wrapped(text: &str) -> String {
 }
 
 fn regex_escape(c: char) -> String {
-    if c.is_ascii_alphanumeric() || c == ' ' || c == '-' {
+    if c.is_ascii_alphanumeric() || c == ' ' || c == '-' || !c.is_ascii() {
         c.to_string()
     } else {
         format!("\\{c}")
@@ -107,6 +107,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     p.exp_string("must be at most 744").unwrap();
     keys(&mut p, "\u{7f}\u{7f}\u{7f}");
     keys(&mut p, &format!("600{ENTER}"));
+    go_back_twice_to_the_hours_a_month(&mut p);
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
     no_requirements(&mut p);
@@ -114,17 +115,22 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     keys(&mut p, ENTER);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
+    // The deadline comes before the hours on each offer.
+    let shown = next_question(&mut p, "within a number of days?");
+    assert!(!shown.contains("Wall-clock hours on"), "{shown}");
+    keys(&mut p, &format!("10{ENTER}"));
     answer_job_hours(&mut p);
     // Measured: a choice among the two offers given hours; space picks the first.
     p.exp_string("Which of those hours were measured").unwrap();
     keys(&mut p, &format!(" {ENTER}"));
-    p.exp_string("within a number of days?").unwrap();
-    keys(&mut p, ENTER); // no deadline
     p.exp_string("delivered once, or run again every week?")
         .unwrap();
     keys(&mut p, ENTER); // none
     p.exp_string("already considering an offer?").unwrap();
-    keys(&mut p, ENTER); // none
+    // Offers are listed by title and price, and found by typing part of a title.
+    p.exp_regex(&wrapped(&as_read("H100 80G ×8 (Ningxia zone 1), ¥")))
+        .unwrap();
+    keys(&mut p, &format!("H100{ENTER}"));
     p.exp_string("name: Pilot 7B full").unwrap();
     p.exp_string("Write this profile?").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
@@ -151,7 +157,8 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     assert_eq!(profile["workload"]["task"], "full_finetune", "{text}");
     assert_eq!(profile["workload"]["tokens_b"], 2, "{text}");
     assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
-    assert_eq!(profile["usage"]["hours_per_gpu_month"], 600, "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
+    assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
     for field in ["concurrency", "context_tokens", "concurrent_sequences"] {
         assert!(profile["workload"].get(field).is_none(), "{text}");
     }
@@ -165,6 +172,8 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
         serde_json::json!(["rtx4090-x8-sichuan2"]),
         "{text}"
     );
+    assert_eq!(profile["proposal"]["offer"], "h100-x8-ningxia1", "{text}");
+    assert_eq!(profile["job"]["deadline_days"], 10, "{text}");
 }
 
 #[test]
@@ -255,6 +264,137 @@ fn questions_come_in_chinese_with_lang_zh() {
     assert!(!file.exists());
 }
 
+/// `init --lang zh` asks, checks, confirms and decides in Chinese, and reads numbers as a
+/// Chinese speaker types them: full-width digits, 万 and 亿, 7×24; each echoed as understood.
+#[test]
+fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zh.yaml");
+    let mut p = session(&[file.to_str().unwrap(), "--lang", "zh"]);
+    p.exp_string(&as_read("这个工作负载叫什么？")).unwrap();
+    keys(&mut p, &format!("中文试点{ENTER}"));
+    p.exp_string(&as_read("GPU 主要用来做什么？")).unwrap();
+    // The list's keys are explained in Chinese.
+    p.exp_string(&as_read("回车确认")).unwrap();
+    keys(&mut p, &format!("全参数{ENTER}")); // typed Chinese filters the list
+    p.exp_string(&as_read("模型有多大")).unwrap();
+    keys(&mut p, &format!("七{ENTER}")); // refused, in Chinese
+    p.exp_string(&as_read("“七”不是数字")).unwrap();
+    keys(&mut p, "\u{7f}");
+    keys(&mut p, &format!("70亿{ENTER}")); // 7 billion parameters: 7 in the question's unit
+    p.exp_string(&as_read("70亿 → 7 十亿参数")).unwrap();
+    p.exp_string(&as_read("单个任务如何在多卡间切分？"))
+        .unwrap();
+    keys(&mut p, &format!(" {ENTER}"));
+    p.exp_string(&as_read("单个训练任务跨几台机器？")).unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string(&as_read("训练用多少 token")).unwrap();
+    keys(&mut p, &format!("２０亿{ENTER}")); // full-width digits and 亿: 2 billion tokens
+    p.exp_string(&as_read("２０亿 → 2 十亿 token")).unwrap();
+    p.exp_string(&as_read("同时有多少张 GPU 在忙？")).unwrap();
+    keys(&mut p, &format!("８{ENTER}"));
+    p.exp_string(&as_read("每张卡每月忙多少小时？")).unwrap();
+    keys(&mut p, &format!("８００{ENTER}")); // above the bound: refused in Chinese
+    p.exp_string(&as_read("不能大于 744")).unwrap();
+    keys(&mut p, &"\u{7f}".repeat(3));
+    keys(&mut p, &format!("7×24{ENTER}")); // around the clock, as the rules define it
+    p.exp_string(&as_read("7×24 → 720 小时/月")).unwrap();
+    p.exp_string(&as_read("持续几个月？")).unwrap();
+    keys(&mut p, ENTER);
+    p.exp_string(&as_read("数据是否必须放在独占的物理机上？"))
+        .unwrap();
+    p.exp_string(&as_read("是/否")).unwrap(); // the yes/no hint
+    keys(&mut p, &format!("好{ENTER}")); // neither yes nor no: asked again, in Chinese
+    p.exp_string(&as_read("请输入“是”或“否”")).unwrap();
+    keys(&mut p, "\u{7f}");
+    keys(&mut p, &format!("否{ENTER}"));
+    for question in [
+        "是否需要自定义内核",
+        "是否需要自定义网络",
+        "是否必须使用国产（信创）加速卡？",
+        "代码是否依赖自定义 CUDA 算子",
+    ] {
+        p.exp_string(&as_read(question)).unwrap();
+        keys(&mut p, &format!("否{ENTER}"));
+    }
+    p.exp_string(&as_read("每月预算上限（元）？")).unwrap();
+    keys(&mut p, &format!("２万{ENTER}"));
+    p.exp_string(&as_read("２万 → 20,000 元/月")).unwrap();
+    p.exp_string(&as_read("是否要在具体配置上估算某个任务的费用"))
+        .unwrap();
+    keys(&mut p, &format!("否{ENTER}"));
+    p.exp_string(&as_read("团队是否已有意向配置？")).unwrap();
+    // The offers by their Chinese titles, with the price.
+    p.exp_regex(&wrapped(&as_read("RTX 4090 24G ×8（四川二区），每月 ¥")))
+        .unwrap();
+    keys(&mut p, ENTER); // none
+    p.exp_string(&as_read("写入该文件？")).unwrap();
+    keys(&mut p, &format!("是{ENTER}"));
+    p.exp_string(&as_read("已写入 ")).unwrap();
+    p.exp_string(&as_read("现在就用它做决策？")).unwrap();
+    keys(&mut p, &format!("是{ENTER}"));
+    // The memo is the Chinese one: its title and the workload's name.
+    p.exp_string(&as_read("# GPU 采购备忘录：中文试点"))
+        .unwrap();
+    p.exp_eof().unwrap();
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# 由 `decide init` 生成"), "{text}");
+    let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(profile["name"], "中文试点", "{text}");
+    assert_eq!(profile["workload"]["task"], "full_finetune", "{text}");
+    assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
+    assert_eq!(profile["workload"]["tokens_b"], 2, "{text}");
+    assert_eq!(profile["usage"]["gpus"], 8, "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
+    assert_eq!(profile["budget"]["monthly_cny"], 20_000, "{text}");
+    assert_eq!(
+        profile["requirements"]["physical_isolation"], false,
+        "{text}"
+    );
+    let out = common::run(&[file.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// At the months question: `<` goes back to the hours a month (the answers before it kept), and
+/// so does Esc's "go back"; the hours are then given as `24/7`.
+fn go_back_twice_to_the_hours_a_month(p: &mut rexpect::session::PtySession) {
+    p.exp_string("For how many months?").unwrap();
+    keys(p, &format!("<{ENTER}"));
+    p.exp_string("How many hours a month").unwrap();
+    keys(p, &format!("500{ENTER}"));
+    p.exp_string("For how many months?").unwrap();
+    // Esc asks before anything is thrown away; going back from there works too.
+    keys(p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(p, &format!("back{ENTER}")); // type to filter: "Go back one question"
+    p.exp_string("How many hours a month").unwrap();
+    keys(p, &format!("24/7{ENTER}"));
+    p.exp_string(&as_read("24/7 → 720 hours a month")).unwrap();
+}
+
+/// Esc does not throw the answers away at once: it asks, and going on asks the same question
+/// again; quitting from there writes nothing.
+#[test]
+fn escape_asks_before_quitting_without_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("esc.yaml");
+    let mut p = session(&[file.to_str().unwrap()]);
+    p.exp_string("What is this workload called?").unwrap();
+    keys(&mut p, &format!("Pilot{ENTER}"));
+    p.exp_string("What will the GPUs do?").unwrap();
+    keys(&mut p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(&mut p, ENTER); // the first choice: go on with this question
+    p.exp_string("What will the GPUs do?").unwrap();
+    keys(&mut p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(&mut p, &format!("Quit{ENTER}"));
+    p.exp_string("cancelled: no profile was written").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!file.exists());
+}
+
 #[test]
 fn without_a_terminal_init_is_refused_with_exit_2() {
     let out = common::run(&["init", "x.yaml"]);
@@ -264,20 +404,24 @@ fn without_a_terminal_init_is_refused_with_exit_2() {
     assert!(!std::path::Path::new("x.yaml").exists());
 }
 
-/// Answers one hours question per catalog offer, in catalog order: hours on two of them, after
-/// a number above the bound is refused as it is typed.
+/// Answers one hours question per catalog offer, in catalog order, each asked by the offer's
+/// title and price: hours on two of them, after a number above the bound is refused as it is
+/// typed.
 fn answer_job_hours(p: &mut rexpect::session::PtySession) {
-    // One number per catalog offer, in catalog order: hours on two of them.
-    for (offer, hours) in [
-        ("rtx4090-x8-sichuan2", "300"),
-        ("rtx5090-x8-anhui1", ""),
-        ("ascend910b-x8-huawei", ""),
-        ("ascend910b-x8-sichuan1", ""),
-        ("h100-x8-ningxia1", "120"),
-        ("rtx4090-container", ""),
+    for (title, hours) in [
+        ("RTX 4090 24G ×8 (Sichuan zone 2), ¥", "300"),
+        ("RTX 5090 32G ×8 (Anhui zone 1), ¥", ""),
+        ("Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core), ¥", ""),
+        (
+            "Ascend 910B 64G ×8 (Sichuan zone 1, Kunpeng 48-core), ¥",
+            "",
+        ),
+        ("H100 80G ×8 (Ningxia zone 1), ¥", "120"),
+        ("RTX 4090 24G container (per GPU-hour), ¥", ""),
     ] {
-        p.exp_regex(&wrapped(&format!("({offer})?"))).unwrap();
-        if offer == "rtx4090-x8-sichuan2" {
+        p.exp_regex(&wrapped(&as_read(&format!("Wall-clock hours on {title}"))))
+            .unwrap();
+        if hours == "300" {
             // Above the ten years of hours a job may take: refused as typed, with the bound.
             keys(p, &format!("87601{ENTER}"));
             p.exp_string("must be at most 87600").unwrap();

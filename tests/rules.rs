@@ -641,3 +641,114 @@ fn control_characters_are_shown_escaped_in_memos_and_errors() {
     );
     assert!(err.contains("\\u{1b}[2J"), "{err}");
 }
+
+#[test]
+fn a_questionnaire_word_that_drops_or_invents_a_placeholder_is_a_rules_error() {
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "at_most: {en: \"must be at most {bound}\", zh: \"不能大于 {bound}\"}",
+        "at_most: {en: \"must be at most {limit}\", zh: \"不能大于\"}",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains(
+            "questionnaire word `at_most` leaves out `{bound}`: \"must be at most {limit}\""
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("questionnaire word `at_most` leaves out `{bound}`: \"不能大于\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("questionnaire word `at_most` has an unknown placeholder `{limit}`"),
+        "{err}"
+    );
+    assert!(err.contains("questions.yaml:"), "{err}");
+}
+
+#[test]
+fn a_questionnaire_word_without_chinese_is_a_rules_error() {
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "whole: {en: \"must be a whole number\", zh: \"必须是整数\"}",
+        "whole: must be a whole number",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("questionnaire word `whole` has no Chinese"),
+        "{err}"
+    );
+}
+
+#[test]
+fn questions_without_a_questionnaire_section_are_a_rules_error() {
+    let rules = common::edited_rules(&[("questions.yaml", "questionnaire:", "unused_key:")]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    // The section is gone (an unknown key is refused too), and the questions say what they miss.
+    assert!(err.contains("unused_key"), "{err}");
+    let rules = common::edited_rules(&[]);
+    let text = std::fs::read_to_string(rules.path().join("questions.yaml")).unwrap();
+    let start = text.find("questionnaire:").unwrap();
+    let end = text.find("\nquestions:").unwrap();
+    std::fs::write(
+        rules.path().join("questions.yaml"),
+        format!("{}{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("the rules have questions but no `questionnaire:` section"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_shorthand_that_reads_as_a_number_or_is_not_positive_is_a_rules_error() {
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "shorthands: {k: 1000, M: 1000000, 千: 1000, 万: 10000, 亿: 100000000}",
+        "shorthands: {\"1,000\": 1000, M: -1, 千: 1000, 万: 10000, 亿: 100000000}",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("shorthand `1,000` reads as a number or is empty"),
+        "{err}"
+    );
+    assert!(err.contains("shorthand `M` stands for -1"), "{err}");
+}
+
+#[test]
+fn a_unit_on_a_question_that_is_not_a_number_is_a_rules_error() {
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "help: {en: \"Shown at the top of the memo.\", zh: \"显示在备忘录标题中。\"}",
+        "help: {en: \"Shown at the top of the memo.\", zh: \"显示在备忘录标题中。\"}\n    unit: {en: words, zh: 字}",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("question `name`: `unit`, `symbols` and `shorthands` are for number answers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_question_when_may_read_a_section_opened_before_it_but_not_a_field_answered_after_it() {
+    // The shipped deadline question reads `profile.job`, opened by the question before it,
+    // though the hours after it fill `job.hours`: accepted.
+    let shipped = common::edited_rules(&[]);
+    common::compile_dir(shipped.path()).unwrap();
+    // Reading the hours, which are answered after the deadline, is refused.
+    let rules = common::edited_rules(&[(
+        "questions.yaml",
+        "  - field: job.deadline_days\n    when: profile.job is defined",
+        "  - field: job.deadline_days\n    when: profile.job.hours is defined",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains(
+            "question `job.deadline_days`: `when` reads `profile.job.hours`, which is not answered before it"
+        ),
+        "{err}"
+    );
+}

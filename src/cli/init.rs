@@ -7,7 +7,7 @@ use inquire::validator::Validation;
 use serde_json::{Map, Value as J};
 
 use decide::error::{Error, ErrorKind, Result};
-use decide::questionnaire::{self, Kind, Prompt};
+use decide::questionnaire::{self, Kind, Prompt, Texts};
 use decide::{Graph, Lang, Memo, Source};
 
 use super::Outcome;
@@ -40,6 +40,63 @@ pub struct Args {
     pub rules: super::Rules,
 }
 
+/// Typed alone at a text or number question: go back one question.
+const BACK: &str = "<";
+
+/// What a person did instead of answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Typed `<`, or chose "go back" after Esc.
+    Back,
+    /// Pressed Esc: ask what to do.
+    Escape,
+}
+
+/// An answer, or what was done instead.
+type Step<T> = std::result::Result<T, Flow>;
+
+/// A prompt's answer, Esc as [`Flow::Escape`], Ctrl-C and terminal faults as errors.
+fn step<T>(answer: std::result::Result<T, inquire::InquireError>) -> Result<Step<T>> {
+    match answer {
+        Ok(v) => Ok(Ok(v)),
+        Err(inquire::InquireError::OperationCanceled) => Ok(Err(Flow::Escape)),
+        Err(e) => Err(cancelled(&e)),
+    }
+}
+
+/// The answer of a [`Step`], or return what was done instead.
+macro_rules! answer {
+    ($step:expr) => {
+        match $step? {
+            Ok(v) => v,
+            Err(flow) => return Ok(Err(flow)),
+        }
+    };
+}
+
+/// After Esc: go on with the question, go back one, or quit without saving.
+fn escape_menu(texts: &Texts) -> Result<Flow> {
+    let options = vec![
+        texts.say(|w| &w.go_on, &[]),
+        texts.say(|w| &w.go_back, &[]),
+        texts.say(|w| &w.quit, &[]),
+    ];
+    let line = texts.say(|w| &w.select_help, &[]);
+    let picked = inquire::Select::new(&texts.say(|w| &w.escape_ask, &[]), options.clone())
+        .with_help_message(&line)
+        .raw_prompt();
+    match picked {
+        Ok(p) if p.index == 1 => Ok(Flow::Back),
+        Ok(p) if p.index == 2 => Err(Error::new(
+            ErrorKind::Usage,
+            "cancelled: no profile was written",
+        )),
+        // Go on, or Esc again: the same question once more.
+        Ok(_) | Err(inquire::InquireError::OperationCanceled) => Ok(Flow::Escape),
+        Err(e) => Err(cancelled(&e)),
+    }
+}
+
 fn cancelled(e: &inquire::InquireError) -> Error {
     match e {
         inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
@@ -65,24 +122,49 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .in_file(args.file.display().to_string())
             .help("choose another file, or pass --force to overwrite it"));
     }
-    let graph = Graph::compile(super::load_policy(
-        args.rules.folder(),
-        Some(decide::today::today()),
-    )?)?;
     let lang = args.lang;
+    // Compiled in the questions' language, so that the memo decided at the end is in it too.
+    let graph = Graph::compile_in(
+        super::load_policy(args.rules.folder(), Some(decide::today::today()))?,
+        lang,
+    )?;
+    let texts = Texts::new(graph.policy(), lang).ok_or_else(|| {
+        Error::new(ErrorKind::Rules, "the rules have no `questionnaire:` section")
+            .help("add `questionnaire: {words: ...}` to one rule file (see the shipped rules/questions.yaml)")
+    })?;
+    let prompts = questionnaire::prompts(graph.policy(), lang);
     let mut profile = J::Object(Map::new());
-    for prompt in questionnaire::prompts(graph.policy(), lang) {
+    // The questions answered so far, each with the answers before it: `<` (or "go back" after
+    // Esc) asks the last one again with the answers before it kept.
+    let mut answered: Vec<(usize, J)> = Vec::new();
+    let mut next = 0;
+    while let Some(prompt) = prompts.get(next) {
         if let Some(when) = &prompt.when {
             let applies = questionnaire::applies(when, &profile)
                 .map_err(|why| Error::new(ErrorKind::Rules, format!("question: {why}")))?;
             if !applies {
+                next += 1;
                 continue;
             }
         }
-        let answer = ask(&prompt, lang, &profile)?;
-        questionnaire::set(&mut profile, &prompt.path, answer);
+        let flow = match ask(prompt, &texts, &profile)? {
+            Ok(answer) => {
+                answered.push((next, profile.clone()));
+                questionnaire::set(&mut profile, &prompt.path, answer);
+                next += 1;
+                continue;
+            }
+            Err(Flow::Escape) => escape_menu(&texts)?,
+            Err(Flow::Back) => Flow::Back,
+        };
+        if flow == Flow::Back
+            && let Some((index, before)) = answered.pop()
+        {
+            next = index;
+            profile = before;
+        }
     }
-    let yaml = questionnaire::to_yaml(&profile);
+    let yaml = questionnaire::to_yaml(&profile, &texts);
     // The same checks as any profile file, so what is written is what `decide` accepts.
     let name = args.file.display().to_string();
     let source = Source::new(name, yaml.clone());
@@ -92,28 +174,21 @@ pub fn run(args: &Args) -> Result<Outcome> {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
     }
     super::print(&format!("\n{yaml}\n"))?;
-    let (write, run_now) = if lang == Lang::Zh {
-        ("写入该文件？", "现在就用它做决策？")
-    } else {
-        ("Write this profile?", "Decide it now?")
-    };
-    let confirmed = inquire::Confirm::new(write)
-        .with_default(true)
-        .prompt()
-        .map_err(|e| cancelled(&e))?;
-    if !confirmed {
+    let confirmed = confirm(&texts.say(|w| &w.write, &[]), None, true, &texts)?;
+    if confirmed != Ok(true) {
         return Err(Error::new(
             ErrorKind::Usage,
             "cancelled: no profile was written",
         ));
     }
     super::write_output(&args.file, &super::Inputs::default(), yaml.as_bytes())?;
-    super::print(&format!("Wrote {}.\n", args.file.display()))?;
-    let now = inquire::Confirm::new(run_now)
-        .with_default(true)
-        .prompt()
-        .map_err(|e| cancelled(&e))?;
-    if now {
+    let file = args.file.display().to_string();
+    super::print(&format!(
+        "{}\n",
+        texts.say(|w| &w.wrote, &[("file", &file)])
+    ))?;
+    let now = confirm(&texts.say(|w| &w.decide_now, &[]), None, true, &texts)?;
+    if now == Ok(true) {
         let as_of = decide::today::today();
         let (profile, evaluation) = decide::decide(&graph, &source, as_of)?;
         let memo = Memo::for_rules(args.rules.folder())?.render(
@@ -127,136 +202,193 @@ pub fn run(args: &Args) -> Result<Outcome> {
     Ok(Outcome::Clean)
 }
 
-/// Asks one question, given the answers so far; `None` means "left empty" (or nothing to ask).
-fn ask(prompt: &Prompt, lang: Lang, answers: &J) -> Result<Option<J>> {
-    let help = prompt.help.as_deref();
-    let none = if lang == Lang::Zh {
-        "不适用 / 无"
-    } else {
-        "none"
+/// A yes/no question in the questionnaire's language: `y`/`n` (and, in Chinese, `是`/`否`).
+fn confirm(question: &str, help: Option<&str>, default: bool, texts: &Texts) -> Result<Step<bool>> {
+    let (yes, no) = (texts.typed(true), texts.typed(false));
+    let parser = move |s: &str| {
+        let s = s.trim().to_lowercase();
+        if yes.contains(&s) {
+            Ok(true)
+        } else if no.contains(&s) {
+            Ok(false)
+        } else {
+            Err(())
+        }
     };
+    let (yes_word, no_word) = (
+        texts.say(|w| &w.yes_shown, &[]),
+        texts.say(|w| &w.no_shown, &[]),
+    );
+    let shown = |b: bool| if b { yes_word.clone() } else { no_word.clone() };
+    let hint = |b: bool| {
+        if b {
+            format!("{}/{}", yes_word, no_word.to_lowercase())
+        } else {
+            format!("{}/{}", yes_word.to_lowercase(), no_word)
+        }
+    };
+    let invalid = texts.say(|w| &w.yes_no_invalid, &[]);
+    let mut p = inquire::Confirm::new(question)
+        .with_default(default)
+        .with_parser(&parser)
+        .with_formatter(&shown)
+        .with_default_value_formatter(&hint)
+        .with_error_message(&invalid);
+    if let Some(h) = help {
+        p = p.with_help_message(h);
+    }
+    step(p.prompt())
+}
+
+/// A number typed and checked against `rule`, echoed once answered with the value understood;
+/// `<` goes back.
+fn ask_number(
+    question: &str,
+    help: Option<&str>,
+    rule: &questionnaire::NumberRule,
+    texts: &Texts,
+) -> Result<Step<Option<J>>> {
+    let check = rule.clone();
+    let echo = rule.clone();
+    let formatter = move |s: &str| echo.understood(s).unwrap_or_else(|| s.to_owned());
+    let mut p = inquire::Text::new(question)
+        .with_validator(move |s: &str| {
+            Ok(match check.check(s) {
+                _ if s.trim() == BACK => Validation::Valid,
+                Ok(_) => Validation::Valid,
+                Err(why) => Validation::Invalid(why.into()),
+            })
+        })
+        .with_formatter(&formatter);
+    let default = rule.default.map(|d| d.to_string());
+    if let Some(d) = &default {
+        p = p.with_default(d);
+    }
+    let line = help_line(&texts.say(|w| &w.back_hint, &[]), help);
+    p = p.with_help_message(&line);
+    let text = answer!(step(p.prompt()));
+    if text.trim() == BACK {
+        return Ok(Err(Flow::Back));
+    }
+    rule.check(&text)
+        .map(Ok)
+        .map_err(|why| Error::new(ErrorKind::Usage, why))
+}
+
+/// A list's keys in the questionnaire's language, with the question's own help after them.
+fn help_line(keys: &str, help: Option<&str>) -> String {
+    match help {
+        Some(h) => format!("{keys} · {h}"),
+        None => keys.to_owned(),
+    }
+}
+
+/// Asks one question, given the answers so far; `None` means "left empty" (or nothing to ask).
+fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
+    let help = prompt.help.as_deref();
     let answer = match &prompt.kind {
         Kind::Text { nullable } => {
             let nullable = *nullable;
-            let mut p = inquire::Text::new(&prompt.ask).with_validator(move |s: &str| {
-                Ok(if s.trim().is_empty() && !nullable {
-                    Validation::Invalid("an answer is needed".into())
-                } else {
-                    Validation::Valid
-                })
-            });
-            if let Some(h) = help {
-                p = p.with_help_message(h);
+            let needed = texts.say(|w| &w.needed, &[]);
+            let line = help_line(&texts.say(|w| &w.back_hint, &[]), help);
+            let text = answer!(step(
+                inquire::Text::new(&prompt.ask)
+                    .with_validator(move |s: &str| {
+                        Ok(if s.trim().is_empty() && !nullable {
+                            Validation::Invalid(needed.clone().into())
+                        } else {
+                            Validation::Valid
+                        })
+                    })
+                    .with_help_message(&line)
+                    .prompt()
+            ));
+            if text.trim() == BACK {
+                return Ok(Err(Flow::Back));
             }
-            let text = p.prompt().map_err(|e| cancelled(&e))?;
             (!text.trim().is_empty()).then(|| J::from(text.trim()))
         }
-        Kind::Number(rule) => {
-            let check = rule.clone();
-            let mut p = inquire::Text::new(&prompt.ask).with_validator(move |s: &str| {
-                Ok(match check.check(s) {
-                    Ok(_) => Validation::Valid,
-                    Err(why) => Validation::Invalid(why.into()),
-                })
-            });
-            let default = rule.default.map(|d| d.to_string());
-            if let Some(d) = &default {
-                p = p.with_default(d);
-            }
-            if let Some(h) = help {
-                p = p.with_help_message(h);
-            }
-            let text = p.prompt().map_err(|e| cancelled(&e))?;
-            rule.check(&text)
-                .map_err(|why| Error::new(ErrorKind::Usage, why))?
-        }
-        Kind::Flag { default } => {
-            let mut p = inquire::Confirm::new(&prompt.ask).with_default(*default);
-            if let Some(h) = help {
-                p = p.with_help_message(h);
-            }
-            Some(J::from(p.prompt().map_err(|e| cancelled(&e))?))
+        Kind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts)),
+        Kind::Flag { default } => Some(J::from(answer!(confirm(
+            &prompt.ask,
+            help,
+            *default,
+            texts
+        )))),
+        Kind::Section => {
+            answer!(confirm(&prompt.ask, help, false, texts)).then(|| J::Object(Map::new()))
         }
         Kind::Choice { options, nullable } => {
             let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
             if *nullable {
-                labels.insert(0, none.to_owned());
+                labels.insert(0, texts.say(|w| &w.none, &[]));
             }
-            let mut p = inquire::Select::new(&prompt.ask, labels.clone());
-            if let Some(h) = help {
-                p = p.with_help_message(h);
-            }
-            let picked = p.prompt().map_err(|e| cancelled(&e))?;
+            let line = help_line(&texts.say(|w| &w.select_help, &[]), help);
+            let picked = answer!(step(
+                inquire::Select::new(&prompt.ask, labels.clone())
+                    .with_help_message(&line)
+                    .prompt()
+            ));
             options
                 .iter()
                 .find(|(_, l)| *l == picked)
                 .map(|(v, _)| J::from(v.as_str()))
         }
-        Kind::Choices { options } => ask_several(prompt, &options.iter().collect::<Vec<_>>())?,
-        Kind::Hours { offers } => ask_hours(prompt, offers, lang)?,
+        Kind::Choices { options } => answer!(ask_several(
+            prompt,
+            &options.iter().collect::<Vec<_>>(),
+            texts
+        )),
+        Kind::Hours { offers, rule } => answer!(ask_hours(prompt, offers, rule, texts)),
         Kind::Offers { offers, among } => {
             let options = questionnaire::offers_among(offers, among.as_deref(), answers);
             if options.is_empty() {
-                return Ok(None);
+                return Ok(Ok(None));
             }
-            ask_several(prompt, &options)?
+            answer!(ask_several(prompt, &options, texts))
         }
     };
-    Ok(answer)
+    Ok(Ok(answer))
 }
 
 /// Any of `options` (value, label); `None` when none is picked.
-fn ask_several(prompt: &Prompt, options: &[&(String, String)]) -> Result<Option<J>> {
+fn ask_several(
+    prompt: &Prompt,
+    options: &[&(String, String)],
+    texts: &Texts,
+) -> Result<Step<Option<J>>> {
     let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
-    let mut p = inquire::MultiSelect::new(&prompt.ask, labels);
-    if let Some(h) = prompt.help.as_deref() {
-        p = p.with_help_message(h);
-    }
-    let picked = p.prompt().map_err(|e| cancelled(&e))?;
+    let line = help_line(
+        &texts.say(|w| &w.multiselect_help, &[]),
+        prompt.help.as_deref(),
+    );
+    let picked = answer!(step(
+        inquire::MultiSelect::new(&prompt.ask, labels)
+            .with_help_message(&line)
+            .prompt()
+    ));
     let values: Vec<J> = options
         .iter()
         .filter(|(_, l)| picked.contains(l))
         .map(|(v, _)| J::from(v.as_str()))
         .collect();
-    Ok((!values.is_empty()).then_some(J::Array(values)))
+    Ok(Ok((!values.is_empty()).then_some(J::Array(values))))
 }
 
-/// A map of hours per offer: first whether there is a job at all, then one number per offer.
-fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Result<Option<J>> {
-    let help = prompt.help.as_deref();
-    let mut p = inquire::Confirm::new(&prompt.ask).with_default(false);
-    if let Some(h) = help {
-        p = p.with_help_message(h);
-    }
-    if !p.prompt().map_err(|e| cancelled(&e))? {
-        return Ok(None);
-    }
-    let rule = questionnaire::NumberRule {
-        exclusive_minimum: Some(0.0),
-        maximum: Some(decide::profile::MAX_JOB_HOURS as f64),
-        nullable: true,
-        ..questionnaire::NumberRule::default()
-    };
+/// A map of hours per offer: one number per offer, the question's words as their help line
+/// (`<` at any of them goes back to the question before the hours).
+fn ask_hours(
+    prompt: &Prompt,
+    offers: &[(String, String)],
+    rule: &questionnaire::NumberRule,
+    texts: &Texts,
+) -> Result<Step<Option<J>>> {
     let mut hours = Map::new();
     for (id, title) in offers {
-        let check = rule.clone();
-        let question = if lang == Lang::Zh {
-            format!("在 {title} 上耗时多少小时？（留空跳过）")
-        } else {
-            format!("Wall-clock hours on {title}? (empty to skip)")
-        };
-        let text = inquire::Text::new(&question)
-            .with_validator(move |s: &str| {
-                Ok(match check.check(s) {
-                    Ok(_) => Validation::Valid,
-                    Err(why) => Validation::Invalid(why.into()),
-                })
-            })
-            .prompt()
-            .map_err(|e| cancelled(&e))?;
-        if let Ok(Some(v)) = rule.check(&text) {
+        let question = texts.say(|w| &w.hours_on, &[("offer", title)]);
+        if let Some(v) = answer!(ask_number(&question, Some(&prompt.ask), rule, texts)) {
             hours.insert(id.clone(), v);
         }
     }
-    Ok((!hours.is_empty()).then_some(J::Object(hours)))
+    Ok(Ok((!hours.is_empty()).then_some(J::Object(hours))))
 }

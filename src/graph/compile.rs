@@ -360,10 +360,13 @@ fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
     Ok((outputs, reads))
 }
 
-/// Checks `decide init`'s questions: each fills a profile field, its `among` names one, and its
-/// `when` compiles and reads only the answers to earlier questions (`profile.…`).
+/// Checks `decide init`'s questions: each fills a profile field, its `among` names one, its
+/// `when` compiles and reads only the answers to earlier questions (`profile.…`), a unit or
+/// shorthands go with a number; and the questionnaire's words and shorthands.
 fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+    questionnaire(policy, errors);
     for (index, q) in policy.questions.iter().enumerate() {
+        number_words(policy, q, errors);
         let field = &q.item.field.value;
         if let Err(hint) = check_path(&format!("profile.{field}")) {
             errors.push(
@@ -396,6 +399,185 @@ fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
         {
             errors.push(e.field("questions[].when"));
         }
+    }
+}
+
+/// The `questionnaire:` section: present when there are questions; each of its words in
+/// English and Chinese with the `{placeholders}` its use fills in and no other; its shorthands
+/// well formed.
+fn questionnaire(policy: &Policy, errors: &mut Vec<Error>) {
+    let Some(q) = &policy.questionnaire else {
+        if let Some(first) = policy.questions.first() {
+            errors.push(
+                policy
+                    .error_at(
+                        first.file,
+                        first.item.field.referenced,
+                        "the rules have questions but no `questionnaire:` section",
+                    )
+                    .help(
+                        "add `questionnaire: {words: ...}` with the prompts' fixed words (see \
+                         the shipped rules/questions.yaml)",
+                    ),
+            );
+        }
+        return;
+    };
+    let prices = q
+        .item
+        .words
+        .prices
+        .iter()
+        .map(|(unit, words)| (unit.as_str(), words, &["amount"][..]));
+    let entries = q.item.words.entries();
+    let entries = entries
+        .iter()
+        .map(|(n, w, needs)| (*n, *w, *needs))
+        .chain(prices);
+    for (name, words, needs) in entries {
+        let fail = |message: String| {
+            policy
+                .error_at(q.file, words.referenced, message)
+                .field(format!("questionnaire.words.{name}"))
+        };
+        if words.value.zh.is_none() {
+            errors.push(
+                fail(format!("questionnaire word `{name}` has no Chinese"))
+                    .help("write it as `{en: ..., zh: ...}`: `decide init --lang zh` shows it"),
+            );
+        }
+        for text in [Some(&words.value.en), words.value.zh.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            let used = placeholders(text);
+            for missing in needs.iter().filter(|n| !used.iter().any(|u| u == *n)) {
+                errors.push(fail(format!(
+                    "questionnaire word `{name}` leaves out `{{{missing}}}`: \"{text}\""
+                )));
+            }
+            for unknown in used.iter().filter(|u| !needs.contains(&u.as_str())) {
+                let valid = if needs.is_empty() {
+                    "it takes none".to_owned()
+                } else {
+                    format!(
+                        "it takes {}",
+                        needs
+                            .iter()
+                            .map(|n| format!("{{{n}}}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                errors.push(
+                    fail(format!(
+                        "questionnaire word `{name}` has an unknown placeholder `{{{unknown}}}`"
+                    ))
+                    .help(valid),
+                );
+            }
+        }
+    }
+    if let Some(shorthands) = &q.item.shorthands {
+        shorthand_errors(
+            policy,
+            q.file,
+            shorthands,
+            "questionnaire.shorthands",
+            errors,
+        );
+    }
+}
+
+/// The names between braces in `text` (`{bound}` → `bound`).
+fn placeholders(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        out.push(after[..close].to_owned());
+        rest = &after[close + 1..];
+    }
+    out
+}
+
+/// Each shorthand is something other than a number, standing for a positive finite value.
+fn shorthand_errors(
+    policy: &Policy,
+    file: usize,
+    shorthands: &Spanned<indexmap::IndexMap<String, f64>>,
+    field: &str,
+    errors: &mut Vec<Error>,
+) {
+    for (key, value) in &shorthands.value {
+        let a_number = matches!(
+            crate::questionnaire::answer::Reading::default().read(key),
+            Ok(Some(_))
+        );
+        if key.trim().is_empty() || a_number {
+            errors.push(
+                policy
+                    .error_at(
+                        file,
+                        shorthands.referenced,
+                        format!("shorthand `{key}` reads as a number or is empty"),
+                    )
+                    .field(field.to_owned())
+                    .help(
+                        "a shorthand is what follows a number (`万`, `k`, `B`) or a whole answer \
+                         that is not a number (`24/7`)",
+                    ),
+            );
+        }
+        if !value.is_finite() || *value <= 0.0 {
+            errors.push(
+                policy
+                    .error_at(
+                        file,
+                        shorthands.referenced,
+                        format!("shorthand `{key}` stands for {value}"),
+                    )
+                    .field(field.to_owned())
+                    .help("a shorthand stands for a positive number (`万: 10000`)"),
+            );
+        }
+    }
+}
+
+/// A question's `unit`, `symbols` or `shorthands` only on a number (or hours per offer).
+fn number_words(
+    policy: &Policy,
+    q: &crate::policy::Located<crate::policy::rules::Question>,
+    errors: &mut Vec<Error>,
+) {
+    use crate::profile::FieldKind;
+    let item = &q.item;
+    if let Some(shorthands) = &item.shorthands {
+        shorthand_errors(policy, q.file, shorthands, "questions[].shorthands", errors);
+    }
+    if item.unit.is_none() && item.symbols.is_empty() && item.shorthands.is_none() {
+        return;
+    }
+    let numeric = crate::profile::field(&item.field.value).is_some_and(|f| match &f.kind {
+        FieldKind::Number(_) => true,
+        FieldKind::Map(inner) => matches!(**inner, FieldKind::Number(_)),
+        _ => false,
+    });
+    if !numeric {
+        errors.push(
+            policy
+                .error_at(
+                    q.file,
+                    item.field.referenced,
+                    format!(
+                        "question `{}`: `unit`, `symbols` and `shorthands` are for number answers",
+                        item.field.value
+                    ),
+                )
+                .field("questions[].unit")
+                .help("remove them, or put them on a question whose field is a number"),
+        );
     }
 }
 
@@ -446,9 +628,15 @@ fn check_question_when(
                 || other.starts_with(&format!("{rest}."))
                 || rest.starts_with(&format!("{other}."))
         };
-        if policy.questions[index..]
+        // A section a question before this one opened (`job`, with `is defined`) may be read
+        // though later questions fill its fields.
+        let opened = policy.questions[..index]
             .iter()
-            .any(|later| asked(&later.item.field.value))
+            .any(|earlier| earlier.item.field.value == rest);
+        if !opened
+            && policy.questions[index..]
+                .iter()
+                .any(|later| asked(&later.item.field.value))
         {
             return Err(fail(format!(
                 "question `{field}`: `when` reads `{path}`, which is not answered before it"

@@ -119,6 +119,8 @@ pub struct Policy {
     /// the order written within a kind. A node's index in this list is its index everywhere.
     pub nodes: Vec<Located<RuleNode>>,
     pub questions: Vec<Located<rules::Question>>,
+    /// `decide init`'s own words and number shorthands (`questionnaire:`).
+    pub questionnaire: Option<Located<rules::Questionnaire>>,
     /// The what-would-change-the-answer analysis, if the policy asks for one.
     pub sensitivity: Option<Located<rules::Sensitivity>>,
     /// Statements every decision must satisfy (not nodes: see [`rules::Invariant`]).
@@ -307,6 +309,7 @@ impl Policy {
             quote_sheets: None,
             nodes: Vec::new(),
             questions: Vec::new(),
+            questionnaire: None,
             sensitivity: None,
             invariants: Vec::new(),
         };
@@ -418,6 +421,7 @@ struct Builder<'a> {
     quote_sheets: Option<Located<QuoteSheets>>,
     nodes: Vec<Located<RuleNode>>,
     questions: Vec<Located<rules::Question>>,
+    questionnaire: Option<Located<rules::Questionnaire>>,
     sensitivity: Option<Located<rules::Sensitivity>>,
     invariants: Vec<Located<Invariant>>,
 }
@@ -457,6 +461,17 @@ impl Builder<'_> {
                     self.quote_sheets = Some(Located {
                         file,
                         item: vocabulary,
+                    });
+                }
+            }
+        }
+        if let Some(questionnaire) = rf.questionnaire {
+            match &self.questionnaire {
+                Some(prev) => self.errors.push(twice("questionnaire", prev.file)),
+                None => {
+                    self.questionnaire = Some(Located {
+                        file,
+                        item: questionnaire,
                     });
                 }
             }
@@ -582,6 +597,7 @@ impl Builder<'_> {
             prices_at: None,
             nodes: self.nodes,
             questions: self.questions,
+            questionnaire: self.questionnaire,
             sensitivity: self.sensitivity,
             invariants: self.invariants,
         };

@@ -64,6 +64,11 @@ pub struct RuleFile {
     /// The questions `decide init` asks, in order, each filling one profile field.
     #[serde(default)]
     pub questions: Vec<Question>,
+    /// The fixed words of `decide init`'s prompts (help lines, yes/no, what a refused answer
+    /// says) and the shorthands a number answer may use (at most one file has it; required
+    /// with `questions:`).
+    #[serde(default)]
+    pub questionnaire: Option<Questionnaire>,
     /// Which profile fields to vary to find what would change the decision, and how to say it
     /// (at most one file has it).
     #[serde(default)]
@@ -431,6 +436,162 @@ pub struct Question {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<Spanned<String>>,
+    /// For a number (or hours per offer): what the answer counts, echoed with the value
+    /// understood ("→ 20,000 yuan").
+    #[serde(default)]
+    pub unit: Option<Words>,
+    /// For a number: signs of the unit that may stand before or after it and are read past
+    /// (`¥`, `元`).
+    #[serde(default)]
+    pub symbols: Vec<String>,
+    /// For a number: what a shorthand means in the question's unit, replacing the
+    /// questionnaire's `shorthands` for this question. A key after a number multiplies it
+    /// (`B: 1` where the unit is billions, so `13B` is 13; `k: 1024` for `8k` tokens); a key
+    /// that is the whole answer is the value itself (`24/7: 720` hours a month).
+    #[serde(default)]
+    #[schemars(with = "Option<IndexMap<String, f64>>")]
+    pub shorthands: Option<Spanned<IndexMap<String, f64>>>,
+}
+
+/// `decide init`'s own words and the number shorthands every question accepts.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Questionnaire {
+    /// What a number answer may end with, and what it multiplies the number by (`万: 10000`,
+    /// `k: 1000`), for every number question without its own `shorthands:`. Full-width digits
+    /// and thousands separators (`8,192`, `8 192`) are always read.
+    #[serde(default)]
+    #[schemars(with = "Option<IndexMap<String, f64>>")]
+    pub shorthands: Option<Spanned<IndexMap<String, f64>>>,
+    /// The prompts' fixed words; `{name}` marks where a value goes.
+    pub words: PromptWords,
+}
+
+/// The fixed words of `decide init`, in English and Chinese.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptWords {
+    /// The label of "no value" in a list of choices.
+    #[schemars(with = "Words")]
+    pub none: Template,
+    /// The keys of a choice from a list.
+    #[schemars(with = "Words")]
+    pub select_help: Template,
+    /// The keys of a choice of several.
+    #[schemars(with = "Words")]
+    pub multiselect_help: Template,
+    /// Yes and no, as shown once answered and in the hint (`y/n`).
+    #[schemars(with = "Words")]
+    pub yes_shown: Template,
+    #[schemars(with = "Words")]
+    pub no_shown: Template,
+    /// What may be typed for yes and for no, separated by `/` (`y/yes`).
+    #[schemars(with = "Words")]
+    pub yes_typed: Template,
+    #[schemars(with = "Words")]
+    pub no_typed: Template,
+    /// A yes/no answer not understood.
+    #[schemars(with = "Words")]
+    pub yes_no_invalid: Template,
+    /// A number answer echoed with what was understood: `{answer}` and `{value}`.
+    #[schemars(with = "Words")]
+    pub understood: Template,
+    /// An empty answer where one is needed.
+    #[schemars(with = "Words")]
+    pub needed: Template,
+    /// `{answer}` is not a number.
+    #[schemars(with = "Words")]
+    pub not_a_number: Template,
+    /// Thousands separators in the wrong places in `{answer}`.
+    #[schemars(with = "Words")]
+    pub thousands: Template,
+    /// `{suffix}` is not a shorthand of this question; `{accepted}` lists those that are.
+    #[schemars(with = "Words")]
+    pub unknown_shorthand: Template,
+    /// A number with a fraction where a whole number is needed.
+    #[schemars(with = "Words")]
+    pub whole: Template,
+    /// Below `{bound}`, at `{bound}` or below, above `{bound}`.
+    #[schemars(with = "Words")]
+    pub at_least: Template,
+    #[schemars(with = "Words")]
+    pub greater_than: Template,
+    #[schemars(with = "Words")]
+    pub at_most: Template,
+    /// One hours question per offer: `{offer}` is its title and price.
+    #[schemars(with = "Words")]
+    pub hours_on: Template,
+    /// Asked before writing the profile, after writing (`{file}`), and before deciding it.
+    #[schemars(with = "Words")]
+    pub write: Template,
+    #[schemars(with = "Words")]
+    pub wrote: Template,
+    #[schemars(with = "Words")]
+    pub decide_now: Template,
+    /// The first line of the profile file written.
+    #[schemars(with = "Words")]
+    pub file_header: Template,
+    /// How to go back one question (`<`), shown with every typed answer's help.
+    #[schemars(with = "Words")]
+    pub back_hint: Template,
+    /// After Esc: the question, and its three choices.
+    #[schemars(with = "Words")]
+    pub escape_ask: Template,
+    #[schemars(with = "Words")]
+    pub go_on: Template,
+    #[schemars(with = "Words")]
+    pub go_back: Template,
+    #[schemars(with = "Words")]
+    pub quit: Template,
+    /// An offer in a picker: `{title}` and `{price}` (the offer's price in words of `prices`).
+    #[schemars(with = "Words")]
+    pub offer_label: Template,
+    /// An offer's price by its `price.unit` (`month`, `gpu_hour`): `{amount}` is the price
+    /// paid (`price.discounted_cny`). An offer whose unit is not here is shown by title alone.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, Words>")]
+    pub prices: IndexMap<String, Template>,
+}
+
+impl PromptWords {
+    /// Every entry by name, with the placeholders it must contain.
+    #[must_use]
+    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 28] {
+        [
+            ("none", &self.none, &[]),
+            ("select_help", &self.select_help, &[]),
+            ("multiselect_help", &self.multiselect_help, &[]),
+            ("yes_shown", &self.yes_shown, &[]),
+            ("no_shown", &self.no_shown, &[]),
+            ("yes_typed", &self.yes_typed, &[]),
+            ("no_typed", &self.no_typed, &[]),
+            ("yes_no_invalid", &self.yes_no_invalid, &[]),
+            ("understood", &self.understood, &["answer", "value"]),
+            ("needed", &self.needed, &[]),
+            ("not_a_number", &self.not_a_number, &["answer"]),
+            ("thousands", &self.thousands, &["answer"]),
+            (
+                "unknown_shorthand",
+                &self.unknown_shorthand,
+                &["suffix", "accepted"],
+            ),
+            ("whole", &self.whole, &[]),
+            ("at_least", &self.at_least, &["bound"]),
+            ("greater_than", &self.greater_than, &["bound"]),
+            ("at_most", &self.at_most, &["bound"]),
+            ("hours_on", &self.hours_on, &["offer"]),
+            ("write", &self.write, &[]),
+            ("wrote", &self.wrote, &["file"]),
+            ("decide_now", &self.decide_now, &[]),
+            ("file_header", &self.file_header, &[]),
+            ("offer_label", &self.offer_label, &["title", "price"]),
+            ("back_hint", &self.back_hint, &[]),
+            ("escape_ask", &self.escape_ask, &[]),
+            ("go_on", &self.go_on, &[]),
+            ("go_back", &self.go_back, &[]),
+            ("quit", &self.quit, &[]),
+        ]
+    }
 }
 
 /// What-would-change-the-answer analysis: the profile fields to vary and the words for it. The

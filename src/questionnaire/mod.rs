@@ -1,0 +1,464 @@
+//! The questionnaire behind `decide init`: the policy's questions turned into typed prompts.
+//!
+//! The words come from the rules (`questions:`, English and Chinese); how each is asked and
+//! checked comes from the profile's field model ([`crate::profile::fields`], read from the JSON
+//! Schema the YAML language server uses):
+//! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
+//! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
+//! per catalog offer. A question with a `when:` is asked only when that expression over the
+//! answers so far is true. A number is read as people type it ([`answer`]: full-width digits,
+//! thousands separators, the question's shorthands such as `2万` or `13B`). This module knows no
+//! terminal; `cli::init` does the asking.
+
+pub mod answer;
+
+use std::sync::Arc;
+
+use serde_json::Value as J;
+
+use crate::Lang;
+use crate::policy::Policy;
+use crate::policy::rules::{PromptWords, Template};
+use crate::profile::fields::{Choice, FieldKind};
+
+/// The questionnaire's own words (`questionnaire.words`) in one language.
+#[derive(Debug, Clone)]
+pub struct Texts {
+    words: PromptWords,
+    lang: Lang,
+}
+
+impl Texts {
+    /// The policy's questionnaire words in `lang`; `None` when the policy has none.
+    #[must_use]
+    pub fn new(policy: &Policy, lang: Lang) -> Option<Self> {
+        policy.questionnaire.as_ref().map(|q| Texts {
+            words: q.item.words.clone(),
+            lang,
+        })
+    }
+
+    /// The words `pick` chooses, each `{name}` replaced by its value.
+    #[must_use]
+    pub fn say(&self, pick: fn(&PromptWords) -> &Template, values: &[(&str, &str)]) -> String {
+        let mut text = pick(&self.words).value.get(self.lang).to_owned();
+        for (name, value) in values {
+            text = text.replace(&format!("{{{name}}}"), value);
+        }
+        text
+    }
+
+    /// What may be typed for yes (`yes == true`) or no: the `/`-separated forms of `yes_typed`
+    /// (`no_typed`) in this language and in English.
+    #[must_use]
+    pub fn typed(&self, yes: bool) -> Vec<String> {
+        let words = if yes {
+            &self.words.yes_typed
+        } else {
+            &self.words.no_typed
+        };
+        let mut forms: Vec<String> = [words.value.get(self.lang), &words.value.en]
+            .iter()
+            .flat_map(|w| w.split('/'))
+            .map(|f| f.trim().to_lowercase())
+            .filter(|f| !f.is_empty())
+            .collect();
+        forms.dedup();
+        forms
+    }
+}
+
+/// How one question is asked and what its answer may be.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// Free text (`nullable`: may be left empty).
+    Text { nullable: bool },
+    /// A number within the field's range.
+    Number(NumberRule),
+    /// Yes or no.
+    Flag { default: bool },
+    /// A section of the profile (`job`) opened by a yes: its questions follow, each with a
+    /// `when: profile.SECTION is defined`.
+    Section,
+    /// One of fixed values: (value, label); `nullable` adds "none".
+    Choice {
+        options: Vec<(String, String)>,
+        nullable: bool,
+    },
+    /// Any of fixed values.
+    Choices { options: Vec<(String, String)> },
+    /// Hours per catalog offer (a job to cost): (offer id, title), each read by `rule`.
+    Hours {
+        offers: Vec<(String, String)>,
+        rule: NumberRule,
+    },
+    /// Any of the catalog's offers: (offer id, title); with `among` (a field path), only those
+    /// that are keys of that field as answered so far.
+    Offers {
+        offers: Vec<(String, String)>,
+        among: Option<Vec<String>>,
+    },
+}
+
+/// What a number answer must be, and how it may be written.
+#[derive(Debug, Clone)]
+pub struct NumberRule {
+    pub integer: bool,
+    pub minimum: Option<f64>,
+    pub exclusive_minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub nullable: bool,
+    /// Used when the answer is left empty.
+    pub default: Option<f64>,
+    /// The shorthands and unit signs the question accepts.
+    pub reading: answer::Reading,
+    /// What the number counts, in the questionnaire's language (`yuan`, `元`).
+    pub unit: Option<String>,
+    /// The words of what a refused answer says.
+    pub texts: Arc<Texts>,
+}
+
+impl NumberRule {
+    /// Parses and checks one typed answer; `Ok(None)` is "left empty, no value".
+    ///
+    /// # Errors
+    /// A message saying what would be valid.
+    pub fn check(&self, text: &str) -> Result<Option<J>, String> {
+        let say = |pick: fn(&PromptWords) -> &Template, values: &[(&str, &str)]| {
+            self.texts.say(pick, values)
+        };
+        let read = self.reading.read(text).map_err(|problem| match problem {
+            answer::Problem::NotANumber => say(|w| &w.not_a_number, &[("answer", text.trim())]),
+            answer::Problem::Thousands => say(|w| &w.thousands, &[("answer", text.trim())]),
+            answer::Problem::Unknown { suffix, accepted } => say(
+                |w| &w.unknown_shorthand,
+                &[("suffix", &suffix), ("accepted", &accepted)],
+            ),
+        })?;
+        let Some(v) = read else {
+            return match (self.default, self.nullable) {
+                (Some(d), _) => Ok(Some(number(d, self.integer))),
+                (None, true) => Ok(None),
+                (None, false) => Err(say(|w| &w.needed, &[])),
+            };
+        };
+        if !v.is_finite() {
+            return Err(say(|w| &w.not_a_number, &[("answer", text.trim())]));
+        }
+        if self.integer && v.fract() != 0.0 {
+            return Err(say(|w| &w.whole, &[]));
+        }
+        let bound = |m: f64| m.to_string();
+        if let Some(m) = self.minimum
+            && v < m
+        {
+            return Err(say(|w| &w.at_least, &[("bound", &bound(m))]));
+        }
+        if let Some(m) = self.exclusive_minimum
+            && v <= m
+        {
+            return Err(say(|w| &w.greater_than, &[("bound", &bound(m))]));
+        }
+        if let Some(m) = self.maximum
+            && v > m
+        {
+            return Err(say(|w| &w.at_most, &[("bound", &bound(m))]));
+        }
+        Ok(Some(number(v, self.integer)))
+    }
+
+    /// A valid answer echoed with the value understood (`2万 → 20,000 yuan`), when that is not
+    /// simply what was typed; `None` otherwise.
+    #[must_use]
+    pub fn understood(&self, text: &str) -> Option<String> {
+        let v = self.check(text).ok()??.as_f64()?;
+        let typed = text.trim();
+        if typed.is_empty() || typed == v.to_string() {
+            return None;
+        }
+        let mut value = answer::grouped(v);
+        if let Some(unit) = &self.unit {
+            value = format!("{value} {unit}");
+        }
+        Some(
+            self.texts
+                .say(|w| &w.understood, &[("answer", typed), ("value", &value)]),
+        )
+    }
+}
+
+#[allow(clippy::cast_possible_truncation)] // checked whole above
+fn number(v: f64, integer: bool) -> J {
+    if integer || (v.fract() == 0.0 && v.abs() < 1e15) {
+        J::from(v as i64)
+    } else {
+        J::from(v)
+    }
+}
+
+/// One question, ready to ask.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// The profile field, as path segments.
+    pub path: Vec<String>,
+    pub ask: String,
+    pub help: Option<String>,
+    pub kind: Kind,
+    /// Ask only when this expression over the answers so far (`profile`) is true.
+    pub when: Option<String>,
+}
+
+/// Whether a question with condition `when` applies, given the answers so far: `when` is a
+/// rule expression over `profile` (the partial profile), in which an unanswered field is
+/// undefined and an undefined result counts as false.
+///
+/// # Errors
+/// The expression fails or gives something other than true or false.
+pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
+    let mut env = crate::expr::environment();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+    crate::expr::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
+    let value = env
+        .compile_expression(when)
+        .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))
+        .map_err(|e| format!("`when: {when}` failed: {}", e.detail().unwrap_or("error")))?;
+    match value.kind() {
+        minijinja::value::ValueKind::Bool => Ok(value.is_true()),
+        minijinja::value::ValueKind::Undefined | minijinja::value::ValueKind::None => Ok(false),
+        _ => Err(format!(
+            "`when: {when}` gave {value}, expected true or false"
+        )),
+    }
+}
+
+/// Each catalog offer's id and how a picker shows it: its title in `texts`' language and its
+/// price (the questionnaire's `offer_label` and `prices`), so that typing part of a title
+/// finds it.
+fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
+    policy
+        .offers
+        .iter()
+        .map(|o| {
+            let fields = &o.item.fields;
+            let title = fields
+                .get("title")
+                .map(|t| crate::lang::localize(t, texts.lang))
+                .and_then(|t| t.as_str().map(str::to_owned))
+                .unwrap_or_else(|| o.item.id.clone());
+            let price = fields.get("price").and_then(|p| {
+                let amount = p.get("discounted_cny")?.as_f64()?;
+                let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
+                let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
+                let amount = crate::expr::group_thousands(amount, decimals);
+                Some(words.value.get(texts.lang).replace("{amount}", &amount))
+            });
+            let label = match price {
+                Some(price) => {
+                    texts.say(|w| &w.offer_label, &[("title", &title), ("price", &price)])
+                }
+                None => title,
+            };
+            (o.item.id.clone(), label)
+        })
+        .collect()
+}
+
+/// The policy's questions in order, in `lang` (none when the policy has no `questionnaire:`
+/// words, which `decide validate` requires with questions).
+#[must_use]
+pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
+    let Some(texts) = Texts::new(policy, lang) else {
+        return Vec::new();
+    };
+    let texts = Arc::new(texts);
+    let default_shorthands = policy
+        .questionnaire
+        .as_ref()
+        .and_then(|q| q.item.shorthands.as_ref())
+        .map(|s| s.value.clone())
+        .unwrap_or_default();
+    let offers = offer_labels(policy, &texts);
+    policy
+        .questions
+        .iter()
+        .filter_map(|q| {
+            let q = &q.item;
+            let path: Vec<String> = q.field.value.split('.').map(str::to_owned).collect();
+            let field = crate::profile::field(&q.field.value)?;
+            let label = |value: &str| {
+                q.choices
+                    .get(value)
+                    .map_or_else(|| value.to_owned(), |w| w.get(lang).to_owned())
+            };
+            let options = |choices: &[Choice]| {
+                choices
+                    .iter()
+                    .map(|c| (c.value.clone(), label(&c.value)))
+                    .collect()
+            };
+            let nullable = field.nullable;
+            let reading = answer::Reading {
+                shorthands: q
+                    .shorthands
+                    .as_ref()
+                    .map_or_else(|| default_shorthands.clone(), |s| s.value.clone()),
+                symbols: q.symbols.clone(),
+            };
+            let unit = q.unit.as_ref().map(|u| u.get(lang).to_owned());
+            let number_rule = |bounds: &crate::profile::fields::Bounds,
+                               nullable: bool,
+                               default: Option<f64>| NumberRule {
+                integer: bounds.integer,
+                minimum: bounds.min,
+                exclusive_minimum: bounds.exclusive_min,
+                maximum: bounds.max,
+                nullable,
+                default,
+                reading: reading.clone(),
+                unit: unit.clone(),
+                texts: Arc::clone(&texts),
+            };
+            let kind = match &field.kind {
+                FieldKind::List(_) if q.offer => Kind::Offers {
+                    offers: offers.clone(),
+                    among: q
+                        .among
+                        .as_ref()
+                        .map(|a| a.value.split('.').map(str::to_owned).collect()),
+                },
+                _ if q.offer => Kind::Choice {
+                    options: offers.clone(),
+                    nullable,
+                },
+                FieldKind::Enum(choices) => Kind::Choice {
+                    options: options(choices),
+                    nullable,
+                },
+                FieldKind::List(item) => match &**item {
+                    FieldKind::Enum(choices) => Kind::Choices {
+                        options: options(choices),
+                    },
+                    _ => Kind::Text { nullable },
+                },
+                FieldKind::Bool => Kind::Flag {
+                    default: field.default.as_ref().and_then(J::as_bool).unwrap_or(false),
+                },
+                FieldKind::Number(bounds) => Kind::Number(number_rule(
+                    bounds,
+                    nullable,
+                    field.default.as_ref().and_then(J::as_f64),
+                )),
+                FieldKind::Map(item) => Kind::Hours {
+                    offers: offers.clone(),
+                    rule: match &**item {
+                        FieldKind::Number(bounds) => number_rule(bounds, true, None),
+                        _ => number_rule(&crate::profile::fields::Bounds::default(), true, None),
+                    },
+                },
+                FieldKind::Object => Kind::Section,
+                FieldKind::String => Kind::Text { nullable },
+            };
+            Some(Prompt {
+                path,
+                ask: q.ask.get(lang).to_owned(),
+                help: q.help.as_ref().map(|h| h.get(lang).to_owned()),
+                kind,
+                when: q.when.as_ref().map(|w| w.value.clone()),
+            })
+        })
+        .collect()
+}
+
+/// The offers a [`Kind::Offers`] question may offer, given the answers so far: all of them, or
+/// with `among` only the keys of that answered field (none when it is unanswered).
+#[must_use]
+pub fn offers_among<'o>(
+    offers: &'o [(String, String)],
+    among: Option<&[String]>,
+    profile: &J,
+) -> Vec<&'o (String, String)> {
+    let Some(path) = among else {
+        return offers.iter().collect();
+    };
+    let answered = path.iter().try_fold(profile, |v, k| v.get(k));
+    offers
+        .iter()
+        .filter(|(id, _)| answered.is_some_and(|a| a.get(id).is_some()))
+        .collect()
+}
+
+/// Sets `path` in a profile being built (`None` leaves the field out).
+pub fn set(profile: &mut J, path: &[String], value: Option<J>) {
+    if let Some(value) = value {
+        crate::profile::set_field(profile, path, value);
+    }
+}
+
+/// The profile as YAML a person reads, under the questionnaire's `file_header` line.
+#[must_use]
+pub fn to_yaml(profile: &J, texts: &Texts) -> String {
+    let body = serde_saphyr::to_string(profile).unwrap_or_default();
+    let header = texts.say(|w| &w.file_header, &[]);
+    format!("# {}\n{body}", header.trim_start_matches('#').trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped policy's number question for `field`, in `lang`.
+    fn number_rule(field: &str, lang: Lang) -> NumberRule {
+        let policy = Policy::embedded().unwrap();
+        prompts(&policy, lang)
+            .into_iter()
+            .find_map(|p| match p.kind {
+                Kind::Number(rule) if p.path.join(".") == field => Some(rule),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_budget_in_wan_with_full_width_digits_is_read_and_echoed_in_chinese() {
+        let rule = number_rule("budget.monthly_cny", Lang::Zh);
+        assert_eq!(rule.check("２万"), Ok(Some(J::from(20_000))));
+        assert_eq!(
+            rule.understood("２万").as_deref(),
+            Some("２万 → 20,000 元/月")
+        );
+        assert_eq!(rule.check("¥100k"), Ok(Some(J::from(100_000))));
+        assert_eq!(rule.check(""), Ok(None), "no budget");
+        assert_eq!(
+            rule.check("1,5"),
+            Err("“1,5”：逗号或空格用于千位分隔（8,192），小数请用小数点（1.5）".to_owned())
+        );
+    }
+
+    #[test]
+    fn the_question_unit_decides_what_a_shorthand_means() {
+        let params = number_rule("workload.model_params_b", Lang::En);
+        assert_eq!(params.check("13B"), Ok(Some(J::from(13))));
+        assert_eq!(
+            params.understood("13B").as_deref(),
+            Some("13B → 13 billion parameters")
+        );
+        let context = number_rule("workload.context_tokens", Lang::En);
+        assert_eq!(context.check("8k"), Ok(Some(J::from(8192))));
+        let hours = number_rule("usage.hours_per_gpu_month", Lang::En);
+        assert_eq!(hours.check("24/7"), Ok(Some(J::from(720))));
+        assert_eq!(hours.check("800"), Err("must be at most 744".to_owned()));
+        // A plain answer is not echoed back.
+        assert_eq!(hours.understood("600"), None);
+        // A shorthand of another question is not read here.
+        let err = hours.check("13B").unwrap_err();
+        assert!(err.starts_with("`B` is not understood here"), "{err}");
+    }
+
+    #[test]
+    fn a_whole_number_question_refuses_a_fraction_in_the_language_asked() {
+        let gpus = number_rule("usage.gpus", Lang::Zh);
+        assert_eq!(gpus.check("1.5"), Err("必须是整数".to_owned()));
+        assert_eq!(gpus.check("八"), Err("“八”不是数字".to_owned()));
+        assert_eq!(gpus.check("８"), Ok(Some(J::from(8))));
+    }
+}
