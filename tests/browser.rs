@@ -7,10 +7,12 @@
 //! page, starts each major section on a page of its own, has a sane number of pages and no
 //! Markdown mark left over; a Chinese memo's PDF text is Chinese (so a CJK font was found).
 //!
-//! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium and
-//! poppler-utils come from Debian's packages, which `.ci/run` installs when they are missing
-//! (with a CJK font). Without them the test says so and passes on a developer's machine, and
-//! fails under CI (`CI` set), where a skipped browser test would hide a broken page.
+//! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium,
+//! poppler-utils and a CJK font (found with `fc-list :lang=zh`) come from Debian's packages,
+//! which `scripts/install-browser.sh` (called by `.ci/run`) installs when they are missing. This
+//! file runs its own harness (`libtest-mimic`, `harness = false`): on a machine without them
+//! each browser test is reported as *ignored*, with what to install, in the test summary; under
+//! CI (`CI` set) it fails instead, where an ignored browser test would hide a broken page.
 //! `DECIDE_WRITE_SCREENSHOTS=1` rewrites the README's two pictures under `docs/`.
 //!
 //! `mod fake_browser` needs no browser: a shell script stands in for one that misbehaves (leaves
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use data_encoding::BASE64;
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{Value, json};
 use tungstenite::WebSocket;
 use tungstenite::stream::MaybeTlsStream;
@@ -47,30 +50,183 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
     })
 }
 
-/// Chromium and pdftotext, or `None` (with the reason printed) where the test cannot run here.
-fn tools() -> Option<(PathBuf, PathBuf)> {
-    let chromium = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
-    let pdftotext = on_path(&["pdftotext"]);
-    match (chromium, pdftotext) {
-        (Some(c), Some(p)) => Some((c, p)),
-        (c, p) => {
-            let missing = [(c.is_none(), "chromium"), (p.is_none(), "pdftotext")]
-                .iter()
-                .filter(|(m, _)| *m)
-                .map(|(_, n)| *n)
-                .collect::<Vec<_>>()
-                .join(" and ");
-            let help = format!(
-                "the browser test needs {missing}: `apt-get install chromium poppler-utils \
-                 fonts-wqy-microhei` (what .ci/run does)"
-            );
-            assert!(std::env::var_os("CI").is_none(), "{help}");
-            eprintln!("skipped: {help}");
-            None
+/// What a browser test may need from the machine.
+#[derive(Clone, Copy, PartialEq)]
+enum Need {
+    Chromium,
+    Pdftotext,
+    /// A font with Chinese glyphs, for the Chinese memo.
+    CjkFont,
+}
+
+/// The tools found on this machine, and what is missing with the Debian package that brings it.
+struct Machine {
+    chromium: Option<PathBuf>,
+    pdftotext: Option<PathBuf>,
+    /// Why no CJK font is known, where none is: `fc-list :lang=zh` lists none, or there is no
+    /// `fc-list` to ask.
+    no_cjk_font: Option<String>,
+}
+
+/// The tools a browser test runs with.
+struct Tools {
+    chromium: PathBuf,
+    pdftotext: PathBuf,
+}
+
+impl Machine {
+    fn look() -> Machine {
+        let chromium = std::env::var_os("CHROMIUM")
+            .map(PathBuf::from)
+            .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
+        let no_cjk_font = match Command::new("fc-list").arg(":lang=zh").output() {
+            Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => None,
+            Ok(_) => Some(
+                "a CJK font (`fc-list :lang=zh` lists none, so the Chinese memo would print \
+                 as boxes): `apt-get install fonts-wqy-microhei`"
+                    .to_owned(),
+            ),
+            Err(_) => Some(
+                "a CJK font, and fontconfig's `fc-list` to find one: `apt-get install \
+                 fontconfig fonts-wqy-microhei`"
+                    .to_owned(),
+            ),
+        };
+        Machine {
+            chromium,
+            pdftotext: on_path(&["pdftotext"]),
+            no_cjk_font,
         }
     }
+
+    /// What of `needs` is missing here, as one sentence that says what to install; `None` when
+    /// the test can run.
+    fn missing(&self, needs: &[Need]) -> Option<String> {
+        let mut missing = Vec::new();
+        for need in needs {
+            match need {
+                Need::Chromium if self.chromium.is_none() => {
+                    missing.push("Chromium: `apt-get install chromium`".to_owned());
+                }
+                Need::Pdftotext if self.pdftotext.is_none() => {
+                    missing.push("pdftotext: `apt-get install poppler-utils`".to_owned());
+                }
+                Need::CjkFont => missing.extend(self.no_cjk_font.clone()),
+                _ => {}
+            }
+        }
+        (!missing.is_empty()).then(|| {
+            format!(
+                "needs {}; `scripts/install-browser.sh` installs all of it",
+                missing.join("; ")
+            )
+        })
+    }
+
+    /// A trial that runs `test` where this machine has what it `needs`. Where it has not, the
+    /// trial is reported as ignored with what to install, or fails under CI (`CI` set), where
+    /// an ignored browser test would hide a broken page.
+    fn trial(&self, name: &str, needs: &[Need], test: fn(&Tools)) -> Trial {
+        match self.missing(needs) {
+            None => {
+                let tools = Tools {
+                    chromium: self.chromium.clone().unwrap_or_default(),
+                    pdftotext: self.pdftotext.clone().unwrap_or_default(),
+                };
+                Trial::test(name, move || {
+                    test(&tools);
+                    Ok(())
+                })
+            }
+            Some(help) if std::env::var_os("CI").is_some() => Trial::test(name, move || {
+                Err(Failed::from(format!(
+                    "this test {help}; under CI (`CI` set) a browser test that cannot run fails \
+                     instead of being ignored"
+                )))
+            }),
+            Some(help) => Trial::ignorable_test(name, move || Ok(Completion::ignored_with(help))),
+        }
+    }
+}
+
+/// What a machine lacks is said with the Debian package that brings it, and nothing is said
+/// of what it has.
+fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
+    let bare = Machine {
+        chromium: None,
+        pdftotext: None,
+        no_cjk_font: Some("a CJK font: `apt-get install fonts-wqy-microhei`".to_owned()),
+    };
+    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let help = bare
+        .missing(&all)
+        .ok_or("nothing missing on a bare machine")?;
+    for package in [
+        "chromium",
+        "poppler-utils",
+        "fonts-wqy-microhei",
+        "install-browser.sh",
+    ] {
+        if !help.contains(package) {
+            return Err(format!("{package} not in {help:?}").into());
+        }
+    }
+    let only_font = Machine {
+        chromium: Some(PathBuf::from("/usr/bin/chromium")),
+        pdftotext: Some(PathBuf::from("/usr/bin/pdftotext")),
+        ..bare
+    };
+    let help = only_font.missing(&all).ok_or("the font is missing")?;
+    if help.contains("chromium") || help.contains("poppler") || !help.contains("CJK font") {
+        return Err(format!("only the font is missing: {help:?}").into());
+    }
+    if only_font
+        .missing(&[Need::Chromium, Need::Pdftotext])
+        .is_some()
+    {
+        return Err("a test that needs no font can run".into());
+    }
+    // Where `fc-list` is missing, the machine is told to install fontconfig with the font.
+    let looked = Machine::look();
+    if on_path(&["fc-list"]).is_none() {
+        let help = looked
+            .missing(&[Need::CjkFont])
+            .ok_or("no fc-list, yet a font")?;
+        if !help.contains("fontconfig") {
+            return Err(format!("fontconfig not in {help:?}").into());
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let machine = Machine::look();
+    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let mut trials = vec![
+        machine.trial(
+            "every_memo_opens_prints_and_reads_back_in_chromium",
+            &all,
+            every_memo_opens_prints_and_reads_back_in_chromium,
+        ),
+        machine.trial(
+            "the_watch_sees_a_request_a_console_message_and_an_error",
+            &[Need::Chromium],
+            the_watch_sees_a_request_a_console_message_and_an_error,
+        ),
+        machine.trial(
+            "format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch",
+            &all,
+            format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch,
+        ),
+    ];
+    trials.push(Trial::test(
+        "a_missing_tool_is_named_with_its_package",
+        a_missing_tool_is_named_with_its_package,
+    ));
+    #[cfg(target_os = "linux")]
+    trials.extend(fake_browser::trials());
+    libtest_mimic::run(&args, trials).exit();
 }
 
 /// A headless Chromium and one `DevTools` connection to it; the process is killed on drop.
@@ -354,11 +510,11 @@ fn answer_line(markdown: &str) -> String {
     line.trim_start_matches("> ").replace("**", "")
 }
 
-#[test]
-fn every_memo_opens_prints_and_reads_back_in_chromium() {
-    let Some((chromium, pdftotext)) = tools() else {
-        return;
-    };
+fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
+    let Tools {
+        chromium,
+        pdftotext,
+    } = tools;
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::embedded().unwrap();
     let mut browser = Browser::launch(&chromium);
@@ -455,11 +611,8 @@ fn every_memo_opens_prints_and_reads_back_in_chromium() {
     assert!(printed >= 2 * 10, "every example in both languages");
 }
 
-#[test]
-fn the_watch_sees_a_request_a_console_message_and_an_error() {
-    let Some((chromium, _)) = tools() else {
-        return;
-    };
+fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
+    let chromium = &tools.chromium;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("leaky.html");
     std::fs::write(
@@ -484,11 +637,11 @@ fn the_watch_sees_a_request_a_console_message_and_an_error() {
     }
 }
 
-#[test]
-fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch() {
-    let Some((chromium, pdftotext)) = tools() else {
-        return;
-    };
+fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tools) {
+    let Tools {
+        chromium,
+        pdftotext,
+    } = tools;
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_decide"))
@@ -704,12 +857,35 @@ mod fake_browser {
         }
     }
 
+    /// The fake browser's tests, each named as `fake_browser::NAME`.
+    pub fn trials() -> Vec<libtest_mimic::Trial> {
+        macro_rules! trials {
+            ($($test:ident),* $(,)?) => {
+                vec![$(libtest_mimic::Trial::test(
+                    concat!("fake_browser::", stringify!($test)),
+                    || {
+                        $test();
+                        Ok(())
+                    },
+                )),*]
+            };
+        }
+        trials![
+            a_browser_that_exits_without_a_pdf_is_not_waited_for_through_its_children,
+            a_hung_browser_is_stopped_at_the_timeout_with_its_children,
+            a_bad_timeout_is_a_usage_error,
+            sigint_while_printing_stops_the_browser_and_keeps_the_old_file,
+            sigterm_while_a_batch_prints_stops_the_browser_and_the_batch,
+            a_flood_on_standard_error_gives_a_short_message,
+            the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped,
+        ]
+    }
+
     /// The arguments of `decide` printing one PDF to `out`.
     fn printing(out: &str) -> [&str; 5] {
         [EXAMPLE, "--format", "pdf", "-o", out]
     }
 
-    #[test]
     fn a_browser_that_exits_without_a_pdf_is_not_waited_for_through_its_children() {
         // The first child stays in the browser's process group, the second leaves it (and so
         // cannot be killed with it): both hold its standard error open.
@@ -727,7 +903,6 @@ mod fake_browser {
         assert_eq!(fake.scratch_left(), Vec::<String>::new());
     }
 
-    #[test]
     fn a_hung_browser_is_stopped_at_the_timeout_with_its_children() {
         let fake = Fake::new("pid browser $$\nsleep 1000 & pid child $!\nwait");
         let out = fake.out.path().join("memo.pdf");
@@ -750,7 +925,6 @@ mod fake_browser {
         assert_eq!(fake.scratch_left(), Vec::<String>::new());
     }
 
-    #[test]
     fn a_bad_timeout_is_a_usage_error() {
         let fake = Fake::new("exit 0");
         let out = fake.out.path().join("memo.pdf");
@@ -790,7 +964,6 @@ mod fake_browser {
         fake
     }
 
-    #[test]
     fn sigint_while_printing_stops_the_browser_and_keeps_the_old_file() {
         let out = tempfile::tempdir().unwrap();
         let file = out.path().join("memo.pdf");
@@ -800,7 +973,6 @@ mod fake_browser {
         assert_eq!(names(out.path()), ["memo.pdf"]);
     }
 
-    #[test]
     fn sigterm_while_a_batch_prints_stops_the_browser_and_the_batch() {
         let out = tempfile::tempdir().unwrap();
         let dir = out.path().join("memos");
@@ -816,7 +988,6 @@ mod fake_browser {
         assert_eq!(names(&dir), Vec::<String>::new());
     }
 
-    #[test]
     fn a_flood_on_standard_error_gives_a_short_message() {
         // Ten megabytes on one line, then the line that says what went wrong.
         let fake = Fake::new(
@@ -834,7 +1005,6 @@ mod fake_browser {
         assert!(err.len() < 8192, "a message of {} bytes", err.len());
     }
 
-    #[test]
     fn the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped() {
         // Prints a PDF (after noting the modes of the scratch folder and page) and leaves a
         // child behind, as a browser's helper processes may.
