@@ -39,6 +39,16 @@ const PICTURED: &str = "pretrain-70b-job.yaml";
 const WIDTH: u32 = 800;
 /// Pages a memo may print to: more means a runaway table or a broken page break.
 const MAX_PAGES: usize = 14;
+/// The page's top and bottom margins in points (`@page` in `templates/memo.html.j2`: 16 mm and
+/// 18 mm), where the running title and the page numbers print.
+const TOP_MARGIN_PT: f64 = 16.0 / 25.4 * 72.0;
+const BOTTOM_MARGIN_PT: f64 = 18.0 / 25.4 * 72.0;
+/// The printed width of the page's content in CSS pixels: A4's 210 mm less 2 × 14 mm.
+const PRINT_WIDTH: f64 = 182.0 / 25.4 * 96.0;
+/// The least share of its writing area a page other than the last must fill.
+const LEAST_FILL: f64 = 0.25;
+/// Lines of other content the sign-off must share its page with.
+const SIGN_OFF_COMPANY: usize = 3;
 
 /// The first of `names` found on `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
@@ -494,6 +504,189 @@ fn pdf_pages(pdftotext: &Path, pdf: &[u8], dir: &Path) -> Vec<String> {
     pages
 }
 
+/// One line of a printed page, as `pdftotext -bbox-layout` places it (points from the top).
+struct Line {
+    top: f64,
+    bottom: f64,
+    text: String,
+}
+
+/// A printed page: its height and lines, split into the top margin (the running title), the
+/// writing area and the bottom margin (the page numbers).
+struct Page {
+    height: f64,
+    header: Vec<Line>,
+    body: Vec<Line>,
+    footer: Vec<Line>,
+}
+
+impl Page {
+    fn text(lines: &[Line]) -> String {
+        lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The share of the writing area that the page's body fills, from the top margin down.
+    fn fill(&self) -> f64 {
+        let bottom = self
+            .body
+            .iter()
+            .map(|l| l.bottom)
+            .fold(TOP_MARGIN_PT, f64::max);
+        (bottom - TOP_MARGIN_PT) / (self.height - TOP_MARGIN_PT - BOTTOM_MARGIN_PT)
+    }
+}
+
+/// The value of attribute `name` in the tag `tag` (`name="1.5"`).
+fn attribute(tag: &str, name: &str) -> f64 {
+    let at = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"));
+    let rest = &tag[at + name.len() + 3..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+/// The pages of a PDF with their lines placed (`pdftotext -bbox-layout`, whose XHTML holds a
+/// `<page>` per page, a `<line>` per line and a `<word>` per word).
+fn pdf_layout(pdftotext: &Path, file: &Path) -> Vec<Page> {
+    let out = Command::new(pdftotext)
+        .args(["-bbox-layout", "-enc", "UTF-8"])
+        .arg(file)
+        .arg("-")
+        .output()
+        .expect("pdftotext runs");
+    assert!(out.status.success(), "pdftotext -bbox-layout: {out:?}");
+    let xhtml = String::from_utf8(out.stdout).expect("UTF-8");
+    let mut pages = Vec::new();
+    for chunk in xhtml.split("<page ").skip(1) {
+        let height = attribute(&chunk[..chunk.find('>').unwrap()], "height");
+        let mut page = Page {
+            height,
+            header: Vec::new(),
+            body: Vec::new(),
+            footer: Vec::new(),
+        };
+        for line in chunk.split("<line ").skip(1) {
+            let tag = &line[..line.find('>').unwrap()];
+            let words: Vec<String> = line
+                .split("<word ")
+                .skip(1)
+                .map(|w| {
+                    let text = &w[w.find('>').unwrap() + 1..w.find("</word>").unwrap()];
+                    text.replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&quot;", "\"")
+                        .replace("&apos;", "'")
+                        .replace("&amp;", "&")
+                })
+                .collect();
+            let line = Line {
+                top: attribute(tag, "yMin"),
+                bottom: attribute(tag, "yMax"),
+                text: words.join(" "),
+            };
+            if line.bottom <= TOP_MARGIN_PT {
+                page.header.push(line);
+            } else if line.top >= height - BOTTOM_MARGIN_PT {
+                page.footer.push(line);
+            } else {
+                page.body.push(line);
+            }
+        }
+        pages.push(page);
+    }
+    pages
+}
+
+/// "Page N of M" as the words files write it, without spaces.
+fn page_of(lang: Lang, page: usize, pages: usize) -> String {
+    match lang {
+        Lang::Zh => format!("第{page}页，共{pages}页"),
+        _ => format!("Page{page}of{pages}"),
+    }
+}
+
+/// The table headers whose text the print layout stacks one character a line: each header's
+/// characters grouped by the line they sit on (the top of each one's box), as
+/// `text: lines`, for each header on two lines or more where some line holds a single letter.
+const STACKED_HEADERS: &str = "Array.from(document.querySelectorAll('th')).map(th => { \
+    const lines = new Map(); const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT); \
+    const range = document.createRange(); \
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) { \
+      for (let i = 0; i < node.data.length; i++) { \
+        if (/\\s/.test(node.data[i])) continue; \
+        range.setStart(node, i); range.setEnd(node, i + 1); \
+        const box = range.getBoundingClientRect(); if (box.height === 0) continue; \
+        const top = Math.round(box.top); lines.set(top, (lines.get(top) || '') + node.data[i]); } } \
+    return [th.textContent, Array.from(lines.values())]; }) \
+    .filter(([text, lines]) => lines.length > 1 && lines.some(l => l.length === 1 && /[\\p{L}]/u.test(l))) \
+    .map(([text, lines]) => text + ': ' + lines.join(' / '))";
+
+/// The ids the page prints as `code` (offer and node ids, at least six characters).
+const IDS: &str = "Array.from(new Set(Array.from(document.querySelectorAll('code')).map(c => \
+    c.textContent).filter(t => /^[A-Za-z0-9][A-Za-z0-9_.-]{5,}$/.test(t) && /[-_]/.test(t))))";
+
+/// The `code` elements (ids) that the print layout breaks other than after a `-`, an `_` or a
+/// space: each as its text with `|` where a line ends.
+const BROKEN_CODE: &str = "Array.from(document.querySelectorAll('code')).map(code => { \
+    const chars = []; const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT); \
+    const range = document.createRange(); \
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) { \
+      for (let i = 0; i < node.data.length; i++) { \
+        range.setStart(node, i); range.setEnd(node, i + 1); \
+        const box = range.getBoundingClientRect(); \
+        if (box.height > 0) chars.push([node.data[i], box.top, box.height]); } } \
+    let shown = ''; let bad = false; \
+    chars.forEach(([c, top, height], i) => { \
+      if (i > 0 && top > chars[i - 1][1] + height / 2) { \
+        shown += '|'; if (!/[-_\\s]/.test(chars[i - 1][0])) bad = true; } \
+      shown += c; }); \
+    return bad ? shown : null; }).filter(x => x)";
+
+/// The pieces of ids that `text` (a PDF's text) shows broken inside a word: a line that ends
+/// with the start of an id (past its first `-` or `_`) that stops between two letters or digits
+/// of the id, or starts with the end of an id (from before its last `-` or `_`) that begins
+/// between two.
+fn broken_ids(text: &str, ids: &[String]) -> Vec<String> {
+    let is_separator = |c: char| c == '-' || c == '_';
+    let trim = |t: &str| {
+        t.trim_matches(|c: char| !c.is_ascii_alphanumeric() && !is_separator(c))
+            .to_owned()
+    };
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (Some(first), Some(last)) = (words.first(), words.last()) else {
+            continue;
+        };
+        let (first, last) = (trim(first), trim(last));
+        for id in ids {
+            let inside_word = |at: usize| {
+                id[..at].ends_with(|c: char| c.is_ascii_alphanumeric())
+                    && id[at..].starts_with(|c: char| c.is_ascii_alphanumeric())
+            };
+            if last.len() < id.len()
+                && id.starts_with(&last)
+                && last.contains(is_separator)
+                && inside_word(last.len())
+            {
+                found.push(format!("{line:?} ends inside {id}"));
+            }
+            if first.len() < id.len()
+                && id.ends_with(&first)
+                && first.contains(is_separator)
+                && inside_word(id.len() - first.len())
+            {
+                found.push(format!("{line:?} starts inside {id}"));
+            }
+        }
+    }
+    found
+}
+
 /// The innermost elements that reach past the window's right edge, as `tag.class: text`.
 const WIDEST: &str = "Array.from(document.body.querySelectorAll('*')).filter(e => \
     e.getBoundingClientRect().right > document.documentElement.clientWidth \
@@ -566,17 +759,57 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
                 "Page.printToPDF",
                 &json!({"printBackground": true, "preferCSSPageSize": true}),
             );
+            // The page laid out as it prints (print media, the A4 writing area's width).
+            browser.call(
+                Some(&session),
+                "Emulation.setEmulatedMedia",
+                &json!({"media": "print"}),
+            );
+            browser.call(
+                Some(&session),
+                "Emulation.setDeviceMetricsOverride",
+                &json!({"width": PRINT_WIDTH.floor(), "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+            );
+            let stacked = browser.evaluate(&session, STACKED_HEADERS);
+            assert_eq!(
+                stacked,
+                json!([]),
+                "{name}: table headers printed one character a line"
+            );
+            let title = browser.evaluate(&session, "document.querySelector('h1').textContent");
+            let title = title.as_str().expect("the memo's title").to_owned();
+            let sign_off = browser.evaluate(
+                &session,
+                "Array.from(document.querySelectorAll('.sign-off h2, .sign-off p')).map(e => e.textContent)",
+            );
+            let ids = browser.evaluate(&session, IDS);
+            let broken = browser.evaluate(&session, BROKEN_CODE);
+            assert_eq!(broken, json!([]), "{name}: ids broken inside a word");
             let problems = browser.problems(&session, &url);
             assert!(problems.is_empty(), "{name}: {problems:#?}");
             browser.close(&session);
 
             assert!(pdf.starts_with(b"%PDF-"), "{name}: a PDF");
             let pages = pdf_pages(&pdftotext, &pdf, dir.path());
-            let majors = page.matches("<section class=\"major\"").count();
+            assert!(pages.len() <= MAX_PAGES, "{name}: {} pages", pages.len());
+            let layout = pdf_layout(&pdftotext, &dir.path().join("memo.pdf"));
+            assert_eq!(
+                layout.len(),
+                pages.len(),
+                "{name}: pages with and without layout"
+            );
+            check_printed_pages(&name, lang, &layout, &title);
+            check_sign_off(&name, &layout, &sign_off, &title, &evaluation.decision);
+            let text = pages.concat();
+            let ids: Vec<String> = serde_json::from_value(ids).expect("ids");
             assert!(
-                pages.len() > majors && pages.len() <= MAX_PAGES,
-                "{name}: {} pages for {majors} major sections",
-                pages.len()
+                ids.iter().any(|id| id.contains('-')),
+                "{name}: the page prints no offer id: {ids:?}"
+            );
+            let broken = broken_ids(&text, &ids);
+            assert!(
+                broken.is_empty(),
+                "{name}: ids broken inside a word in the PDF: {broken:#?}"
             );
             let first = squeezed(&pages[0]);
             assert!(
@@ -592,7 +825,6 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
                     pages[0]
                 );
             }
-            let text = pages.concat();
             assert!(
                 !text.contains("**") && !text.contains('`'),
                 "{name}: a Markdown mark printed as text"
@@ -609,6 +841,95 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
         }
     }
     assert!(printed >= 2 * 10, "every example in both languages");
+}
+
+/// Every page has the memo's title in its top margin and "page N of M" in its bottom margin, and
+/// every page but the last fills at least [`LEAST_FILL`] of its writing area.
+fn check_printed_pages(name: &str, lang: Lang, layout: &[Page], title: &str) {
+    let count = layout.len();
+    for (i, page) in layout.iter().enumerate() {
+        let header = squeezed(&Page::text(&page.header));
+        let footer = squeezed(&Page::text(&page.footer));
+        assert!(
+            header.contains(&squeezed(title)),
+            "{name}: page {} has no running title {title:?} in its top margin: {header:?}",
+            i + 1
+        );
+        let numbered = page_of(lang, i + 1, count);
+        assert!(
+            footer.contains(&numbered),
+            "{name}: page {} has no {numbered:?} in its bottom margin: {footer:?}",
+            i + 1
+        );
+        if i + 1 < count {
+            assert!(
+                page.fill() >= LEAST_FILL,
+                "{name}: page {} of {count} is near-empty ({:.0}% of it, {} lines):\n{}",
+                i + 1,
+                page.fill() * 100.0,
+                page.body.len(),
+                Page::text(&page.body)
+            );
+        }
+    }
+}
+
+/// The sign-off (its heading `sign_off[0]` and the line `sign_off[1]` that names the memo)
+/// carries the memo's title, date and both revisions, and shares its page with at least
+/// [`SIGN_OFF_COMPANY`] lines of what comes before it.
+fn check_sign_off(
+    name: &str,
+    layout: &[Page],
+    sign_off: &Value,
+    title: &str,
+    decision: &decide::Decision,
+) {
+    let (Some(heading), Some(line)) = (sign_off[0].as_str(), sign_off[1].as_str()) else {
+        panic!("{name}: no sign-off heading and line: {sign_off}");
+    };
+    let line = squeezed(line);
+    let profile_revision = decision.audit.profile_revision.clone().unwrap_or_default();
+    for part in [
+        title,
+        &decision.as_of,
+        &decision.policy.revision,
+        &profile_revision,
+    ] {
+        assert!(
+            line.contains(&squeezed(part)),
+            "{name}: the sign-off does not name {part:?}: {line}"
+        );
+    }
+    // pdftotext may read the line's bold title apart from the rest: each part is looked for on
+    // the page (the one with the sign-off's heading; page 1's facts show the revisions too).
+    let on = layout
+        .iter()
+        .position(|p| {
+            let body = squeezed(&Page::text(&p.body));
+            p.body.iter().any(|l| squeezed(&l.text) == squeezed(heading))
+                && body.contains(&decision.policy.revision)
+                && body.contains(&profile_revision)
+        })
+        .unwrap_or_else(|| panic!("{name}: the sign-off's revisions on no one page"));
+    let page = squeezed(&Page::text(&layout[on].body));
+    for part in [title, &decision.as_of, heading] {
+        assert!(
+            page.contains(&squeezed(part)),
+            "{name}: {part:?} not on the sign-off's page {}",
+            on + 1
+        );
+    }
+    let body = &layout[on].body;
+    let at = body
+        .iter()
+        .rposition(|l| squeezed(&l.text) == squeezed(heading))
+        .unwrap_or_else(|| panic!("{name}: no sign-off heading on page {}", on + 1));
+    assert!(
+        at >= SIGN_OFF_COMPANY,
+        "{name}: the sign-off stands nearly alone on page {} ({at} lines before it):\n{}",
+        on + 1,
+        Page::text(body)
+    );
 }
 
 fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
