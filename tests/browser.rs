@@ -906,7 +906,9 @@ fn check_sign_off(
         .iter()
         .position(|p| {
             let body = squeezed(&Page::text(&p.body));
-            p.body.iter().any(|l| squeezed(&l.text) == squeezed(heading))
+            p.body
+                .iter()
+                .any(|l| squeezed(&l.text) == squeezed(heading))
                 && body.contains(&decision.policy.revision)
                 && body.contains(&profile_revision)
         })
