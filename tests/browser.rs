@@ -605,7 +605,7 @@ fn pdf_layout(pdftotext: &Path, file: &Path) -> Vec<Page> {
 fn page_of(lang: Lang, page: usize, pages: usize) -> String {
     match lang {
         Lang::Zh => format!("第{page}页，共{pages}页"),
-        _ => format!("Page{page}of{pages}"),
+        Lang::En => format!("Page{page}of{pages}"),
     }
 }
 
@@ -710,7 +710,7 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
     } = tools;
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::embedded().unwrap();
-    let mut browser = Browser::launch(&chromium);
+    let mut browser = Browser::launch(chromium);
     let write_pictures = std::env::var_os("DECIDE_WRITE_SCREENSHOTS").is_some();
     let mut printed = 0;
     for lang in [Lang::En, Lang::Zh] {
@@ -759,40 +759,14 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
                 "Page.printToPDF",
                 &json!({"printBackground": true, "preferCSSPageSize": true}),
             );
-            // The page laid out as it prints (print media, the A4 writing area's width).
-            browser.call(
-                Some(&session),
-                "Emulation.setEmulatedMedia",
-                &json!({"media": "print"}),
-            );
-            browser.call(
-                Some(&session),
-                "Emulation.setDeviceMetricsOverride",
-                &json!({"width": PRINT_WIDTH.floor(), "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
-            );
-            let stacked = browser.evaluate(&session, STACKED_HEADERS);
-            assert_eq!(
-                stacked,
-                json!([]),
-                "{name}: table headers printed one character a line"
-            );
-            let title = browser.evaluate(&session, "document.querySelector('h1').textContent");
-            let title = title.as_str().expect("the memo's title").to_owned();
-            let sign_off = browser.evaluate(
-                &session,
-                "Array.from(document.querySelectorAll('.sign-off h2, .sign-off p')).map(e => e.textContent)",
-            );
-            let ids = browser.evaluate(&session, IDS);
-            let broken = browser.evaluate(&session, BROKEN_CODE);
-            assert_eq!(broken, json!([]), "{name}: ids broken inside a word");
+            let (title, sign_off, ids) = check_print_layout(&mut browser, &session, &name);
             let problems = browser.problems(&session, &url);
             assert!(problems.is_empty(), "{name}: {problems:#?}");
             browser.close(&session);
 
             assert!(pdf.starts_with(b"%PDF-"), "{name}: a PDF");
-            let pages = pdf_pages(&pdftotext, &pdf, dir.path());
-            assert!(pages.len() <= MAX_PAGES, "{name}: {} pages", pages.len());
-            let layout = pdf_layout(&pdftotext, &dir.path().join("memo.pdf"));
+            let pages = pdf_pages(pdftotext, &pdf, dir.path());
+            let layout = pdf_layout(pdftotext, &dir.path().join("memo.pdf"));
             assert_eq!(
                 layout.len(),
                 pages.len(),
@@ -801,16 +775,7 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
             check_printed_pages(&name, lang, &layout, &title);
             check_sign_off(&name, &layout, &sign_off, &title, &evaluation.decision);
             let text = pages.concat();
-            let ids: Vec<String> = serde_json::from_value(ids).expect("ids");
-            assert!(
-                ids.iter().any(|id| id.contains('-')),
-                "{name}: the page prints no offer id: {ids:?}"
-            );
-            let broken = broken_ids(&text, &ids);
-            assert!(
-                broken.is_empty(),
-                "{name}: ids broken inside a word in the PDF: {broken:#?}"
-            );
+            check_pdf_ids(&name, &text, ids);
             let first = squeezed(&pages[0]);
             assert!(
                 first.contains(&squeezed(&answer)),
@@ -843,10 +808,59 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
     assert!(printed >= 2 * 10, "every example in both languages");
 }
 
-/// Every page has the memo's title in its top margin and "page N of M" in its bottom margin, and
-/// every page but the last fills at least [`LEAST_FILL`] of its writing area.
+/// Lays the page out as it prints (print media, the A4 writing area's width), checks that no
+/// table header stacks one letter a line and no id breaks inside a word, and returns the memo's
+/// title, the sign-off's heading and line, and the ids the page prints.
+fn check_print_layout(browser: &mut Browser, session: &str, name: &str) -> (String, Value, Value) {
+    // The page laid out as it prints (print media, the A4 writing area's width).
+    browser.call(
+        Some(session),
+        "Emulation.setEmulatedMedia",
+        &json!({"media": "print"}),
+    );
+    browser.call(
+        Some(session),
+        "Emulation.setDeviceMetricsOverride",
+        &json!({"width": PRINT_WIDTH.floor(), "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    let stacked = browser.evaluate(session, STACKED_HEADERS);
+    assert_eq!(
+        stacked,
+        json!([]),
+        "{name}: table headers printed one character a line"
+    );
+    let title = browser.evaluate(session, "document.querySelector('h1').textContent");
+    let title = title.as_str().expect("the memo's title").to_owned();
+    let sign_off = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('.sign-off h2, .sign-off p')).map(e => e.textContent)",
+    );
+    let ids = browser.evaluate(session, IDS);
+    let broken = browser.evaluate(session, BROKEN_CODE);
+    assert_eq!(broken, json!([]), "{name}: ids broken inside a word");
+    (title, sign_off, ids)
+}
+
+/// No line of the PDF's `text` ends or starts inside one of the `ids` the page prints.
+fn check_pdf_ids(name: &str, text: &str, ids: Value) {
+    let ids: Vec<String> = serde_json::from_value(ids).expect("ids");
+    assert!(
+        ids.iter().any(|id| id.contains('-')),
+        "{name}: the page prints no offer id: {ids:?}"
+    );
+    let broken = broken_ids(text, &ids);
+    assert!(
+        broken.is_empty(),
+        "{name}: ids broken inside a word in the PDF: {broken:#?}"
+    );
+}
+
+/// At most [`MAX_PAGES`] pages; every page has the memo's title in its top margin and "page N
+/// of M" in its bottom margin, and every page but the last fills at least [`LEAST_FILL`] of its
+/// writing area.
 fn check_printed_pages(name: &str, lang: Lang, layout: &[Page], title: &str) {
     let count = layout.len();
+    assert!(count <= MAX_PAGES, "{name}: {count} pages");
     for (i, page) in layout.iter().enumerate() {
         let header = squeezed(&Page::text(&page.header));
         let footer = squeezed(&Page::text(&page.footer));
@@ -945,7 +959,7 @@ fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
     )
     .unwrap();
     let url = format!("file://{}", file.display());
-    let mut browser = Browser::launch(&chromium);
+    let mut browser = Browser::launch(chromium);
     let session = browser.open(&url);
     let problems = browser.problems(&session, &url);
     for expected in [
@@ -970,7 +984,7 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tool
         let out = Command::new(env!("CARGO_BIN_EXE_decide"))
             .args(args)
             .args(["--as-of", common::AS_OF])
-            .env("DECIDE_BROWSER", &chromium)
+            .env("DECIDE_BROWSER", chromium)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
@@ -992,7 +1006,7 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tool
         "zh",
     ]);
     let markdown = common::run_ok(&[example, "--as-of", common::AS_OF, "--lang", "zh"]);
-    let pages = pdf_pages(&pdftotext, &std::fs::read(&pdf).unwrap(), dir.path());
+    let pages = pdf_pages(pdftotext, &std::fs::read(&pdf).unwrap(), dir.path());
     assert!(
         squeezed(&pages[0]).contains(&squeezed(&answer_line(&markdown))),
         "the answer on page 1:\n{}",
