@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the browser test (tests/browser.rs) needs, from Debian's packages, when missing:
 # Chromium (headless, driven over the DevTools protocol), poppler-utils (pdftotext) and a CJK
-# font (WenQuanYi Micro Hei) so a Chinese memo prints as Chinese text.
+# font (WenQuanYi Micro Hei) so a Chinese memo prints as Chinese text, with fontconfig, whose
+# `fc-list :lang=zh` is how this script and the test tell that a CJK font is there.
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
+command -v fc-list >/dev/null || missing+=(fontconfig)
 if ! fc-list :lang=zh 2>/dev/null | grep -q .; then missing+=(fonts-wqy-microhei); fi
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

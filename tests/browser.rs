@@ -7,10 +7,12 @@
 //! page, starts each major section on a page of its own, has a sane number of pages and no
 //! Markdown mark left over; a Chinese memo's PDF text is Chinese (so a CJK font was found).
 //!
-//! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium and
-//! poppler-utils come from Debian's packages, which `.ci/run` installs when they are missing
-//! (with a CJK font). Without them the test says so and passes on a developer's machine, and
-//! fails under CI (`CI` set), where a skipped browser test would hide a broken page.
+//! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium,
+//! poppler-utils and a CJK font (found with `fc-list :lang=zh`) come from Debian's packages,
+//! which `scripts/install-browser.sh` (called by `.ci/run`) installs when they are missing. This
+//! file runs its own harness (`libtest-mimic`, `harness = false`): on a machine without them
+//! each browser test is reported as *ignored*, with what to install, in the test summary; under
+//! CI (`CI` set) it fails instead, where an ignored browser test would hide a broken page.
 //! `DECIDE_WRITE_SCREENSHOTS=1` rewrites the README's two pictures under `docs/`.
 //!
 //! `mod fake_browser` needs no browser: a shell script stands in for one that misbehaves (leaves
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use data_encoding::BASE64;
 use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{Value, json};
 use tungstenite::WebSocket;
 use tungstenite::stream::MaybeTlsStream;
@@ -36,6 +39,16 @@ const PICTURED: &str = "pretrain-70b-job.yaml";
 const WIDTH: u32 = 800;
 /// Pages a memo may print to: more means a runaway table or a broken page break.
 const MAX_PAGES: usize = 14;
+/// The page's top and bottom margins in points (`@page` in `templates/memo.html.j2`: 16 mm and
+/// 18 mm), where the running title and the page numbers print.
+const TOP_MARGIN_PT: f64 = 16.0 / 25.4 * 72.0;
+const BOTTOM_MARGIN_PT: f64 = 18.0 / 25.4 * 72.0;
+/// The printed width of the page's content in CSS pixels: A4's 210 mm less 2 × 14 mm.
+const PRINT_WIDTH: f64 = 182.0 / 25.4 * 96.0;
+/// The least share of its writing area a page other than the last must fill.
+const LEAST_FILL: f64 = 0.25;
+/// Lines of other content the sign-off must share its page with.
+const SIGN_OFF_COMPANY: usize = 3;
 
 /// The first of `names` found on `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
@@ -47,30 +60,183 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
     })
 }
 
-/// Chromium and pdftotext, or `None` (with the reason printed) where the test cannot run here.
-fn tools() -> Option<(PathBuf, PathBuf)> {
-    let chromium = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
-    let pdftotext = on_path(&["pdftotext"]);
-    match (chromium, pdftotext) {
-        (Some(c), Some(p)) => Some((c, p)),
-        (c, p) => {
-            let missing = [(c.is_none(), "chromium"), (p.is_none(), "pdftotext")]
-                .iter()
-                .filter(|(m, _)| *m)
-                .map(|(_, n)| *n)
-                .collect::<Vec<_>>()
-                .join(" and ");
-            let help = format!(
-                "the browser test needs {missing}: `apt-get install chromium poppler-utils \
-                 fonts-wqy-microhei` (what .ci/run does)"
-            );
-            assert!(std::env::var_os("CI").is_none(), "{help}");
-            eprintln!("skipped: {help}");
-            None
+/// What a browser test may need from the machine.
+#[derive(Clone, Copy, PartialEq)]
+enum Need {
+    Chromium,
+    Pdftotext,
+    /// A font with Chinese glyphs, for the Chinese memo.
+    CjkFont,
+}
+
+/// The tools found on this machine, and what is missing with the Debian package that brings it.
+struct Machine {
+    chromium: Option<PathBuf>,
+    pdftotext: Option<PathBuf>,
+    /// Why no CJK font is known, where none is: `fc-list :lang=zh` lists none, or there is no
+    /// `fc-list` to ask.
+    no_cjk_font: Option<String>,
+}
+
+/// The tools a browser test runs with.
+struct Tools {
+    chromium: PathBuf,
+    pdftotext: PathBuf,
+}
+
+impl Machine {
+    fn look() -> Machine {
+        let chromium = std::env::var_os("CHROMIUM")
+            .map(PathBuf::from)
+            .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
+        let no_cjk_font = match Command::new("fc-list").arg(":lang=zh").output() {
+            Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => None,
+            Ok(_) => Some(
+                "a CJK font (`fc-list :lang=zh` lists none, so the Chinese memo would print \
+                 as boxes): `apt-get install fonts-wqy-microhei`"
+                    .to_owned(),
+            ),
+            Err(_) => Some(
+                "a CJK font, and fontconfig's `fc-list` to find one: `apt-get install \
+                 fontconfig fonts-wqy-microhei`"
+                    .to_owned(),
+            ),
+        };
+        Machine {
+            chromium,
+            pdftotext: on_path(&["pdftotext"]),
+            no_cjk_font,
         }
     }
+
+    /// What of `needs` is missing here, as one sentence that says what to install; `None` when
+    /// the test can run.
+    fn missing(&self, needs: &[Need]) -> Option<String> {
+        let mut missing = Vec::new();
+        for need in needs {
+            match need {
+                Need::Chromium if self.chromium.is_none() => {
+                    missing.push("Chromium: `apt-get install chromium`".to_owned());
+                }
+                Need::Pdftotext if self.pdftotext.is_none() => {
+                    missing.push("pdftotext: `apt-get install poppler-utils`".to_owned());
+                }
+                Need::CjkFont => missing.extend(self.no_cjk_font.clone()),
+                _ => {}
+            }
+        }
+        (!missing.is_empty()).then(|| {
+            format!(
+                "needs {}; `scripts/install-browser.sh` installs all of it",
+                missing.join("; ")
+            )
+        })
+    }
+
+    /// A trial that runs `test` where this machine has what it `needs`. Where it has not, the
+    /// trial is reported as ignored with what to install, or fails under CI (`CI` set), where
+    /// an ignored browser test would hide a broken page.
+    fn trial(&self, name: &str, needs: &[Need], test: fn(&Tools)) -> Trial {
+        match self.missing(needs) {
+            None => {
+                let tools = Tools {
+                    chromium: self.chromium.clone().unwrap_or_default(),
+                    pdftotext: self.pdftotext.clone().unwrap_or_default(),
+                };
+                Trial::test(name, move || {
+                    test(&tools);
+                    Ok(())
+                })
+            }
+            Some(help) if std::env::var_os("CI").is_some() => Trial::test(name, move || {
+                Err(Failed::from(format!(
+                    "this test {help}; under CI (`CI` set) a browser test that cannot run fails \
+                     instead of being ignored"
+                )))
+            }),
+            Some(help) => Trial::ignorable_test(name, move || Ok(Completion::ignored_with(help))),
+        }
+    }
+}
+
+/// What a machine lacks is said with the Debian package that brings it, and nothing is said
+/// of what it has.
+fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
+    let bare = Machine {
+        chromium: None,
+        pdftotext: None,
+        no_cjk_font: Some("a CJK font: `apt-get install fonts-wqy-microhei`".to_owned()),
+    };
+    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let help = bare
+        .missing(&all)
+        .ok_or("nothing missing on a bare machine")?;
+    for package in [
+        "chromium",
+        "poppler-utils",
+        "fonts-wqy-microhei",
+        "install-browser.sh",
+    ] {
+        if !help.contains(package) {
+            return Err(format!("{package} not in {help:?}").into());
+        }
+    }
+    let only_font = Machine {
+        chromium: Some(PathBuf::from("/usr/bin/chromium")),
+        pdftotext: Some(PathBuf::from("/usr/bin/pdftotext")),
+        ..bare
+    };
+    let help = only_font.missing(&all).ok_or("the font is missing")?;
+    if help.contains("chromium") || help.contains("poppler") || !help.contains("CJK font") {
+        return Err(format!("only the font is missing: {help:?}").into());
+    }
+    if only_font
+        .missing(&[Need::Chromium, Need::Pdftotext])
+        .is_some()
+    {
+        return Err("a test that needs no font can run".into());
+    }
+    // Where `fc-list` is missing, the machine is told to install fontconfig with the font.
+    let looked = Machine::look();
+    if on_path(&["fc-list"]).is_none() {
+        let help = looked
+            .missing(&[Need::CjkFont])
+            .ok_or("no fc-list, yet a font")?;
+        if !help.contains("fontconfig") {
+            return Err(format!("fontconfig not in {help:?}").into());
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let machine = Machine::look();
+    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let mut trials = vec![
+        machine.trial(
+            "every_memo_opens_prints_and_reads_back_in_chromium",
+            &all,
+            every_memo_opens_prints_and_reads_back_in_chromium,
+        ),
+        machine.trial(
+            "the_watch_sees_a_request_a_console_message_and_an_error",
+            &[Need::Chromium],
+            the_watch_sees_a_request_a_console_message_and_an_error,
+        ),
+        machine.trial(
+            "format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch",
+            &all,
+            format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch,
+        ),
+    ];
+    trials.push(Trial::test(
+        "a_missing_tool_is_named_with_its_package",
+        a_missing_tool_is_named_with_its_package,
+    ));
+    #[cfg(target_os = "linux")]
+    trials.extend(fake_browser::trials());
+    libtest_mimic::run(&args, trials).exit();
 }
 
 /// A headless Chromium and one `DevTools` connection to it; the process is killed on drop.
@@ -338,6 +504,189 @@ fn pdf_pages(pdftotext: &Path, pdf: &[u8], dir: &Path) -> Vec<String> {
     pages
 }
 
+/// One line of a printed page, as `pdftotext -bbox-layout` places it (points from the top).
+struct Line {
+    top: f64,
+    bottom: f64,
+    text: String,
+}
+
+/// A printed page: its height and lines, split into the top margin (the running title), the
+/// writing area and the bottom margin (the page numbers).
+struct Page {
+    height: f64,
+    header: Vec<Line>,
+    body: Vec<Line>,
+    footer: Vec<Line>,
+}
+
+impl Page {
+    fn text(lines: &[Line]) -> String {
+        lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The share of the writing area that the page's body fills, from the top margin down.
+    fn fill(&self) -> f64 {
+        let bottom = self
+            .body
+            .iter()
+            .map(|l| l.bottom)
+            .fold(TOP_MARGIN_PT, f64::max);
+        (bottom - TOP_MARGIN_PT) / (self.height - TOP_MARGIN_PT - BOTTOM_MARGIN_PT)
+    }
+}
+
+/// The value of attribute `name` in the tag `tag` (`name="1.5"`).
+fn attribute(tag: &str, name: &str) -> f64 {
+    let at = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {tag}"));
+    let rest = &tag[at + name.len() + 3..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+/// The pages of a PDF with their lines placed (`pdftotext -bbox-layout`, whose XHTML holds a
+/// `<page>` per page, a `<line>` per line and a `<word>` per word).
+fn pdf_layout(pdftotext: &Path, file: &Path) -> Vec<Page> {
+    let out = Command::new(pdftotext)
+        .args(["-bbox-layout", "-enc", "UTF-8"])
+        .arg(file)
+        .arg("-")
+        .output()
+        .expect("pdftotext runs");
+    assert!(out.status.success(), "pdftotext -bbox-layout: {out:?}");
+    let xhtml = String::from_utf8(out.stdout).expect("UTF-8");
+    let mut pages = Vec::new();
+    for chunk in xhtml.split("<page ").skip(1) {
+        let height = attribute(&chunk[..chunk.find('>').unwrap()], "height");
+        let mut page = Page {
+            height,
+            header: Vec::new(),
+            body: Vec::new(),
+            footer: Vec::new(),
+        };
+        for line in chunk.split("<line ").skip(1) {
+            let tag = &line[..line.find('>').unwrap()];
+            let words: Vec<String> = line
+                .split("<word ")
+                .skip(1)
+                .map(|w| {
+                    let text = &w[w.find('>').unwrap() + 1..w.find("</word>").unwrap()];
+                    text.replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&quot;", "\"")
+                        .replace("&apos;", "'")
+                        .replace("&amp;", "&")
+                })
+                .collect();
+            let line = Line {
+                top: attribute(tag, "yMin"),
+                bottom: attribute(tag, "yMax"),
+                text: words.join(" "),
+            };
+            if line.bottom <= TOP_MARGIN_PT {
+                page.header.push(line);
+            } else if line.top >= height - BOTTOM_MARGIN_PT {
+                page.footer.push(line);
+            } else {
+                page.body.push(line);
+            }
+        }
+        pages.push(page);
+    }
+    pages
+}
+
+/// "Page N of M" as the words files write it, without spaces.
+fn page_of(lang: Lang, page: usize, pages: usize) -> String {
+    match lang {
+        Lang::Zh => format!("第{page}页，共{pages}页"),
+        Lang::En => format!("Page{page}of{pages}"),
+    }
+}
+
+/// The table headers whose text the print layout stacks one character a line: each header's
+/// characters grouped by the line they sit on (the top of each one's box), as
+/// `text: lines`, for each header on two lines or more where some line holds a single letter.
+const STACKED_HEADERS: &str = "Array.from(document.querySelectorAll('th')).map(th => { \
+    const lines = new Map(); const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT); \
+    const range = document.createRange(); \
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) { \
+      for (let i = 0; i < node.data.length; i++) { \
+        if (/\\s/.test(node.data[i])) continue; \
+        range.setStart(node, i); range.setEnd(node, i + 1); \
+        const box = range.getBoundingClientRect(); if (box.height === 0) continue; \
+        const top = Math.round(box.top); lines.set(top, (lines.get(top) || '') + node.data[i]); } } \
+    return [th.textContent, Array.from(lines.values())]; }) \
+    .filter(([text, lines]) => lines.length > 1 && lines.some(l => l.length === 1 && /[\\p{L}]/u.test(l))) \
+    .map(([text, lines]) => text + ': ' + lines.join(' / '))";
+
+/// The ids the page prints as `code` (offer and node ids, at least six characters).
+const IDS: &str = "Array.from(new Set(Array.from(document.querySelectorAll('code')).map(c => \
+    c.textContent).filter(t => /^[A-Za-z0-9][A-Za-z0-9_.-]{5,}$/.test(t) && /[-_]/.test(t))))";
+
+/// The `code` elements (ids) that the print layout breaks other than after a `-`, an `_` or a
+/// space: each as its text with `|` where a line ends.
+const BROKEN_CODE: &str = "Array.from(document.querySelectorAll('code')).map(code => { \
+    const chars = []; const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT); \
+    const range = document.createRange(); \
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) { \
+      for (let i = 0; i < node.data.length; i++) { \
+        range.setStart(node, i); range.setEnd(node, i + 1); \
+        const box = range.getBoundingClientRect(); \
+        if (box.height > 0) chars.push([node.data[i], box.top, box.height]); } } \
+    let shown = ''; let bad = false; \
+    chars.forEach(([c, top, height], i) => { \
+      if (i > 0 && top > chars[i - 1][1] + height / 2) { \
+        shown += '|'; if (!/[-_\\s]/.test(chars[i - 1][0])) bad = true; } \
+      shown += c; }); \
+    return bad ? shown : null; }).filter(x => x)";
+
+/// The pieces of ids that `text` (a PDF's text) shows broken inside a word: a line that ends
+/// with the start of an id (past its first `-` or `_`) that stops between two letters or digits
+/// of the id, or starts with the end of an id (from before its last `-` or `_`) that begins
+/// between two.
+fn broken_ids(text: &str, ids: &[String]) -> Vec<String> {
+    let is_separator = |c: char| c == '-' || c == '_';
+    let trim = |t: &str| {
+        t.trim_matches(|c: char| !c.is_ascii_alphanumeric() && !is_separator(c))
+            .to_owned()
+    };
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (Some(first), Some(last)) = (words.first(), words.last()) else {
+            continue;
+        };
+        let (first, last) = (trim(first), trim(last));
+        for id in ids {
+            let inside_word = |at: usize| {
+                id[..at].ends_with(|c: char| c.is_ascii_alphanumeric())
+                    && id[at..].starts_with(|c: char| c.is_ascii_alphanumeric())
+            };
+            if last.len() < id.len()
+                && id.starts_with(&last)
+                && last.contains(is_separator)
+                && inside_word(last.len())
+            {
+                found.push(format!("{line:?} ends inside {id}"));
+            }
+            if first.len() < id.len()
+                && id.ends_with(&first)
+                && first.contains(is_separator)
+                && inside_word(id.len() - first.len())
+            {
+                found.push(format!("{line:?} starts inside {id}"));
+            }
+        }
+    }
+    found
+}
+
 /// The innermost elements that reach past the window's right edge, as `tag.class: text`.
 const WIDEST: &str = "Array.from(document.body.querySelectorAll('*')).filter(e => \
     e.getBoundingClientRect().right > document.documentElement.clientWidth \
@@ -354,14 +703,14 @@ fn answer_line(markdown: &str) -> String {
     line.trim_start_matches("> ").replace("**", "")
 }
 
-#[test]
-fn every_memo_opens_prints_and_reads_back_in_chromium() {
-    let Some((chromium, pdftotext)) = tools() else {
-        return;
-    };
+fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
+    let Tools {
+        chromium,
+        pdftotext,
+    } = tools;
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::embedded().unwrap();
-    let mut browser = Browser::launch(&chromium);
+    let mut browser = Browser::launch(chromium);
     let write_pictures = std::env::var_os("DECIDE_WRITE_SCREENSHOTS").is_some();
     let mut printed = 0;
     for lang in [Lang::En, Lang::Zh] {
@@ -410,18 +759,23 @@ fn every_memo_opens_prints_and_reads_back_in_chromium() {
                 "Page.printToPDF",
                 &json!({"printBackground": true, "preferCSSPageSize": true}),
             );
+            let (title, sign_off, ids) = check_print_layout(&mut browser, &session, &name);
             let problems = browser.problems(&session, &url);
             assert!(problems.is_empty(), "{name}: {problems:#?}");
             browser.close(&session);
 
             assert!(pdf.starts_with(b"%PDF-"), "{name}: a PDF");
-            let pages = pdf_pages(&pdftotext, &pdf, dir.path());
-            let majors = page.matches("<section class=\"major\"").count();
-            assert!(
-                pages.len() > majors && pages.len() <= MAX_PAGES,
-                "{name}: {} pages for {majors} major sections",
-                pages.len()
+            let pages = pdf_pages(pdftotext, &pdf, dir.path());
+            let layout = pdf_layout(pdftotext, &dir.path().join("memo.pdf"));
+            assert_eq!(
+                layout.len(),
+                pages.len(),
+                "{name}: pages with and without layout"
             );
+            check_printed_pages(&name, lang, &layout, &title);
+            check_sign_off(&name, &layout, &sign_off, &title, &evaluation.decision);
+            let text = pages.concat();
+            check_pdf_ids(&name, &text, ids);
             let first = squeezed(&pages[0]);
             assert!(
                 first.contains(&squeezed(&answer)),
@@ -436,7 +790,6 @@ fn every_memo_opens_prints_and_reads_back_in_chromium() {
                     pages[0]
                 );
             }
-            let text = pages.concat();
             assert!(
                 !text.contains("**") && !text.contains('`'),
                 "{name}: a Markdown mark printed as text"
@@ -455,11 +808,148 @@ fn every_memo_opens_prints_and_reads_back_in_chromium() {
     assert!(printed >= 2 * 10, "every example in both languages");
 }
 
-#[test]
-fn the_watch_sees_a_request_a_console_message_and_an_error() {
-    let Some((chromium, _)) = tools() else {
-        return;
+/// Lays the page out as it prints (print media, the A4 writing area's width), checks that no
+/// table header stacks one letter a line and no id breaks inside a word, and returns the memo's
+/// title, the sign-off's heading and line, and the ids the page prints.
+fn check_print_layout(browser: &mut Browser, session: &str, name: &str) -> (String, Value, Value) {
+    // The page laid out as it prints (print media, the A4 writing area's width).
+    browser.call(
+        Some(session),
+        "Emulation.setEmulatedMedia",
+        &json!({"media": "print"}),
+    );
+    browser.call(
+        Some(session),
+        "Emulation.setDeviceMetricsOverride",
+        &json!({"width": PRINT_WIDTH.floor(), "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    let stacked = browser.evaluate(session, STACKED_HEADERS);
+    assert_eq!(
+        stacked,
+        json!([]),
+        "{name}: table headers printed one character a line"
+    );
+    let title = browser.evaluate(session, "document.querySelector('h1').textContent");
+    let title = title.as_str().expect("the memo's title").to_owned();
+    let sign_off = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('.sign-off h2, .sign-off p')).map(e => e.textContent)",
+    );
+    let ids = browser.evaluate(session, IDS);
+    let broken = browser.evaluate(session, BROKEN_CODE);
+    assert_eq!(broken, json!([]), "{name}: ids broken inside a word");
+    (title, sign_off, ids)
+}
+
+/// No line of the PDF's `text` ends or starts inside one of the `ids` the page prints.
+fn check_pdf_ids(name: &str, text: &str, ids: Value) {
+    let ids: Vec<String> = serde_json::from_value(ids).expect("ids");
+    assert!(
+        ids.iter().any(|id| id.contains('-')),
+        "{name}: the page prints no offer id: {ids:?}"
+    );
+    let broken = broken_ids(text, &ids);
+    assert!(
+        broken.is_empty(),
+        "{name}: ids broken inside a word in the PDF: {broken:#?}"
+    );
+}
+
+/// At most [`MAX_PAGES`] pages; every page has the memo's title in its top margin and "page N
+/// of M" in its bottom margin, and every page but the last fills at least [`LEAST_FILL`] of its
+/// writing area.
+fn check_printed_pages(name: &str, lang: Lang, layout: &[Page], title: &str) {
+    let count = layout.len();
+    assert!(count <= MAX_PAGES, "{name}: {count} pages");
+    for (i, page) in layout.iter().enumerate() {
+        let header = squeezed(&Page::text(&page.header));
+        let footer = squeezed(&Page::text(&page.footer));
+        assert!(
+            header.contains(&squeezed(title)),
+            "{name}: page {} has no running title {title:?} in its top margin: {header:?}",
+            i + 1
+        );
+        let numbered = page_of(lang, i + 1, count);
+        assert!(
+            footer.contains(&numbered),
+            "{name}: page {} has no {numbered:?} in its bottom margin: {footer:?}",
+            i + 1
+        );
+        if i + 1 < count {
+            assert!(
+                page.fill() >= LEAST_FILL,
+                "{name}: page {} of {count} is near-empty ({:.0}% of it, {} lines):\n{}",
+                i + 1,
+                page.fill() * 100.0,
+                page.body.len(),
+                Page::text(&page.body)
+            );
+        }
+    }
+}
+
+/// The sign-off (its heading `sign_off[0]` and the line `sign_off[1]` that names the memo)
+/// carries the memo's title, date and both revisions, and shares its page with at least
+/// [`SIGN_OFF_COMPANY`] lines of what comes before it.
+fn check_sign_off(
+    name: &str,
+    layout: &[Page],
+    sign_off: &Value,
+    title: &str,
+    decision: &decide::Decision,
+) {
+    let (Some(heading), Some(line)) = (sign_off[0].as_str(), sign_off[1].as_str()) else {
+        panic!("{name}: no sign-off heading and line: {sign_off}");
     };
+    let line = squeezed(line);
+    let profile_revision = decision.audit.profile_revision.clone().unwrap_or_default();
+    for part in [
+        title,
+        &decision.as_of,
+        &decision.policy.revision,
+        &profile_revision,
+    ] {
+        assert!(
+            line.contains(&squeezed(part)),
+            "{name}: the sign-off does not name {part:?}: {line}"
+        );
+    }
+    // pdftotext may read the line's bold title apart from the rest: each part is looked for on
+    // the page (the one with the sign-off's heading; page 1's facts show the revisions too).
+    let on = layout
+        .iter()
+        .position(|p| {
+            let body = squeezed(&Page::text(&p.body));
+            p.body
+                .iter()
+                .any(|l| squeezed(&l.text) == squeezed(heading))
+                && body.contains(&decision.policy.revision)
+                && body.contains(&profile_revision)
+        })
+        .unwrap_or_else(|| panic!("{name}: the sign-off's revisions on no one page"));
+    let page = squeezed(&Page::text(&layout[on].body));
+    for part in [title, &decision.as_of, heading] {
+        assert!(
+            page.contains(&squeezed(part)),
+            "{name}: {part:?} not on the sign-off's page {}",
+            on + 1
+        );
+    }
+    let body = &layout[on].body;
+    let at = body
+        .iter()
+        .rposition(|l| squeezed(&l.text) == squeezed(heading))
+        .unwrap_or_else(|| panic!("{name}: no sign-off heading on page {}", on + 1));
+    assert!(
+        at >= SIGN_OFF_COMPANY,
+        "{name}: the sign-off stands nearly alone on page {} ({at} lines before it):\n{}",
+        on + 1,
+        Page::text(body)
+    );
+}
+
+fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
+    let chromium = &tools.chromium;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("leaky.html");
     std::fs::write(
@@ -469,7 +959,7 @@ fn the_watch_sees_a_request_a_console_message_and_an_error() {
     )
     .unwrap();
     let url = format!("file://{}", file.display());
-    let mut browser = Browser::launch(&chromium);
+    let mut browser = Browser::launch(chromium);
     let session = browser.open(&url);
     let problems = browser.problems(&session, &url);
     for expected in [
@@ -484,17 +974,17 @@ fn the_watch_sees_a_request_a_console_message_and_an_error() {
     }
 }
 
-#[test]
-fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch() {
-    let Some((chromium, pdftotext)) = tools() else {
-        return;
-    };
+fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tools) {
+    let Tools {
+        chromium,
+        pdftotext,
+    } = tools;
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_decide"))
             .args(args)
             .args(["--as-of", common::AS_OF])
-            .env("DECIDE_BROWSER", &chromium)
+            .env("DECIDE_BROWSER", chromium)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
@@ -516,7 +1006,7 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch() {
         "zh",
     ]);
     let markdown = common::run_ok(&[example, "--as-of", common::AS_OF, "--lang", "zh"]);
-    let pages = pdf_pages(&pdftotext, &std::fs::read(&pdf).unwrap(), dir.path());
+    let pages = pdf_pages(pdftotext, &std::fs::read(&pdf).unwrap(), dir.path());
     assert!(
         squeezed(&pages[0]).contains(&squeezed(&answer_line(&markdown))),
         "the answer on page 1:\n{}",
@@ -704,12 +1194,35 @@ mod fake_browser {
         }
     }
 
+    /// The fake browser's tests, each named as `fake_browser::NAME`.
+    pub fn trials() -> Vec<libtest_mimic::Trial> {
+        macro_rules! trials {
+            ($($test:ident),* $(,)?) => {
+                vec![$(libtest_mimic::Trial::test(
+                    concat!("fake_browser::", stringify!($test)),
+                    || {
+                        $test();
+                        Ok(())
+                    },
+                )),*]
+            };
+        }
+        trials![
+            a_browser_that_exits_without_a_pdf_is_not_waited_for_through_its_children,
+            a_hung_browser_is_stopped_at_the_timeout_with_its_children,
+            a_bad_timeout_is_a_usage_error,
+            sigint_while_printing_stops_the_browser_and_keeps_the_old_file,
+            sigterm_while_a_batch_prints_stops_the_browser_and_the_batch,
+            a_flood_on_standard_error_gives_a_short_message,
+            the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped,
+        ]
+    }
+
     /// The arguments of `decide` printing one PDF to `out`.
     fn printing(out: &str) -> [&str; 5] {
         [EXAMPLE, "--format", "pdf", "-o", out]
     }
 
-    #[test]
     fn a_browser_that_exits_without_a_pdf_is_not_waited_for_through_its_children() {
         // The first child stays in the browser's process group, the second leaves it (and so
         // cannot be killed with it): both hold its standard error open.
@@ -727,7 +1240,6 @@ mod fake_browser {
         assert_eq!(fake.scratch_left(), Vec::<String>::new());
     }
 
-    #[test]
     fn a_hung_browser_is_stopped_at_the_timeout_with_its_children() {
         let fake = Fake::new("pid browser $$\nsleep 1000 & pid child $!\nwait");
         let out = fake.out.path().join("memo.pdf");
@@ -750,7 +1262,6 @@ mod fake_browser {
         assert_eq!(fake.scratch_left(), Vec::<String>::new());
     }
 
-    #[test]
     fn a_bad_timeout_is_a_usage_error() {
         let fake = Fake::new("exit 0");
         let out = fake.out.path().join("memo.pdf");
@@ -790,7 +1301,6 @@ mod fake_browser {
         fake
     }
 
-    #[test]
     fn sigint_while_printing_stops_the_browser_and_keeps_the_old_file() {
         let out = tempfile::tempdir().unwrap();
         let file = out.path().join("memo.pdf");
@@ -800,7 +1310,6 @@ mod fake_browser {
         assert_eq!(names(out.path()), ["memo.pdf"]);
     }
 
-    #[test]
     fn sigterm_while_a_batch_prints_stops_the_browser_and_the_batch() {
         let out = tempfile::tempdir().unwrap();
         let dir = out.path().join("memos");
@@ -816,7 +1325,6 @@ mod fake_browser {
         assert_eq!(names(&dir), Vec::<String>::new());
     }
 
-    #[test]
     fn a_flood_on_standard_error_gives_a_short_message() {
         // Ten megabytes on one line, then the line that says what went wrong.
         let fake = Fake::new(
@@ -834,7 +1342,6 @@ mod fake_browser {
         assert!(err.len() < 8192, "a message of {} bytes", err.len());
     }
 
-    #[test]
     fn the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped() {
         // Prints a PDF (after noting the modes of the scratch folder and page) and leaves a
         // child behind, as a browser's helper processes may.

@@ -152,13 +152,17 @@ fn every_example_is_self_contained_well_formed_and_deterministic() {
             assert!(page.ends_with("</html>\n"), "{name}");
             assert_self_contained(&page);
             assert_balanced(&page, CHECKED_TAGS);
-            assert!(page.contains("@page { size: A4"), "{name}");
+            assert!(page.contains("@page {\n  size: A4;"), "{name}");
+            // The running title and the page numbers, in the printed page's margins.
+            assert!(page.contains("@top-left { content: \"GPU "), "{name}");
+            assert!(page.contains("counter(page)"), "{name}");
+            assert!(page.contains("counter(pages)"), "{name}");
             assert!(
                 page.contains("thead { display: table-header-group; }"),
                 "{name}"
             );
             assert!(page.contains("\"Noto Sans CJK SC\""), "{name}: a CJK font");
-            // The answer and the warnings come before the first page break.
+            // The answer and the warnings come before the first major section, on page 1.
             let first_page = &page[..page.find("class=\"major\"").expect("a major section")];
             assert!(first_page.contains("class=\"headline\""), "{name}");
             let (_, evaluation) = decide::decide(&graph, &source, common::as_of()).unwrap();
@@ -414,6 +418,22 @@ fn user_text_cannot_inject_markup_into_the_html_memo() {
         assert!(!page.contains("<img"), "{page}");
         assert!(!page.contains("<script"), "{page}");
         assert_eq!(page.matches("<style>").count(), 1, "one style sheet");
+        // The name is in the style sheet too, as the running title of the printed pages: one
+        // CSS string whose every quote, brace, semicolon and `<` is escaped.
+        let style = &page[page.find("<style>").unwrap()..page.find("</style>").unwrap()];
+        let title = style
+            .split("@top-left { content: ")
+            .nth(1)
+            .and_then(|rest| rest.split("; font-family").next())
+            .expect("a running title");
+        let inside = title
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("one CSS string: {title}"));
+        assert!(
+            !inside.contains(['"', '<', '{', '}', ';', '\n']),
+            "the name escaped in the running title: {title}"
+        );
         assert!(
             !page.contains("<strong>bold</strong>"),
             "a user's ** is not a mark"

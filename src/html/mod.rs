@@ -7,6 +7,9 @@
 //! references, so user text can never form a mark. What is left of Markdown in a macro's output
 //! is the words files' own `**bold**` and `` `code` ``, which [`marks`] turns into tags.
 //!
+//! For print, [`wbr`] lets an id break only after its `-` and `_`, and [`css_content`] puts a
+//! words text (the running title, "page N of M") into the page's margin boxes.
+//!
 //! The charts are drawn in [`chart`].
 
 mod chart;
@@ -17,13 +20,15 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, State};
 
 /// Adds the HTML memo's filters and functions to `env`: `md` and `cell` that escape for the
-/// output at hand, `rich` for the record's Markdown texts, `marks`, and the charts
-/// `line_chart` and `scatter_chart`.
+/// output at hand, `rich` for the record's Markdown texts, `marks`, `wbr` for ids,
+/// `css_content` for the page's margin boxes, and the charts `line_chart` and `scatter_chart`.
 pub fn register(env: &mut Environment<'static>) {
     env.add_filter("md", md);
     env.add_filter("rich", rich);
     env.add_filter("cell", cell);
     env.add_filter("marks", marks);
+    env.add_filter("wbr", wbr);
+    env.add_filter("css_content", css_content);
     env.add_function("line_chart", chart::line_chart);
     env.add_function("scatter_chart", chart::scatter_chart);
 }
@@ -134,7 +139,131 @@ fn from_markdown_text(text: &str) -> String {
     out
 }
 
-/// [`marks`] on escaped HTML.
+/// The `wbr` filter: an id (`pretrain_70b_100b`, `rtx4090-x8-sichuan2`) as escaped HTML with a
+/// `<wbr>` after each `-` and `_`. The memo's `code` does not break anywhere else
+/// (`overflow-wrap: normal`), so a long id in a narrow column breaks between its parts, never
+/// inside a word (`pretrain_70` / `b_100b`).
+fn wbr(value: &Value) -> Value {
+    let text = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    let html = if value.is_safe() { text } else { escape(&text) };
+    Value::from_safe_string(break_points(&html))
+}
+
+/// Escaped HTML with a `<wbr>` after each `-` and `_` (an escaped character is `&...;`, which
+/// has neither).
+fn break_points(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 16);
+    for c in html.chars() {
+        out.push(c);
+        if c == '-' || c == '_' {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
+/// The `css_content` filter: a words text as the value of a CSS `content` property, for the
+/// page's margin boxes (`@top-left`, `@bottom-right`): `{page}` and `{pages}` become the page
+/// counters, the rest quoted strings. A style sheet is no HTML, so an escaped text (a macro's
+/// output, which may quote the profile's name) is first read back to its characters; then every
+/// ASCII character but letters, digits and spaces is written as a CSS escape (`\3c `), so no
+/// text can end the string, the rule or the `<style>` element.
+fn css_content(value: &Value) -> Value {
+    let text = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    let text = if value.is_safe() {
+        unescape(&text)
+    } else {
+        text
+    };
+    let mut parts = Vec::new();
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let next = ["{pages}", "{page}"]
+            .iter()
+            .filter_map(|token| rest.find(token).map(|at| (at, *token)))
+            .min();
+        let Some((at, token)) = next else {
+            parts.push(css_string(rest));
+            break;
+        };
+        if at > 0 {
+            parts.push(css_string(&rest[..at]));
+        }
+        parts.push(format!("counter({})", &token[1..token.len() - 1]));
+        rest = &rest[at + token.len()..];
+    }
+    if parts.is_empty() {
+        parts.push("\"\"".to_owned());
+    }
+    Value::from_safe_string(parts.join(" "))
+}
+
+/// `text` as a quoted CSS string in which only letters, digits, spaces and non-ASCII
+/// characters stand for themselves; a control character is dropped.
+fn css_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push('"');
+    for c in text.chars() {
+        if c.is_control() {
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == ' ' || !c.is_ascii() {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\{:x} ", u32::from(c));
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Escaped HTML read back to its characters: the character references that [`escape`] and
+/// [`inert`] write (`&amp;`, `&lt;`, `&#x27;`, `&#42;`, ...); tags are dropped.
+fn unescape(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(c) = rest.chars().next() {
+        if c == '<'
+            && let Some(end) = rest.find('>')
+        {
+            rest = &rest[end + 1..];
+            continue;
+        }
+        if c == '&'
+            && let Some(end) = rest.find(';').filter(|&e| e <= 10)
+        {
+            let name = &rest[1..end];
+            let decoded = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                _ => name
+                    .strip_prefix("#x")
+                    .or_else(|| name.strip_prefix("#X"))
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                    .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
+                    .and_then(char::from_u32),
+            };
+            if let Some(d) = decoded {
+                out.push(d);
+                rest = &rest[end + 1..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// [`marks`] on escaped HTML; an id in `` `code` `` (one without spaces) may break after its
+/// `-` and `_` ([`wbr`]).
 fn inline(html: &str) -> String {
     let mut out = String::with_capacity(html.len() + 16);
     let mut rest = html;
@@ -142,7 +271,13 @@ fn inline(html: &str) -> String {
         if c == '`'
             && let Some(end) = rest[1..].find('`')
         {
-            let _ = write!(out, "<code>{}</code>", &rest[1..=end]);
+            let code = &rest[1..=end];
+            if code.contains(char::is_whitespace) {
+                // A command (`npu-smi info -t topo`) breaks at its spaces, not after `-t`'s `-`.
+                let _ = write!(out, "<code>{code}</code>");
+            } else {
+                let _ = write!(out, "<code>{}</code>", break_points(code));
+            }
             rest = &rest[end + 2..];
         } else if rest.starts_with("**")
             && let Some(end) = rest[2..].find("**").filter(|&e| e > 0)
@@ -173,6 +308,58 @@ mod tests {
             inline(&from_markdown_text("**Bold** `id`")),
             "<strong>Bold</strong> <code>id</code>"
         );
+    }
+
+    #[test]
+    fn ids_break_only_after_a_hyphen_or_an_underscore() {
+        assert_eq!(
+            wbr(&Value::from("pretrain_70b-x8")).to_string(),
+            "pretrain_<wbr>70b-<wbr>x8"
+        );
+        assert_eq!(
+            wbr(&Value::from("<a>_")).to_string(),
+            "&lt;a&gt;_<wbr>",
+            "plain text is escaped first"
+        );
+        assert_eq!(
+            inline("see `rtx4090-x8_a` and rtx-b"),
+            "see <code>rtx4090-<wbr>x8_<wbr>a</code> and rtx-b",
+            "only ids in code break"
+        );
+        assert_eq!(
+            inline("run `npu-smi info -t topo`"),
+            "run <code>npu-smi info -t topo</code>",
+            "a command breaks at its spaces"
+        );
+    }
+
+    #[test]
+    fn margin_box_content_is_quoted_escaped_and_counts_pages() {
+        let content = |text: &str, safe: bool| {
+            let value = if safe {
+                Value::from_safe_string(text.to_owned())
+            } else {
+                Value::from(text)
+            };
+            css_content(&value).to_string()
+        };
+        assert_eq!(
+            content("Page {page} of {pages}", false),
+            r#""Page " counter(page) " of " counter(pages)"#
+        );
+        assert_eq!(
+            content("第 {page} 页，共 {pages} 页", false),
+            r#""第 " counter(page) " 页，共 " counter(pages) " 页""#
+        );
+        // A name that tries to end the string, the rule and the style sheet, as the memo's
+        // title macro writes it (HTML-escaped).
+        let hostile = escape("memo: a\"}</style><b>&\\");
+        let css = content(&hostile, true);
+        assert_eq!(
+            css,
+            r#""memo\3a  a\22 \7d \3c \2f style\3e \3c b\3e \26 \5c ""#
+        );
+        assert_eq!(content("", false), r#""""#);
     }
 
     #[test]
