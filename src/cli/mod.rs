@@ -9,6 +9,7 @@ mod batch;
 mod diff;
 mod graph;
 mod init;
+mod junit;
 mod offers;
 mod output;
 mod pdf;
