@@ -65,6 +65,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .in_file(args.file.display().to_string())
             .help("choose another file, or pass --force to overwrite it"));
     }
+    if !super::colour_stdout() {
+        inquire::set_global_render_config(inquire::ui::RenderConfig::empty());
+    }
     let graph = Graph::compile(super::load_policy(
         args.rules.folder(),
         Some(decide::today::today()),

@@ -49,7 +49,17 @@ pub fn run(args: &Args) -> Result<Outcome> {
         }
     });
     let text = match format {
-        ListingFormat::Table => decide::catalog::table(&listing, &str::to_owned),
+        ListingFormat::Table => {
+            let bold = anstyle::Style::new().bold();
+            let colour = super::colour_stdout();
+            decide::catalog::table(&listing, &|s| {
+                if colour {
+                    format!("{}{s}{}", bold.render(), bold.render_reset())
+                } else {
+                    s.to_owned()
+                }
+            })
+        }
         ListingFormat::Md => decide::catalog::markdown(&listing),
         ListingFormat::Json => {
             let mut json = serde_json::to_string_pretty(&listing)
