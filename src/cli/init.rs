@@ -40,30 +40,77 @@ pub struct Args {
     pub rules: super::Rules,
 }
 
-fn cancelled(e: &inquire::InquireError) -> Error {
+/// Why the questionnaire stopped before its end.
+enum Stop {
+    /// An error, reported as any other.
+    Failed(Error),
+    /// Ctrl-C: the process exits 130, as a shell expects of a command interrupted by SIGINT.
+    Interrupted,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+type Asked<T> = std::result::Result<T, Stop>;
+
+/// What a prompt that did not return an answer means: Ctrl-C interrupts, Esc cancels.
+fn cancelled(e: &inquire::InquireError) -> Stop {
     match e {
-        inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
-            Error::new(ErrorKind::Usage, "cancelled: no profile was written")
+        inquire::InquireError::OperationInterrupted => Stop::Interrupted,
+        inquire::InquireError::OperationCanceled => {
+            Error::new(ErrorKind::Usage, "cancelled: no profile was written").into()
         }
         other => Error::new(
             ErrorKind::Io,
             format!("cannot ask in this terminal: {other}"),
-        ),
+        )
+        .into(),
     }
 }
 
+/// Asks the questions, writes the profile and decides it; Ctrl-C exits 130 (128 + SIGINT).
 pub fn run(args: &Args) -> Result<Outcome> {
+    let written = std::cell::Cell::new(false);
+    match ask_and_decide(args, &written) {
+        Ok(outcome) => Ok(outcome),
+        Err(Stop::Failed(e)) => Err(e),
+        Err(Stop::Interrupted) => {
+            let what = if written.get() {
+                format!(
+                    "interrupted: {} was written; decide it with `decide {}`\n",
+                    args.file.display(),
+                    args.file.display()
+                )
+            } else {
+                "interrupted: no profile was written\n".to_owned()
+            };
+            super::stdio::err(&what);
+            Ok(Outcome::Interrupted(INTERRUPTED_EXIT))
+        }
+    }
+}
+
+/// The exit code of a questionnaire stopped by Ctrl-C: 128 + SIGINT's number, as a shell
+/// reports a command that SIGINT ended.
+const INTERRUPTED_EXIT: u8 = 130;
+
+fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Asked<Outcome> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Error::new(
             ErrorKind::Usage,
             "`decide init` asks questions and needs a terminal",
         )
-        .help("write the profile by hand instead: see examples/ and `decide schema profile`"));
+        .help("write the profile by hand instead: see examples/ and `decide schema profile`")
+        .into());
     }
     if args.file.exists() && !args.force {
         return Err(Error::new(ErrorKind::Usage, "the file already exists")
             .in_file(args.file.display().to_string())
-            .help("choose another file, or pass --force to overwrite it"));
+            .help("choose another file, or pass --force to overwrite it")
+            .into());
     }
     if !super::colour_stdout() {
         inquire::set_global_render_config(inquire::ui::RenderConfig::empty());
@@ -92,7 +139,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let checked = decide::Profile::from_source(&source)
         .and_then(|p| graph.check_profile(&p, &source).map(|()| p));
     if let Err(e) = checked {
-        return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
+        return Err(e
+            .help("this is a bug in the questionnaire: please report it with the answers")
+            .into());
     }
     super::print(&format!("\n{yaml}\n"))?;
     let (write, run_now) = if lang == Lang::Zh {
@@ -105,12 +154,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
         .prompt()
         .map_err(|e| cancelled(&e))?;
     if !confirmed {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            "cancelled: no profile was written",
-        ));
+        return Err(Error::new(ErrorKind::Usage, "cancelled: no profile was written").into());
     }
     super::write_output(&args.file, &super::Inputs::default(), yaml.as_bytes())?;
+    written.set(true);
     super::print(&format!("Wrote {}.\n", args.file.display()))?;
     let now = inquire::Confirm::new(run_now)
         .with_default(true)
@@ -131,7 +178,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
 }
 
 /// Asks one question, given the answers so far; `None` means "left empty" (or nothing to ask).
-fn ask(prompt: &Prompt, lang: Lang, answers: &J) -> Result<Option<J>> {
+fn ask(prompt: &Prompt, lang: Lang, answers: &J) -> Asked<Option<J>> {
     let help = prompt.help.as_deref();
     let none = if lang == Lang::Zh {
         "不适用 / 无"
@@ -209,7 +256,7 @@ fn ask(prompt: &Prompt, lang: Lang, answers: &J) -> Result<Option<J>> {
 }
 
 /// Any of `options` (value, label); `None` when none is picked.
-fn ask_several(prompt: &Prompt, options: &[&(String, String)]) -> Result<Option<J>> {
+fn ask_several(prompt: &Prompt, options: &[&(String, String)]) -> Asked<Option<J>> {
     let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
     let mut p = inquire::MultiSelect::new(&prompt.ask, labels);
     if let Some(h) = prompt.help.as_deref() {
@@ -225,7 +272,7 @@ fn ask_several(prompt: &Prompt, options: &[&(String, String)]) -> Result<Option<
 }
 
 /// A map of hours per offer: first whether there is a job at all, then one number per offer.
-fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Result<Option<J>> {
+fn ask_hours(prompt: &Prompt, offers: &[(String, String)], lang: Lang) -> Asked<Option<J>> {
     let help = prompt.help.as_deref();
     let mut p = inquire::Confirm::new(&prompt.ask).with_default(false);
     if let Some(h) = help {
