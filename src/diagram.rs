@@ -11,7 +11,7 @@
 //! collide with a Mermaid keyword (a node `end` would break the chart) or with the sink; the
 //! labels show the policy ids and titles. The same graph always gives the same bytes.
 //!
-//! A picture can be limited to one node's lineage ([`Scope`]): the node and everything it
+//! A picture can be limited to one node's lineage ([`Focus`]): the node and everything it
 //! reads, directly or not, and optionally everything that reads it.
 
 use std::collections::BTreeSet;
@@ -44,7 +44,7 @@ pub fn dot(graph: &Graph) -> String {
 
 /// Which part of the graph a picture shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope<'a> {
+pub enum Focus<'a> {
     /// Every node.
     All,
     /// The node of this id and its ancestors: the nodes and inputs it reads, directly or not.
@@ -58,7 +58,7 @@ pub enum Scope<'a> {
 ///
 /// # Errors
 /// The scope names a node the policy does not have (the error names the nearest ones).
-pub fn mermaid_of(graph: &Graph, scope: Scope<'_>) -> Result<String> {
+pub fn mermaid_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
     Ok(render_mermaid(&Picture::of(graph).within(scope)?, &[]))
 }
 
@@ -66,7 +66,7 @@ pub fn mermaid_of(graph: &Graph, scope: Scope<'_>) -> Result<String> {
 ///
 /// # Errors
 /// The scope names a node the policy does not have (the error names the nearest ones).
-pub fn dot_of(graph: &Graph, scope: Scope<'_>) -> Result<String> {
+pub fn dot_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
     Ok(render_dot(&Picture::of(graph).within(scope)?))
 }
 
@@ -173,11 +173,11 @@ impl<'g> Picture<'g> {
 impl Picture<'_> {
     /// The part of the picture `scope` asks for: its nodes in the same order, the inputs they
     /// read, and the edges between what is kept.
-    fn within(self, scope: Scope<'_>) -> Result<Self> {
+    fn within(self, scope: Focus<'_>) -> Result<Self> {
         let (id, descendants) = match scope {
-            Scope::All => return Ok(self),
-            Scope::Ancestors(id) => (id, false),
-            Scope::Lineage(id) => (id, true),
+            Focus::All => return Ok(self),
+            Focus::Ancestors(id) => (id, false),
+            Focus::Lineage(id) => (id, true),
         };
         let Some(start) = self.nodes.iter().find(|n| n.id == id).map(|n| n.id) else {
             let near = near_names(id, self.nodes.iter().map(|n| n.id));

@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 
 use decide::Graph;
-use decide::diagram::{self, Scope};
+use decide::diagram::{self, Focus};
 use decide::error::Result;
 
 use super::Outcome;
@@ -44,9 +44,9 @@ pub enum GraphFormat {
 pub fn run(args: &Args) -> Result<Outcome> {
     let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
     let scope = match (&args.focus, args.descendants) {
-        (None, _) => Scope::All,
-        (Some(id), false) => Scope::Ancestors(id),
-        (Some(id), true) => Scope::Lineage(id),
+        (None, _) => Focus::All,
+        (Some(id), false) => Focus::Ancestors(id),
+        (Some(id), true) => Focus::Lineage(id),
     };
     let text = match args.format {
         GraphFormat::Mermaid => diagram::mermaid_of(&graph, scope)?,

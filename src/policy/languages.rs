@@ -18,7 +18,7 @@ const LANGUAGE_KEYS: [&str; 2] = ["en", "zh"];
 
 /// A text in the rules (a map of language keys to strings, or a plain string, which is
 /// English), where it is.
-struct Text {
+struct TextAt {
     source: usize,
     path: String,
     location: serde_saphyr::Location,
@@ -33,7 +33,11 @@ struct Text {
 #[must_use]
 pub fn missing_languages(sources: &[Source]) -> Vec<Error> {
     let schema = Schema {
-        root: crate::schema::rules(crate::schema::Draft::Draft7),
+        // The rule files' schema as `decide schema rules` writes it (draft-07: `definitions`).
+        root: schemars::generate::SchemaSettings::draft07()
+            .into_generator()
+            .into_root_schema_for::<super::rules::RuleFile>()
+            .to_value(),
     };
     let mut texts = Vec::new();
     for (i, source) in sources.iter().enumerate() {
@@ -145,7 +149,7 @@ fn collect(
     schemas: &[&Value],
     at: (usize, &str),
     node: &Spanned<YamlTree>,
-    out: &mut Vec<Text>,
+    out: &mut Vec<TextAt>,
 ) {
     let (source, path) = at;
     let mut expanded = Vec::new();
@@ -196,7 +200,7 @@ fn collect(
 }
 
 /// `node` as a text: a map of language keys to strings, or a plain string (English).
-fn text_at(source: usize, path: &str, node: &Spanned<YamlTree>) -> Option<Text> {
+fn text_at(source: usize, path: &str, node: &Spanned<YamlTree>) -> Option<TextAt> {
     let languages = match &node.value {
         YamlTree::Str(_) => BTreeSet::from(["en"]),
         YamlTree::Map(entries) => LANGUAGE_KEYS
@@ -208,7 +212,7 @@ fn text_at(source: usize, path: &str, node: &Spanned<YamlTree>) -> Option<Text> 
     if languages.is_empty() {
         return None;
     }
-    Some(Text {
+    Some(TextAt {
         source,
         path: path.to_owned(),
         location: node.referenced,
@@ -233,7 +237,7 @@ fn is_text_map(node: &YamlTree) -> bool {
 /// The texts of the catalog's offers (`offers:` of one file): the fields written as text maps.
 /// A plain string there is data the rules read and show as written (a model name, a size, a
 /// command), the same in every language, so it is not a text missing one.
-fn collect_offers(source: usize, offers: &Spanned<YamlTree>, out: &mut Vec<Text>) {
+fn collect_offers(source: usize, offers: &Spanned<YamlTree>, out: &mut Vec<TextAt>) {
     let YamlTree::Seq(items) = &offers.value else {
         return;
     };
