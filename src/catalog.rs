@@ -1,4 +1,5 @@
-//! The catalog at a date as a table (`decide offers`): each quote in force with its hardware, vendor, unit, price, age and trend.
+//! The catalog at a date as a table (`decide offers`): each quote in force with its hardware,
+//! vendor, unit, price, VAT, term, age and trend.
 //!
 //! Like `sky show-gpus`, it answers "what is on offer, from whom, at what price" without a
 //! profile: one row per offer of a policy priced at a date ([`Policy::at`]), and the hardware
@@ -8,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::Value as J;
+use unicode_width::UnicodeWidthStr;
 
 use crate::expr::{group_thousands, md_escape, table_cell};
 use crate::lang::Lang;
@@ -45,6 +47,17 @@ pub struct Listed {
     pub valid_from: String,
     /// Days from `valid_from` to the listing's date.
     pub age_days: Option<i64>,
+    /// Whether the sheet's prices include VAT, as it says: `included`, `excluded` or `unknown`
+    /// (the offer's `billing.vat`).
+    pub vat: Option<String>,
+    /// The VAT rate the policy added to the sheet's prices (`quote_sheets.vat_added`), when it
+    /// did: the prices above include it, the sheet's own are `quoted_*`.
+    pub vat_added: Option<f64>,
+    /// The sheet's own prices, before VAT was added (only when it was).
+    pub quoted_list_cny: Option<J>,
+    pub quoted_discounted_cny: Option<J>,
+    /// The shortest contract, as the sheet writes it (the offer's `billing.min_term`).
+    pub min_term: Option<String>,
     /// The same vendor's quote before, when there is one.
     pub previous: Option<Previous>,
     /// The sheet and line the quote was read from.
@@ -108,6 +121,13 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
                 })
             });
             let quote = f.get("quote");
+            let billing = f.get("billing");
+            let quoted_list_cny = value("quoted_list_cny");
+            let quoted_discounted_cny = value("quoted_discounted_cny");
+            let vat_added = billing
+                .and_then(|b| b.get("vat_rate"))
+                .and_then(J::as_f64)
+                .filter(|_| quoted_discounted_cny.is_some() || quoted_list_cny.is_some());
             Listed {
                 id: o.item.id.clone(),
                 hardware: f
@@ -126,6 +146,17 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
                 list_cny: value("list_cny"),
                 discounted_cny: value("discounted_cny"),
                 daily_cny: value("daily_cny"),
+                vat: billing
+                    .and_then(|b| b.get("vat"))
+                    .and_then(J::as_str)
+                    .map(str::to_owned),
+                vat_added,
+                quoted_list_cny,
+                quoted_discounted_cny,
+                min_term: billing
+                    .and_then(|b| b.get("min_term"))
+                    .map(|t| text(Some(t)))
+                    .filter(|t| !t.is_empty()),
                 valid_from,
                 age_days,
                 previous,
@@ -154,53 +185,88 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
     }
 }
 
+/// One offer's cells, as both tables show them (Markdown adds its quoting).
+struct Cells {
+    money: [String; 2],
+    vat: String,
+    term: String,
+    age: String,
+    trend: String,
+}
+
+fn cells(o: &Listed) -> Cells {
+    let digits = if o.unit == "gpu_hour" { 2 } else { 0 };
+    let money = |v: &Option<J>| {
+        v.as_ref()
+            .and_then(J::as_f64)
+            .map_or_else(String::new, |v| cny(v, digits))
+    };
+    let trend = match &o.previous {
+        None => "first quote".to_owned(),
+        Some(p) if p.change == 0.0 => format!("unchanged since {}", p.valid_from),
+        Some(p) => format!(
+            "{}{}% since {} ({})",
+            if p.change > 0.0 { "+" } else { "" },
+            group_thousands(p.change * 100.0, 1),
+            p.valid_from,
+            money(&Some(p.discounted_cny.clone()))
+        ),
+    };
+    let vat = match (&o.vat, o.vat_added) {
+        (Some(v), Some(rate)) => format!("{v}, +{}% added", group_thousands(rate * 100.0, 0)),
+        (Some(v), None) => v.clone(),
+        (None, _) => String::new(),
+    };
+    Cells {
+        money: [money(&o.discounted_cny), money(&o.list_cny)],
+        vat,
+        term: o.min_term.clone().unwrap_or_default(),
+        age: o.age_days.map_or_else(String::new, |d| format!("{d} d")),
+        trend,
+    }
+}
+
+/// What the listing's columns mean, after its heading.
+fn legend(listing: &Listing) -> String {
+    format!(
+        "Policy revision `{}`. Prices are the quotes in force on {} (the latest per offer and \
+         vendor whose `valid_from` is on or before it); VAT is how the sheet quotes them \
+         (`included`, `excluded` or `unknown`; where the policy adds VAT to a price quoted \
+         without it, the price shown includes it); term is the shortest contract as the sheet \
+         writes it; age is days since the quote's first day; trend is the change from the same \
+         vendor's quote before.",
+        listing.revision, listing.as_of
+    )
+}
+
 /// The listing as a Markdown table.
 #[must_use]
 pub fn markdown(listing: &Listing) -> String {
-    let mut out = format!(
-        "# Offers at {}\n\nPolicy revision `{}`. Prices are the quotes in force on {} (the latest \
-         per offer and vendor whose `valid_from` is on or before it); age is days since the \
-         quote's first day; trend is the change from the same vendor's quote before.\n\n",
-        listing.as_of, listing.revision, listing.as_of
-    );
+    let mut out = format!("# Offers at {}\n\n{}\n\n", listing.as_of, legend(listing));
     out.push_str(
-        "| Offer | Hardware | Vendor | Unit | Price | List | Quoted | Age | Trend | Sheet |\n\
-         |---|---|---|---|---:|---:|---|---:|---|---|\n",
+        "| Offer | Hardware | Vendor | Unit | Price | List | VAT | Term | Quoted | Age | Trend | Sheet |\n\
+         |---|---|---|---|---:|---:|---|---|---|---:|---|---|\n",
     );
     for o in &listing.offers {
-        let digits = if o.unit == "gpu_hour" { 2 } else { 0 };
-        let money = |v: &Option<J>| {
-            v.as_ref()
-                .and_then(J::as_f64)
-                .map_or_else(String::new, |v| cny(v, digits))
-        };
-        let trend = match &o.previous {
-            None => "first quote".to_owned(),
-            Some(p) if p.change == 0.0 => format!("unchanged since {}", p.valid_from),
-            Some(p) => format!(
-                "{}{}% since {} ({})",
-                if p.change > 0.0 { "+" } else { "" },
-                group_thousands(p.change * 100.0, 1),
-                p.valid_from,
-                money(&Some(p.discounted_cny.clone()))
-            ),
-        };
+        let c = cells(o);
         let sheet = match (&o.sheet, o.line) {
             (Some(s), Some(l)) => format!("`{s}`:{l}"),
             _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             o.id,
             table_cell(&md_escape(&o.title)),
             o.vendor.as_deref().unwrap_or(""),
             o.unit.replace('_', "-"),
-            money(&o.discounted_cny),
-            money(&o.list_cny),
+            c.money[0],
+            c.money[1],
+            c.vat,
+            table_cell(&md_escape(&c.term)),
             o.valid_from,
-            o.age_days.map_or_else(String::new, |d| format!("{d} d")),
-            trend,
+            c.age,
+            c.trend,
             sheet
         );
     }
@@ -211,14 +277,127 @@ pub fn markdown(listing: &Listing) -> String {
             listing.as_of
         );
         for u in &listing.not_on_offer {
-            let when = u.first_quoted.as_ref().map_or_else(
-                || "no sheet quotes it".to_owned(),
-                |d| format!("first quoted {d}"),
+            let _ = writeln!(
+                out,
+                "- `{}`: {} ({})",
+                u.hardware,
+                md_escape(&u.title),
+                first_quoted(u)
             );
-            let _ = writeln!(out, "- `{}`: {} ({when})", u.hardware, md_escape(&u.title));
         }
     }
     out
+}
+
+fn first_quoted(u: &Unquoted) -> String {
+    u.first_quoted.as_ref().map_or_else(
+        || "no sheet quotes it".to_owned(),
+        |d| format!("first quoted {d}"),
+    )
+}
+
+/// The listing as a plain-text table for a terminal: columns aligned by display width (a
+/// Chinese character takes two columns), numbers right-aligned. `bold` styles the header row
+/// (e.g. with ANSI codes when colour is on).
+#[must_use]
+pub fn table(listing: &Listing, bold: &dyn Fn(&str) -> String) -> String {
+    const HEADER: [&str; 12] = [
+        "Offer", "Hardware", "Vendor", "Unit", "Price", "List", "VAT", "Term", "Quoted", "Age",
+        "Trend", "Sheet",
+    ];
+    // Columns whose cells are numbers, aligned on the right.
+    const RIGHT: [bool; 12] = [
+        false, false, false, false, true, true, false, false, false, true, false, false,
+    ];
+    let mut rows: Vec<[String; 12]> = Vec::with_capacity(listing.offers.len());
+    for o in &listing.offers {
+        let c = cells(o);
+        let [price, list] = c.money;
+        let sheet = match (&o.sheet, o.line) {
+            (Some(s), Some(l)) => format!("{s}:{l}"),
+            _ => String::new(),
+        };
+        rows.push([
+            o.id.clone(),
+            one_line(&o.title),
+            o.vendor.clone().unwrap_or_default(),
+            o.unit.replace('_', "-"),
+            price,
+            list,
+            c.vat,
+            one_line(&c.term),
+            o.valid_from.clone(),
+            c.age,
+            c.trend,
+            sheet,
+        ]);
+    }
+    let mut widths = HEADER.map(UnicodeWidthStr::width);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - cell.width());
+            if i > 0 {
+                text.push_str("  ");
+            }
+            if RIGHT[i] {
+                text.push_str(&pad);
+                text.push_str(cell);
+            } else {
+                text.push_str(cell);
+                text.push_str(&pad);
+            }
+        }
+        text.truncate(text.trim_end().len());
+        text
+    };
+    let mut out = format!(
+        "Offers at {} (policy revision {})\n\n",
+        listing.as_of, listing.revision
+    );
+    let _ = writeln!(out, "{}", bold(&line(&HEADER)));
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{}", line(&cells));
+    }
+    out.push_str(
+        "\nPrices include VAT where the policy adds it (VAT column); term is the shortest \
+         contract; trend is the change from the vendor's quote before.\n",
+    );
+    if !listing.not_on_offer.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot on offer at {} (no quote in force):",
+            listing.as_of
+        );
+        for u in &listing.not_on_offer {
+            let _ = writeln!(
+                out,
+                "  {}: {} ({})",
+                u.hardware,
+                one_line(&u.title),
+                first_quoted(u)
+            );
+        }
+    }
+    out
+}
+
+/// Text on one line: line breaks and tabs as spaces, other control characters left out (a
+/// terminal would act on them).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' | '\r' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
 }
 
 fn cny(value: f64, digits: usize) -> String {

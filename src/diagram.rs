@@ -10,10 +10,14 @@
 //! Picture ids carry a role prefix (`n_` node, `in_` input, `out` sink), so no policy id can
 //! collide with a Mermaid keyword (a node `end` would break the chart) or with the sink; the
 //! labels show the policy ids and titles. The same graph always gives the same bytes.
+//!
+//! A picture can be limited to one node's lineage ([`Focus`]): the node and everything it
+//! reads, directly or not, and optionally everything that reads it.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;
@@ -38,8 +42,53 @@ pub fn dot(graph: &Graph) -> String {
     render_dot(&Picture::of(graph))
 }
 
-/// One end of an edge.
+/// Which part of the graph a picture shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus<'a> {
+    /// Every node.
+    All,
+    /// The node of this id and its ancestors: the nodes and inputs it reads, directly or not.
+    Ancestors(&'a str),
+    /// The node, its ancestors, and its descendants: the nodes that read it, directly or not
+    /// (with the outputs, if they do).
+    Lineage(&'a str),
+}
+
+/// The picture of `graph` limited to `scope`, as Mermaid.
+///
+/// # Errors
+/// The scope names a node the policy does not have (the error names the nearest ones).
+pub fn mermaid_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
+    Ok(render_mermaid(&Picture::of(graph).within(scope)?, &[]))
+}
+
+/// The picture of `graph` limited to `scope`, as Graphviz DOT.
+///
+/// # Errors
+/// The scope names a node the policy does not have (the error names the nearest ones).
+pub fn dot_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
+    Ok(render_dot(&Picture::of(graph).within(scope)?))
+}
+
+/// The ids among `ids` closest to `word` (a typo, a part of the id), closest first, at most
+/// five.
+fn near_names<'a>(word: &str, ids: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let word_lower = word.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = ids
+        .map(|id| {
+            let score = strsim::jaro_winkler(&word_lower, &id.to_lowercase());
+            // A part of the id (`premium` for `rule_premium`) is as near as a close typo.
+            let part = !word_lower.is_empty() && id.to_lowercase().contains(&word_lower);
+            (if part { score.max(0.9) } else { score }, id)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(5).map(|(_, id)| id).collect()
+}
+
+/// One end of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum EdgeEnd<'g> {
     Input(&'static str),
     Node(&'g str),
@@ -73,6 +122,8 @@ struct Picture<'g> {
     /// Per node in evaluation order: the roots it reads, then the nodes it reads; then the
     /// edges into the sink.
     edges: Vec<(EdgeEnd<'g>, EdgeEnd<'g>)>,
+    /// Whether the outputs sink is drawn.
+    outputs: bool,
 }
 
 impl<'g> Picture<'g> {
@@ -114,7 +165,72 @@ impl<'g> Picture<'g> {
             inputs: inputs_read.into_iter().map(|r| ROOT_NAMES[r]).collect(),
             nodes,
             edges,
+            outputs: true,
         }
+    }
+}
+
+impl Picture<'_> {
+    /// The part of the picture `scope` asks for: its nodes in the same order, the inputs they
+    /// read, and the edges between what is kept.
+    fn within(self, scope: Focus<'_>) -> Result<Self> {
+        let (id, descendants) = match scope {
+            Focus::All => return Ok(self),
+            Focus::Ancestors(id) => (id, false),
+            Focus::Lineage(id) => (id, true),
+        };
+        let Some(start) = self.nodes.iter().find(|n| n.id == id).map(|n| n.id) else {
+            let near = near_names(id, self.nodes.iter().map(|n| n.id));
+            let help = if near.is_empty() {
+                "`decide graph` without --focus draws every node, with its id".to_owned()
+            } else {
+                let names: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+                format!("near names: {}", names.join(", "))
+            };
+            return Err(Error::new(
+                ErrorKind::Usage,
+                format!("--focus `{id}`: the policy has no node of that id"),
+            )
+            .help(help));
+        };
+        let mut kept: BTreeSet<EdgeEnd<'_>> = BTreeSet::from([EdgeEnd::Node(start)]);
+        // Ancestors: walk the edges backwards from the node.
+        let mut todo = vec![EdgeEnd::Node(start)];
+        while let Some(end) = todo.pop() {
+            for (from, to) in &self.edges {
+                if *to == end && kept.insert(*from) {
+                    todo.push(*from);
+                }
+            }
+        }
+        if descendants {
+            let mut todo = vec![EdgeEnd::Node(start)];
+            while let Some(end) = todo.pop() {
+                for (from, to) in &self.edges {
+                    if *from == end && kept.insert(*to) {
+                        todo.push(*to);
+                    }
+                }
+            }
+        }
+        Ok(Picture {
+            inputs: self
+                .inputs
+                .into_iter()
+                .filter(|&r| kept.contains(&EdgeEnd::Input(r)))
+                .collect(),
+            nodes: self
+                .nodes
+                .into_iter()
+                .filter(|n| kept.contains(&EdgeEnd::Node(n.id)))
+                .collect(),
+            edges: self
+                .edges
+                .into_iter()
+                .filter(|(from, to)| kept.contains(from) && kept.contains(to))
+                .collect(),
+            outputs: kept.contains(&EdgeEnd::Outputs),
+        })
     }
 }
 
@@ -138,7 +254,9 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
             mermaid_text(n.title)
         );
     }
-    let _ = writeln!(s, "  {}{{{{\"outputs\"}}}}", EdgeEnd::Outputs.id());
+    if p.outputs {
+        let _ = writeln!(s, "  {}{{{{\"outputs\"}}}}", EdgeEnd::Outputs.id());
+    }
     for (from, to) in &p.edges {
         let _ = writeln!(s, "  {} --> {}", from.id(), to.id());
     }
@@ -210,11 +328,13 @@ fn render_dot(p: &Picture<'_>) -> String {
             dot_escape(n.title)
         );
     }
-    let _ = writeln!(
-        s,
-        "  {} [shape=doubleoctagon, label=\"outputs\"];",
-        dot_string(&EdgeEnd::Outputs.id())
-    );
+    if p.outputs {
+        let _ = writeln!(
+            s,
+            "  {} [shape=doubleoctagon, label=\"outputs\"];",
+            dot_string(&EdgeEnd::Outputs.id())
+        );
+    }
     for (from, to) in &p.edges {
         let _ = writeln!(
             s,

@@ -1,4 +1,5 @@
-//! Policy diff: two policies evaluated on the same profiles, and what changed, in Markdown.
+//! Policy diff: two policies evaluated on the same profiles, and what changed, in Markdown or
+//! JSON.
 //!
 //! A price or threshold edit is reviewed like a code change: before merging it, the owner sees
 //! which real profiles it moves (deployment, offer, warnings, monthly cost), from what to what,
@@ -7,6 +8,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
+
+use serde_json::{Value, json};
 
 use crate::decision::{Decision, TraceEntry};
 use crate::error::Result;
@@ -24,6 +27,19 @@ pub struct ProfileDiff {
     /// The headline cost each policy names (`outputs.promises.headline_cost`), with its value
     /// in each decision.
     pub headline: Headline,
+}
+
+/// A value where a change starts: a node, or one key of a node's map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeStart {
+    /// The node id, or `node['key']`.
+    pub at: String,
+    /// The value before (`None`: the node or key was not there).
+    pub old: Option<Value>,
+    /// The value after (`None`: the key is no longer there).
+    pub new: Option<Value>,
+    /// Whether the old policy has the node at all.
+    pub in_old_policy: bool,
 }
 
 /// The cost both policies headline, as each decision gives it.
@@ -45,9 +61,20 @@ impl ProfileDiff {
             || self.headline.old != self.headline.new
     }
 
-    /// Cost figures that differ, other than the monthly cost: (name, old, new).
+    /// Cost figures that differ, other than the monthly cost: (name, old, new), values on one
+    /// line and long ones cut (for the Markdown report).
     #[must_use]
     pub fn other_figures(&self) -> Vec<(String, String, String)> {
+        self.figure_changes()
+            .into_iter()
+            .map(|(k, a, b)| (k, brief_json(a.as_ref()), brief_json(b.as_ref())))
+            .collect()
+    }
+
+    /// Cost figures that differ, other than the monthly cost: (name, old, new), in full
+    /// (`None`: the decision has no such figure).
+    #[must_use]
+    pub fn figure_changes(&self) -> Vec<(String, Option<Value>, Option<Value>)> {
         let mut names: Vec<&String> = self.old.costs.keys().collect();
         names.extend(
             self.new
@@ -64,15 +91,33 @@ impl ProfileDiff {
             .filter_map(|k| {
                 let json = |v: Option<&minijinja::Value>| v.map(crate::decision::to_json);
                 let (a, b) = (json(self.old.costs.get(k)), json(self.new.costs.get(k)));
-                (a != b).then(|| (k.clone(), brief_json(a.as_ref()), brief_json(b.as_ref())))
+                (a != b).then(|| (k.clone(), a, b))
             })
             .collect()
     }
 
     /// The nodes where the change starts: their value differs and none of their inputs' does
-    /// (a node only one policy has counts as differing).
+    /// (a node only one policy has counts as differing); values on one line, long ones cut.
     #[must_use]
     pub fn first_differences(&self) -> Vec<(String, String, String)> {
+        self.change_starts()
+            .into_iter()
+            .map(|c| {
+                let before = if c.in_old_policy {
+                    brief_json(c.old.as_ref())
+                } else {
+                    "(not in the old policy)".to_owned()
+                };
+                (c.at, before, brief_json(c.new.as_ref()))
+            })
+            .collect()
+    }
+
+    /// The nodes where the change starts, as [`ProfileDiff::first_differences`], with their
+    /// values in full. A map's (a per-offer fact's) changed keys are listed one by one, as
+    /// `node['key']`.
+    #[must_use]
+    pub fn change_starts(&self) -> Vec<ChangeStart> {
         let old: HashMap<&str, &TraceEntry> =
             self.old.trace.iter().map(|t| (t.id.as_str(), t)).collect();
         let differs = |t: &TraceEntry| old.get(t.id.as_str()).is_none_or(|o| o.value != t.value);
@@ -89,12 +134,21 @@ impl ProfileDiff {
             .filter(|t| changed.contains(t.id.as_str()))
             .filter(|t| !t.inputs.iter().any(|i| changed.contains(i.as_str())))
             .flat_map(|t| match old.get(t.id.as_str()) {
-                None => vec![(
-                    t.id.clone(),
-                    "(not in the old policy)".to_owned(),
-                    brief_json(Some(&t.value)),
-                )],
-                Some(o) => value_changes(&t.id, &o.value, &t.value),
+                None => vec![ChangeStart {
+                    at: t.id.clone(),
+                    old: None,
+                    new: Some(t.value.clone()),
+                    in_old_policy: false,
+                }],
+                Some(o) => value_changes(&t.id, &o.value, &t.value)
+                    .into_iter()
+                    .map(|(at, old, new)| ChangeStart {
+                        at,
+                        old,
+                        new,
+                        in_old_policy: true,
+                    })
+                    .collect(),
             })
             .collect()
     }
@@ -239,6 +293,79 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
     out
 }
 
+/// The report as JSON: both policies, a count, what changed in the rules, then every profile
+/// in the order given with its decision before and after. Values are given in full, as the
+/// decision records have them: nothing is cut.
+#[must_use]
+pub fn report_json(
+    old: &Graph,
+    new: &Graph,
+    diffs: &[ProfileDiff],
+    as_of: jiff::civil::Date,
+) -> String {
+    let policy = |g: &Graph| {
+        let p = g.policy();
+        let origin = match &p.origin {
+            crate::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
+            crate::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
+        };
+        json!({
+            "rules": origin,
+            "name": p.meta.name.get(crate::Lang::En),
+            "version": p.meta.version,
+            "revision": p.revision,
+        })
+    };
+    let pair = |a: Value, b: Value| json!({ "old": a, "new": b });
+    let profiles: Vec<Value> = diffs
+        .iter()
+        .map(|d| {
+            let (a, b) = (warning_ids(&d.old), warning_ids(&d.new));
+            let added: Vec<&&str> = b.iter().filter(|w| !a.contains(w)).collect();
+            let removed: Vec<&&str> = a.iter().filter(|w| !b.contains(w)).collect();
+            json!({
+                "file": d.file,
+                "name": d.name,
+                "changed": d.decision_changed(),
+                "deployment": pair(json!(d.old.deployment), json!(d.new.deployment)),
+                "offer": pair(json!(d.old.offer), json!(d.new.offer)),
+                "headline_cost": {
+                    "old": { "name": d.headline.names.0, "value": d.headline.old },
+                    "new": { "name": d.headline.names.1, "value": d.headline.new },
+                },
+                "warnings": pair(json!(a), json!(b)),
+                "warnings_added": added,
+                "warnings_removed": removed,
+                "other_figures": d
+                    .figure_changes()
+                    .into_iter()
+                    .map(|(name, old, new)| json!({ "name": name, "old": old, "new": new }))
+                    .collect::<Vec<_>>(),
+                "change_starts": d.change_starts().into_iter().map(|c| json!({
+                    "node": c.at,
+                    "old": c.old,
+                    "new": c.new,
+                    "in_old_policy": c.in_old_policy,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let changed = diffs.iter().filter(|d| d.decision_changed()).count();
+    let report = json!({
+        "old": policy(old),
+        "new": policy(new),
+        "as_of": as_of.to_string(),
+        "profiles_decided": diffs.len(),
+        "changed": changed,
+        "unchanged": diffs.len() - changed,
+        "rule_changes": policy_changes_in(old, new, Style::Full),
+        "profiles": profiles,
+    });
+    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// One changed profile: the decision before and after, figures, and where the change starts.
 fn details(out: &mut String, d: &ProfileDiff) {
     let _ = writeln!(
@@ -290,37 +417,35 @@ fn details(out: &mut String, d: &ProfileDiff) {
 /// How a node's value changed; for maps (per-offer facts), only the keys that changed.
 fn value_changes(
     id: &str,
-    old: &serde_json::Value,
-    new: &serde_json::Value,
-) -> Vec<(String, String, String)> {
+    old: &Value,
+    new: &Value,
+) -> Vec<(String, Option<Value>, Option<Value>)> {
     match (old, new) {
         (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
             let mut keys: Vec<&String> = a.keys().collect();
             keys.extend(b.keys().filter(|k| !a.contains_key(*k)));
             keys.into_iter()
                 .filter(|k| a.get(*k) != b.get(*k))
-                .map(|k| {
-                    (
-                        format!("{id}['{k}']"),
-                        brief_json(a.get(k)),
-                        brief_json(b.get(k)),
-                    )
-                })
+                .map(|k| (format!("{id}['{k}']"), a.get(k).cloned(), b.get(k).cloned()))
                 .collect()
         }
-        _ => vec![(id.to_owned(), brief_json(Some(old)), brief_json(Some(new)))],
+        _ => vec![(id.to_owned(), Some(old.clone()), Some(new.clone()))],
     }
 }
 
 /// Quote rows added, removed or changed between two policies' sheets, matched by hardware,
 /// vendor and first day.
-fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Vec<String> {
+fn quote_changes(
+    old: &crate::policy::Policy,
+    new: &crate::policy::Policy,
+    style: Style,
+) -> Vec<String> {
     use crate::policy::quotes::Quote;
     let key = |q: &Quote| (q.hardware.clone(), q.vendor.clone(), q.valid_from);
     let place = |p: &crate::policy::Policy, q: &Quote| {
         let name = &p.sources[q.sheet].name;
         let file = crate::source::file_name(name);
-        format!("`{}`:{}", md_escape(file), q.line)
+        format!("`{}`:{}", style.text(file), q.line)
     };
     let what = |q: &Quote| {
         format!(
@@ -332,7 +457,7 @@ fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Ve
         q.cells
             .iter()
             .filter(|(c, _)| c.ends_with("_price") || c == "unit")
-            .map(|(c, v)| format!("{c} {}", md_escape(v)))
+            .map(|(c, v)| format!("{c} {}", style.text(v)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -357,7 +482,7 @@ fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Ve
                     q.cells
                         .iter()
                         .find(|(x, _)| x == c)
-                        .map_or_else(|| "(empty)".to_owned(), |(_, v)| md_escape(v))
+                        .map_or_else(|| "(empty)".to_owned(), |(_, v)| style.text(v))
                 };
                 for c in columns {
                     let (va, vb) = (get(a, c), get(b, c));
@@ -387,16 +512,45 @@ fn quote_changes(old: &crate::policy::Policy, new: &crate::policy::Policy) -> Ve
     out
 }
 
+/// How a report writes the values it quotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Markdown: text escaped, long values cut with `...`.
+    Markdown,
+    /// Plain text for a JSON string: nothing escaped, nothing cut.
+    Full,
+}
+
+impl Style {
+    fn text(self, text: &str) -> String {
+        match self {
+            Style::Markdown => md_escape(text),
+            Style::Full => text.to_owned(),
+        }
+    }
+
+    fn value(self, v: Option<&Value>) -> String {
+        match self {
+            Style::Markdown => brief_json(v),
+            Style::Full => v.map_or_else(|| "(none)".to_owned(), |v| one_line_json(v, None)),
+        }
+    }
+}
+
 /// What changed in the rules themselves: catalog fields, constants, nodes added or removed,
-/// and nodes whose expressions were rewritten.
+/// and nodes whose expressions were rewritten; as Markdown lines, long values cut.
 #[must_use]
 pub fn policy_changes(old: &Graph, new: &Graph) -> Vec<String> {
+    policy_changes_in(old, new, Style::Markdown)
+}
+
+fn policy_changes_in(old: &Graph, new: &Graph, style: Style) -> Vec<String> {
     let (po, pn) = (old.policy(), new.policy());
     // With quote sheets on both sides, prices are compared as quote rows; the offers' own
     // fields are compared without what their quotes give.
     let quoted = po.quote_sheets.is_some() && pn.quote_sheets.is_some();
     let mut out = if quoted {
-        quote_changes(po, pn)
+        quote_changes(po, pn, style)
     } else {
         Vec::new()
     };
@@ -424,8 +578,8 @@ pub fn policy_changes(old: &Graph, new: &Graph) -> Vec<String> {
             Some((_, b)) => {
                 let mut fa = Vec::new();
                 let mut fb = Vec::new();
-                flatten("", a, &mut fa);
-                flatten("", b, &mut fb);
+                flatten("", a, &mut fa, style);
+                flatten("", b, &mut fb, style);
                 for (path, va) in &fa {
                     match fb.iter().find(|(p, _)| p == path) {
                         Some((_, vb)) if vb == va => {}
@@ -474,7 +628,7 @@ pub fn policy_changes(old: &Graph, new: &Graph) -> Vec<String> {
 }
 
 /// Leaf values of a JSON tree as dotted paths (lists count as leaves).
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>, style: Style) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, v) in map {
@@ -483,10 +637,10 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
                 } else {
                     format!("{prefix}.{k}")
                 };
-                flatten(&path, v, out);
+                flatten(&path, v, out, style);
             }
         }
-        other => out.push((prefix.to_owned(), brief_json(Some(other)))),
+        other => out.push((prefix.to_owned(), style.value(Some(other)))),
     }
 }
 
@@ -551,10 +705,16 @@ fn warnings_change(old: &Decision, new: &Decision) -> String {
 }
 
 /// A JSON value on one line, long ones cut.
-fn brief_json(v: Option<&serde_json::Value>) -> String {
+fn brief_json(v: Option<&Value>) -> String {
     let Some(v) = v else {
         return "(none)".to_owned();
     };
+    one_line_json(v, Some(80))
+}
+
+/// A JSON value on one line (numbers as money is written, strings bare), cut to `max`
+/// characters with `...` when given.
+fn one_line_json(v: &Value, max: Option<usize>) -> String {
     let text = match v {
         serde_json::Value::Number(n) => match n.as_f64() {
             Some(f) if f.fract() != 0.0 => format!("{f:.2}"),
@@ -565,10 +725,11 @@ fn brief_json(v: Option<&serde_json::Value>) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    if text.chars().count() > 80 {
-        let cut: String = text.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        text
+    match max {
+        Some(max) if text.chars().count() > max => {
+            let cut: String = text.chars().take(max - 3).collect();
+            format!("{cut}...")
+        }
+        _ => text,
     }
 }

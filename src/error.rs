@@ -26,6 +26,8 @@ pub enum ErrorKind {
     Io,
     /// The command line itself is wrong.
     Usage,
+    /// The person stopped the command (Ctrl-C at a prompt).
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -40,14 +42,17 @@ impl ErrorKind {
             ErrorKind::Invariant => "invariant",
             ErrorKind::Io => "io",
             ErrorKind::Usage => "usage",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 
-    /// The process exit code for this kind: 2 for usage errors, 1 for everything else.
+    /// The process exit code for this kind: 2 for usage errors, 130 for an interruption (128 +
+    /// SIGINT's number, as a shell reports a command that Ctrl-C ended), 1 for everything else.
     #[must_use]
     pub fn exit_code(self) -> i32 {
         match self {
             ErrorKind::Usage => 2,
+            ErrorKind::Interrupted => 130,
             _ => 1,
         }
     }

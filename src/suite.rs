@@ -4,7 +4,8 @@
 //! model). A case file is YAML: `cases:`, each a full profile plus the parts of the decision it
 //! pins down (deployment, offer, scenario row, criteria, warnings, checklist, costs); what a case
 //! leaves out is not checked. Coverage says which criteria outcomes, table rows, warnings and
-//! checklist conditions no case exercised, so a row nobody tests is visible before it is wrong.
+//! checklist conditions no passing case exercised (a failing case covers nothing), so a row
+//! nobody tests is visible before it is wrong.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -99,7 +100,7 @@ pub struct CoverageItem {
     pub id: String,
 }
 
-/// What the cases exercised, out of what the policy has.
+/// What the passing cases exercised, out of what the policy has.
 #[derive(Debug, Default)]
 pub struct Coverage {
     pub all: BTreeSet<CoverageItem>,
@@ -111,6 +112,18 @@ impl Coverage {
     #[must_use]
     pub fn missed(&self) -> Vec<&CoverageItem> {
         self.all.difference(&self.hit).collect()
+    }
+
+    /// The share of the policy's items that passing cases exercised, in percent (100 for a
+    /// policy with nothing to exercise).
+    #[must_use]
+    pub fn percent(&self) -> f64 {
+        let all = self.all.len();
+        if all == 0 {
+            return 100.0;
+        }
+        let hit = self.hit.intersection(&self.all).count();
+        hit as f64 * 100.0 / all as f64
     }
 
     /// Covered items of `kind`, and all of them.
@@ -196,11 +209,15 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
             .and_then(|()| priced.evaluate(&case.profile, as_of));
         let result = match decided {
             Ok(evaluation) => {
-                exercise(graph, &evaluation, &mut outcome.coverage.hit);
+                let differences = compare(&case.expect, &evaluation);
+                // A failing case covers nothing: what it exercised is not what it checks.
+                if differences.is_empty() {
+                    exercise(graph, &evaluation, &mut outcome.coverage.hit);
+                }
                 CaseResult {
                     file: source.name.clone(),
                     name,
-                    differences: compare(&case.expect, &evaluation),
+                    differences,
                     error: None,
                 }
             }

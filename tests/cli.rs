@@ -695,3 +695,77 @@ fn help_examples_work_from_any_folder() {
     }
     assert!(ran >= 22, "only {ran} help examples ran");
 }
+
+/// `decide` with `args` and the environment variables `env` set (and the colour ones cleared).
+fn decide_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_decide"));
+    command
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_leaves_it_plain() {
+    let has_escape = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains('\u{1b}');
+    // An error on standard error.
+    let error = |color: &str, env: &[(&str, &str)]| {
+        let out = decide_env(&["graph", "--focus", "no_such_node", "--color", color], env);
+        assert_eq!(out.status.code(), Some(2));
+        has_escape(&out.stderr)
+    };
+    assert!(error("always", &[]));
+    assert!(!error("never", &[]));
+    assert!(!error("auto", &[]), "a pipe is not a terminal");
+    assert!(error("auto", &[("CLICOLOR_FORCE", "1")]));
+    assert!(!error("never", &[("CLICOLOR_FORCE", "1")]));
+    assert!(!error(
+        "auto",
+        &[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]
+    ));
+    assert!(error("always", &[("NO_COLOR", "1")]), "the flag wins");
+    // The offers table on standard output: its header in bold, the rest the same.
+    let table = |color: &str| {
+        let out = decide_env(
+            &[
+                "offers",
+                "--as-of",
+                "2026-09-04",
+                "--format",
+                "table",
+                "--color",
+                color,
+            ],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (coloured, plain) = (table("always"), table("never"));
+    assert!(coloured.contains("\u{1b}[1mOffer "), "{coloured}");
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    assert_eq!(
+        coloured.replace("\u{1b}[1m", "").replace("\u{1b}[0m", ""),
+        plain
+    );
+    // Before the subcommand too, and clap's own messages follow it.
+    let out = decide_env(&["--color", "always", "offers", "--format", "nope"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        has_escape(&out.stderr),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = decide_env(&["offers", "--format", "nope", "--color=never"], &[]);
+    assert!(!has_escape(&out.stderr));
+    // Not a choice: a usage error naming the choices.
+    let out = decide_env(&["offers", "--color", "sometimes"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("always"));
+}

@@ -156,3 +156,115 @@ fn mermaid_path_styles_the_taken_nodes_and_the_edges_between_them() {
         .unwrap();
     assert!(extra.contains(&format!("  linkStyle {index} ")), "{extra}");
 }
+
+/// The node ids a Mermaid picture draws (its node lines, not its edges).
+fn drawn_nodes(mermaid: &str) -> std::collections::BTreeSet<String> {
+    mermaid
+        .lines()
+        .filter(|l| l.starts_with("  n_") && !l.contains(" --> "))
+        .map(|l| {
+            let id = &l[4..];
+            id[..id
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap()]
+                .to_owned()
+        })
+        .collect()
+}
+
+/// `start` and every node reachable from it through `next`.
+fn closure<'a>(
+    start: &'a str,
+    next: &dyn Fn(&'a str) -> Vec<&'a str>,
+) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::from([start.to_owned()]);
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        for n in next(id) {
+            if seen.insert(n.to_owned()) {
+                todo.push(n);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn focus_draws_a_node_with_its_ancestors_and_optionally_its_descendants() {
+    let graph = common::graph();
+    let nodes = graph.nodes();
+    let deps_of =
+        |id: &str| -> Vec<&str> { nodes.iter().find(|(n, _, _)| *n == id).unwrap().2.clone() };
+    let readers_of = |id: &str| -> Vec<&str> {
+        nodes
+            .iter()
+            .filter(|(_, _, deps)| deps.contains(&id))
+            .map(|(n, _, _)| *n)
+            .collect()
+    };
+    // A node in the middle: it reads nodes and nodes read it.
+    let (id, _, _) = nodes
+        .iter()
+        .find(|(n, _, deps)| !deps.is_empty() && !readers_of(n).is_empty())
+        .unwrap();
+    let ancestors = closure(id, &|n| deps_of(n));
+    let descendants = closure(id, &|n| readers_of(n));
+    assert!(ancestors.len() > 1 && descendants.len() > 1);
+    assert!(ancestors.len() < nodes.len());
+
+    let focused = graph_output(&["--focus", id]);
+    assert!(focused.starts_with("flowchart LR\n"), "{focused}");
+    assert_eq!(drawn_nodes(&focused), ancestors, "{focused}");
+    // Every edge drawn joins two drawn nodes, and every dependency among them is drawn.
+    for a in &ancestors {
+        for d in deps_of(a) {
+            assert!(
+                focused.contains(&format!("  n_{d} --> n_{a}\n")),
+                "{d} -> {a}"
+            );
+        }
+    }
+    assert!(!focused.contains("out{{"), "the outputs are no ancestor");
+
+    let both = graph_output(&["--focus", id, "--descendants"]);
+    let expected: std::collections::BTreeSet<String> =
+        ancestors.union(&descendants).cloned().collect();
+    assert_eq!(drawn_nodes(&both), expected, "{both}");
+    for line in both.lines().filter(|l| l.contains(" --> n_")) {
+        let (from, to) = line.trim().split_once(" --> n_").unwrap();
+        assert!(expected.contains(to), "{line}");
+        if let Some(from) = from.strip_prefix("n_") {
+            assert!(expected.contains(from), "{line}");
+        }
+    }
+    // DOT draws the same nodes.
+    let dot = graph_output(&["--focus", id, "--descendants", "--format", "dot"]);
+    let dot_nodes = dot
+        .lines()
+        .filter(|l| l.starts_with("  \"n_") && l.contains(" [shape="))
+        .count();
+    assert_eq!(dot_nodes, expected.len(), "{dot}");
+}
+
+#[test]
+fn an_unknown_focus_node_is_an_error_naming_near_ones() {
+    let graph = common::graph();
+    let (id, _, _) = graph
+        .nodes()
+        .into_iter()
+        .find(|(n, _, _)| n.len() > 8)
+        .unwrap();
+    let typo = format!("{}x{}", &id[..4], &id[5..]);
+    let out = decide(&["graph", "--focus", &typo]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("`{typo}`")), "{err}");
+    assert!(
+        err.contains("near names:") && err.contains(&format!("`{id}`")),
+        "{err}"
+    );
+    // --descendants needs --focus.
+    let out = decide(&["graph", "--descendants"]);
+    assert_eq!(out.status.code(), Some(2));
+}

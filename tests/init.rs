@@ -258,9 +258,31 @@ fn questions_come_in_chinese_with_lang_zh() {
     let file = dir.path().join("zh.yaml");
     let mut p = session(&[file.to_str().unwrap(), "--lang", "zh"]);
     p.exp_string(&as_read("这个工作负载叫什么？")).unwrap();
-    keys(&mut p, "\u{3}"); // Ctrl-C: cancelled, nothing written
-    p.exp_string("cancelled: no profile was written").unwrap();
+    keys(&mut p, "\u{3}"); // Ctrl-C: interrupted, nothing written
+    p.exp_string("interrupted: no profile was written").unwrap();
     p.exp_eof().unwrap();
+    assert!(!file.exists());
+}
+
+/// The exit status of a finished session.
+fn exit_code(p: &rexpect::session::PtySession) -> Option<i32> {
+    match p.process.wait().unwrap() {
+        rexpect::process::wait::WaitStatus::Exited(_, code) => Some(code),
+        _ => None,
+    }
+}
+
+#[test]
+fn ctrl_c_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.yaml");
+    // Ctrl-C at the first question: 130, as a shell expects of an interrupted command.
+    let mut p = session(&[file.to_str().unwrap()]);
+    p.exp_string("What is this workload called?").unwrap();
+    keys(&mut p, "\u{3}");
+    p.exp_string("interrupted: no profile was written").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), Some(130));
     assert!(!file.exists());
 }
 
@@ -392,6 +414,7 @@ fn escape_asks_before_quitting_without_saving() {
     keys(&mut p, &format!("Quit{ENTER}"));
     p.exp_string("cancelled: no profile was written").unwrap();
     p.exp_eof().unwrap();
+    assert_eq!(exit_code(&p), Some(2), "quitting is a cancelled usage");
     assert!(!file.exists());
 }
 

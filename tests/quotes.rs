@@ -901,3 +901,115 @@ fn a_minimum_term_is_whole_months() {
         "{said}"
     );
 }
+
+/// The display column (a Chinese character is two wide) where `needle` starts in `line`.
+fn display_column(line: &str, needle: &str) -> usize {
+    let at = line
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in {line:?}"));
+    unicode_width::UnicodeWidthStr::width(&line[..at])
+}
+
+/// `decide offers` shows how each sheet quoted VAT and its shortest term, in every format;
+/// the terminal table lines its columns up by display width, Chinese titles included.
+#[test]
+fn offers_show_vat_and_term_and_the_table_is_aligned() {
+    let rules = rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,3 months,excluded,\
+         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    );
+    // A title with Chinese characters, two columns each on a terminal.
+    let catalog = rules.path().join("catalog.yaml");
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    std::fs::write(
+        &catalog,
+        text.replace(
+            "title: {en: \"RTX 4090 24G ×8 (Sichuan zone 2)\"",
+            "title: {en: \"RTX 4090 24G ×8（四川二区）\"",
+        ),
+    )
+    .unwrap();
+    let dir = rules.path().to_str().unwrap();
+    let run = |format: &str| {
+        common::run_ok(&[
+            "offers",
+            "--as-of",
+            "2026-09-10",
+            "--rules",
+            dir,
+            "--format",
+            format,
+        ])
+    };
+    let table = run("table");
+    let lines: Vec<&str> = table.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("Offer ")).unwrap();
+    let rows: Vec<&str> = lines[header + 1..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .copied()
+        .collect();
+    assert_eq!(rows.len(), 7, "{table}");
+    let gpuhub = rows.iter().find(|r| r.contains("@gpuhub")).unwrap();
+    assert!(gpuhub.contains("excluded, +6% added"), "{table}");
+    assert!(gpuhub.contains("3 months"), "{table}");
+    assert!(
+        gpuhub.contains("¥7,950"),
+        "the price shown includes VAT: {table}"
+    );
+    let marketplace = rows
+        .iter()
+        .find(|r| r.starts_with("rtx4090-x8-sichuan2 "))
+        .unwrap();
+    assert!(marketplace.contains("四川二区"), "{table}");
+    assert!(marketplace.contains("unknown"), "{table}");
+    // Each column starts at the same display column in every row: the vendor (after the
+    // Chinese title) and the date the quote holds from.
+    // A cell starts after the two spaces that end the cell before it.
+    let cell_at = |line: &str, cell: &str| display_column(line, &format!("  {cell}")) + 2;
+    let vendor_at = cell_at(lines[header], "Vendor");
+    let quoted_at = cell_at(lines[header], "Quoted");
+    for row in &rows {
+        let vendor = if row.contains("@gpuhub") {
+            "gpuhub"
+        } else {
+            "marketplace"
+        };
+        assert_eq!(cell_at(row, vendor), vendor_at, "{row}\n{table}");
+        assert_eq!(cell_at(row, "2026-09-"), quoted_at, "{row}\n{table}");
+    }
+    // Markdown and JSON carry the same facts.
+    let md = run("md");
+    assert!(md.contains("| VAT | Term |"), "{md}");
+    assert!(md.contains("| excluded, +6% added | 3 months |"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let offer = json["offers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "rtx4090-x8-sichuan2@gpuhub")
+        .unwrap();
+    assert_eq!(offer["vat"], "excluded", "{offer}");
+    assert_eq!(offer["vat_added"], 0.06, "{offer}");
+    assert_eq!(offer["quoted_discounted_cny"], 7500, "{offer}");
+    assert_eq!(offer["discounted_cny"], 7950, "{offer}");
+    assert_eq!(offer["min_term"], "3 months", "{offer}");
+    // Without --format: Markdown in a pipe.
+    let piped = common::run_ok(&["offers", "--as-of", "2026-09-10", "--rules", dir]);
+    assert_eq!(piped, md);
+}
+
+/// On a terminal, `decide offers` prints the aligned table.
+#[test]
+fn offers_on_a_terminal_is_a_table() {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_decide"));
+    command
+        .args(["offers", "--as-of", "2026-09-04"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let mut p = rexpect::session::spawn_command(command, Some(20_000)).unwrap();
+    p.exp_regex("Offer +Hardware +Vendor +Unit +Price +List +VAT +Term")
+        .unwrap();
+    let rest = p.exp_eof().unwrap();
+    assert!(!rest.contains("| `"), "no Markdown on a terminal: {rest}");
+}

@@ -1,4 +1,5 @@
-//! `decide diff`: both policies evaluated on the same profiles, changes reported in Markdown.
+//! `decide diff`: both policies evaluated on the same profiles, changes reported in Markdown or
+//! JSON.
 
 use std::path::PathBuf;
 
@@ -8,7 +9,7 @@ use decide::source::Source;
 
 use super::Outcome;
 
-/// Compare two policies on the same profiles and report what changed, in Markdown.
+/// Compare two policies on the same profiles and report what changed, in Markdown or JSON.
 ///
 /// For each profile: deployment, offer, warnings and monthly cost before and after, and the
 /// nodes of the graph where the change starts.
@@ -18,6 +19,7 @@ Examples:
   decide rules export my-rules                  (then edit my-rules/)
   decide diff embedded my-rules my-rules/examples/
   decide diff old-rules new-rules team-a.yaml team-b.yaml --as-of 2026-09-04 > diff.md
+  decide diff embedded my-rules my-rules/examples/ --format json > diff.json   (values in full)
 
 Exit codes: 0 no decision changed, 1 a decision changed, 2 usage error or a profile or policy
 that cannot be decided (so CI can gate a policy change).")]
@@ -34,6 +36,18 @@ pub struct Args {
     /// The date prices are judged at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
+    /// Report format: `md` for a reviewer (long values cut with `...`), `json` for a program
+    /// (every value in full).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Md)]
+    pub format: DiffFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Markdown.
+    Md,
+    /// JSON.
+    Json,
 }
 
 #[allow(clippy::unnecessary_wraps)] // every command has this signature
@@ -68,7 +82,11 @@ fn diff(args: &Args) -> Result<Outcome> {
         }
     }
     let diffs = decide::diff::run(&old, &new, &profiles, as_of)?;
-    super::print(&decide::diff::report(&old, &new, &diffs, as_of))?;
+    let report = match args.format {
+        DiffFormat::Md => decide::diff::report(&old, &new, &diffs, as_of),
+        DiffFormat::Json => decide::diff::report_json(&old, &new, &diffs, as_of),
+    };
+    super::print(&report)?;
     if diffs
         .iter()
         .any(decide::diff::ProfileDiff::decision_changed)

@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 
 use decide::Graph;
-use decide::diagram;
+use decide::diagram::{self, Focus};
 use decide::error::Result;
 
 use super::Outcome;
@@ -14,7 +14,9 @@ use super::Outcome;
 Examples:
   decide graph > graph.mmd
   decide graph --rules my-rules
-  decide graph --format dot | dot -Tsvg > graph.svg")]
+  decide graph --format dot | dot -Tsvg > graph.svg
+  decide graph --focus rule_premium                (that node and what it reads)
+  decide graph --focus breakeven_hours_per_gpu --descendants   (also what reads it)")]
 pub struct Args {
     /// The rules folder, or `embedded` for the policy built into this binary.
     #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
@@ -22,6 +24,12 @@ pub struct Args {
     /// Picture format.
     #[arg(short, long, value_enum, default_value_t = GraphFormat::Mermaid)]
     pub format: GraphFormat,
+    /// Draw only this node and its ancestors (the nodes and inputs it reads, directly or not).
+    #[arg(long, value_name = "NODE")]
+    pub focus: Option<String>,
+    /// With --focus, also draw the node's descendants (what reads it, directly or not).
+    #[arg(long, requires = "focus")]
+    pub descendants: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -35,9 +43,14 @@ pub enum GraphFormat {
 /// Compiles the policy and prints its graph in the format `args` ask for.
 pub fn run(args: &Args) -> Result<Outcome> {
     let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
+    let scope = match (&args.focus, args.descendants) {
+        (None, _) => Focus::All,
+        (Some(id), false) => Focus::Ancestors(id),
+        (Some(id), true) => Focus::Lineage(id),
+    };
     let text = match args.format {
-        GraphFormat::Mermaid => diagram::mermaid(&graph),
-        GraphFormat::Dot => diagram::dot(&graph),
+        GraphFormat::Mermaid => diagram::mermaid_of(&graph, scope)?,
+        GraphFormat::Dot => diagram::dot_of(&graph, scope)?,
     };
     super::print(&text)?;
     Ok(Outcome::Clean)

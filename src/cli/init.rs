@@ -97,9 +97,15 @@ fn escape_menu(texts: &Texts) -> Result<Flow> {
     }
 }
 
+/// What a prompt that did not return an answer means: Ctrl-C interrupts (exit 130), Esc at a
+/// prompt without a menu cancels (exit 2).
 fn cancelled(e: &inquire::InquireError) -> Error {
     match e {
-        inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
+        inquire::InquireError::OperationInterrupted => Error::new(
+            ErrorKind::Interrupted,
+            "interrupted: no profile was written",
+        ),
+        inquire::InquireError::OperationCanceled => {
             Error::new(ErrorKind::Usage, "cancelled: no profile was written")
         }
         other => Error::new(
@@ -109,7 +115,24 @@ fn cancelled(e: &inquire::InquireError) -> Error {
     }
 }
 
+/// Asks the questions, writes the profile and decides it. Ctrl-C exits 130 and says whether
+/// the profile was already written.
 pub fn run(args: &Args) -> Result<Outcome> {
+    let written = std::cell::Cell::new(false);
+    ask_and_decide(args, &written).map_err(|e| {
+        if e.kind() == ErrorKind::Interrupted && written.get() {
+            let file = args.file.display();
+            Error::new(
+                ErrorKind::Interrupted,
+                format!("interrupted: {file} was written; decide it with `decide {file}`"),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcome> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(Error::new(
             ErrorKind::Usage,
@@ -182,6 +205,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         ));
     }
     super::write_output(&args.file, &super::Inputs::default(), yaml.as_bytes())?;
+    written.set(true);
     let file = args.file.display().to_string();
     super::print(&format!(
         "{}\n",

@@ -9,6 +9,7 @@ mod batch;
 mod diff;
 mod graph;
 mod init;
+mod junit;
 mod offers;
 mod output;
 mod pdf;
@@ -100,6 +101,65 @@ pub struct Args {
     /// appendix, the record's `trace`.
     #[arg(long)]
     pub trace: bool,
+    /// When to colour what is written to a terminal (errors, help, `decide offers`' table,
+    /// `decide init`'s prompts): `auto` colours a terminal unless `NO_COLOR` is set (or
+    /// `CLICOLOR=0`), and colours a pipe too when `CLICOLOR_FORCE` is set.
+    #[arg(long, value_enum, global = true, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+/// When output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, as `NO_COLOR`, `CLICOLOR` and `CLICOLOR_FORCE` say.
+    Auto,
+    /// Always, even in a pipe or a file.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    fn choice(self) -> anstream::ColorChoice {
+        match self {
+            ColorWhen::Auto => anstream::ColorChoice::Auto,
+            ColorWhen::Always => anstream::ColorChoice::Always,
+            ColorWhen::Never => anstream::ColorChoice::Never,
+        }
+    }
+
+    /// The `--color` the command line gives, read before clap parses it so that clap's own
+    /// help and errors follow it; the last one wins, as it does for clap. An invalid value is
+    /// left to clap to report.
+    fn from_command_line() -> Self {
+        let mut when = ColorWhen::Auto;
+        let mut args = std::env::args_os().skip(1);
+        while let Some(arg) = args.next() {
+            let value = match arg.to_str() {
+                Some("--") => break,
+                Some("--color") => args.next(),
+                Some(a) => a.strip_prefix("--color=").map(Into::into),
+                None => None,
+            };
+            match value.as_ref().and_then(|v| v.to_str()) {
+                Some("always") => when = ColorWhen::Always,
+                Some("never") => when = ColorWhen::Never,
+                Some("auto") => when = ColorWhen::Auto,
+                _ => {}
+            }
+        }
+        when
+    }
+}
+
+/// Whether what is written to standard output is coloured (`--color`, then the environment).
+pub(crate) fn colour_stdout() -> bool {
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+}
+
+/// Whether what is written to standard error is coloured (`--color`, then the environment).
+pub(crate) fn colour_stderr() -> bool {
+    anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never
 }
 
 /// The policy author's commands.
@@ -195,7 +255,17 @@ pub(crate) fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, Stri
 /// Runs the command line: `Ok` when the command ended clean, otherwise the process exit code
 /// (the error, if any, already written to standard error).
 pub fn run() -> std::result::Result<(), u8> {
-    let args = match Args::try_parse() {
+    let when = ColorWhen::from_command_line();
+    when.choice().write_global();
+    let command = <Args as clap::CommandFactory>::command().color(match when {
+        ColorWhen::Auto => clap::ColorChoice::Auto,
+        ColorWhen::Always => clap::ColorChoice::Always,
+        ColorWhen::Never => clap::ColorChoice::Never,
+    });
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| <Args as clap::FromArgMatches>::from_arg_matches(&m));
+    let args = match parsed {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
@@ -300,13 +370,10 @@ fn write_file(
     }
 }
 
-/// An error as stderr shows it: in colour on a terminal unless `NO_COLOR` is set
-/// (<https://no-color.org>), plain otherwise.
+/// An error as stderr shows it: in colour when `--color` and the environment say so (by
+/// default on a terminal unless `NO_COLOR` is set, <https://no-color.org>), plain otherwise.
 pub(crate) fn render(e: &Error) -> String {
-    use std::io::IsTerminal;
-    let colour = std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    if colour {
+    if colour_stderr() {
         e.render_styled()
     } else {
         e.render()

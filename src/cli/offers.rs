@@ -1,14 +1,16 @@
-//! `decide offers`: the catalog at a date as a table (hardware, vendor, unit, price, age, trend).
+//! `decide offers`: the catalog at a date as a table (hardware, vendor, unit, price, VAT, term,
+//! age, trend): aligned on a terminal, Markdown in a pipe, or JSON.
 
 use decide::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 
-/// List what is on offer at a date: every quote in force, with its price, age and trend.
+/// List what is on offer at a date: every quote in force, with its price, VAT, term, age and
+/// trend.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  decide offers                         (today's quotes)
+  decide offers                         (today's quotes; a table on a terminal, else Markdown)
   decide offers --as-of 2026-07-15      (what was on offer then, at July's prices)
   decide offers --rules my-rules --format json")]
 pub struct Args {
@@ -18,14 +20,16 @@ pub struct Args {
     /// The date the quotes are read at (YYYY-MM-DD); default today.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
     pub as_of: Option<jiff::civil::Date>,
-    /// Output format: a Markdown table or JSON.
-    #[arg(short, long, value_enum, default_value_t = ListingFormat::Md)]
-    pub format: ListingFormat,
+    /// Output format (default: `table` when standard output is a terminal, else `md`).
+    #[arg(short, long, value_enum)]
+    pub format: Option<ListingFormat>,
 }
 
 /// The listing's formats (a table has no HTML memo form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListingFormat {
+    /// An aligned plain-text table, for a terminal.
+    Table,
     /// Markdown table.
     Md,
     /// JSON.
@@ -37,7 +41,25 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let as_of = args.as_of.unwrap_or_else(decide::today::today);
     let policy = super::load_policy(args.rules.folder(), Some(as_of))?;
     let listing = decide::catalog::listing(&policy, as_of);
-    let text = match args.format {
+    let format = args.format.unwrap_or_else(|| {
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            ListingFormat::Table
+        } else {
+            ListingFormat::Md
+        }
+    });
+    let text = match format {
+        ListingFormat::Table => {
+            let bold = anstyle::Style::new().bold();
+            let colour = super::colour_stdout();
+            decide::catalog::table(&listing, &|s| {
+                if colour {
+                    format!("{}{s}{}", bold.render(), bold.render_reset())
+                } else {
+                    s.to_owned()
+                }
+            })
+        }
         ListingFormat::Md => decide::catalog::markdown(&listing),
         ListingFormat::Json => {
             let mut json = serde_json::to_string_pretty(&listing)

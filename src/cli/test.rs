@@ -9,6 +9,8 @@ use decide::source::Source;
 use decide::suite::{self, ITEM_KINDS};
 
 use super::Outcome;
+use super::junit;
+use super::output::{Inputs, write_output};
 
 /// Run policy test cases (a profile and its expected decision) with coverage.
 ///
@@ -20,8 +22,12 @@ Examples:
   decide test
   decide test --rules my-rules                   (runs my-rules/tests/*.yaml)
   decide test --rules my-rules cases/ extra.yaml
+  decide test --min-coverage 100 --junit policy-tests.xml      (for CI)
 
-Exit codes: 0 every case passed, 1 a case failed (or a case file is invalid), 2 usage error.")]
+Coverage counts what passing cases exercise: a failing case covers nothing.
+
+Exit codes: 0 every case passed (and coverage is at least --min-coverage), 1 a case failed, a
+case file is invalid or coverage is below --min-coverage, 2 usage error.")]
 pub struct Args {
     /// The rules folder, or `embedded` for the policy built into this binary.
     #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
@@ -29,19 +35,71 @@ pub struct Args {
     /// Case files or folders of them (default: the `tests/` folder of the rules).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Fail (exit 1) when passing cases exercise less than PCT percent of the policy's
+    /// criterion outcomes, table rows, warnings and checklist conditions (0 to 100).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub min_coverage: Option<f64>,
+    /// Also write the results as `JUnit` XML to FILE (one testcase per case, for CI); the file
+    /// is replaced whole or not at all.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "expected a percentage from 0 to 100, such as 95, not `{s}`"
+        )),
+    }
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
     let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
     let sources = case_sources(args)?;
     let outcome = suite::run(&graph, &sources)?;
+    if let Some(path) = &args.junit {
+        let inputs = Inputs::of(args.paths.iter().map(PathBuf::as_path));
+        write_output(path, &inputs, junit::report(&outcome).as_bytes())?;
+    }
     let text = report(&outcome);
     super::print(&text)?;
-    if outcome.results.iter().all(suite::CaseResult::passed) {
+    let below = args
+        .min_coverage
+        .filter(|min| outcome.coverage.percent() < *min);
+    if let Some(min) = below {
+        super::stdio::err(&below_minimum(&outcome.coverage, min));
+    }
+    if below.is_none() && outcome.results.iter().all(suite::CaseResult::passed) {
         Ok(Outcome::Clean)
     } else {
         Ok(Outcome::Flagged)
     }
+}
+
+/// A percentage as the report prints it: one decimal, rounded down (so 99.96% is not shown as
+/// 100.0%).
+fn percent_text(p: f64) -> String {
+    format!("{:.1}%", (p * 10.0).floor() / 10.0)
+}
+
+/// What standard error says when coverage is below `--min-coverage`: the percentages and every
+/// item no passing case exercises.
+fn below_minimum(coverage: &suite::Coverage, min: f64) -> String {
+    let missed = coverage.missed();
+    let mut out = format!(
+        "error: coverage {} is below --min-coverage {min}%: {} of {} items are not exercised by a passing case:\n",
+        percent_text(coverage.percent()),
+        missed.len(),
+        coverage.all.len()
+    );
+    for item in missed {
+        let _ = writeln!(out, "  - {} `{}`", item.kind, item.id);
+    }
+    out.push_str(
+        "help: add a case in the rules' tests/ that reaches each, or fix the failing cases\n",
+    );
+    out
 }
 
 /// The case files to run: the paths given, else the rules' own `tests/` folder.
@@ -110,7 +168,11 @@ fn report(outcome: &suite::Outcome) -> String {
         outcome.results.len() - failed
     );
     let c = &outcome.coverage;
-    out.push_str("\nCoverage:\n");
+    let _ = writeln!(
+        out,
+        "\nCoverage (by passing cases): {}",
+        percent_text(c.percent())
+    );
     for (kind, label) in ITEM_KINDS {
         let (hit, all) = c.count(kind);
         if all > 0 {
@@ -123,7 +185,7 @@ fn report(outcome: &suite::Outcome) -> String {
             "Every criterion outcome, table row, warning and checklist condition is exercised.\n",
         );
     } else {
-        out.push_str("Not exercised by any case:\n");
+        out.push_str("Not exercised by any passing case:\n");
         for item in missed {
             let _ = writeln!(out, "  - {} `{}`", item.kind, item.id);
         }

@@ -12,10 +12,11 @@ use super::Outcome;
 
 /// Check a rules folder: every static check, each finding with its place and a fix.
 ///
-/// Checks the schema of the rule files, expressions, references, cycles, unused nodes, duplicate
-/// ids, offer ids, decision-table gaps, overlaps and shadowed rows (each with an example
-/// profile), and searches generated profiles for one that breaks an invariant (reported with
-/// the smallest found, as a profile to run).
+/// Checks the schema of the rule files, texts missing a language the policy's other texts
+/// have, expressions, references, cycles, unused nodes, duplicate ids, offer ids, decision-table
+/// gaps, overlaps and shadowed rows (each with an example profile), and searches generated
+/// profiles for one that breaks an invariant (reported with the smallest found, as a profile to
+/// run).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -40,6 +41,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let (sources, origin) = args.rules.sources()?;
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
+    // In a bilingual policy, a text without one of the languages shows untranslated: a
+    // finding, not a fault that stops the rules from loading.
+    let languages = decide::policy::missing_languages(&sources);
     // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
     match decide::memo::Templates::for_rules(args.rules.folder()) {
         Ok(templates) => errors.extend(templates.check()),
@@ -56,16 +60,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let graph = match (graph, Error::many(errors)) {
         (Some(graph), None) => graph,
         (_, Some(e)) => {
-            let n = e.count();
-            super::print(&format!(
-                "{}\n\n{name}: {n} {} the rules from loading.\n",
-                e.render(),
-                if n == 1 {
-                    "problem stops"
-                } else {
-                    "problems stop"
-                }
-            ))?;
+            super::print(&load_faults(&name, &e, &languages))?;
             return Ok(Outcome::Flagged);
         }
         (None, None) => unreachable!("no graph without an error"),
@@ -84,6 +79,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
             .collect();
     let report = check::check(&graph, as_of, &witnesses);
     let mut out = String::new();
+    for l in &languages {
+        out.push_str(&l.render());
+        out.push_str("\n\n");
+    }
     for finding in report.all_findings() {
         out.push_str(&finding.render());
         out.push_str("\n\n");
@@ -114,7 +113,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
             "  note: {note} has no fast form: minijinja evaluates it (slower, same answer)"
         );
     }
-    let findings = report.all_findings().count();
+    let findings = report.all_findings().count() + languages.len();
     if findings == 0 {
         out.push_str("Clean: no findings.\n");
         super::print(&out)?;
@@ -128,6 +127,28 @@ pub fn run(args: &Args) -> Result<Outcome> {
         super::print(&out)?;
         Ok(Outcome::Flagged)
     }
+}
+
+/// The report of rules that do not load: every fault, then the texts missing a language, and
+/// how many of each.
+fn load_faults(name: &str, faults: &Error, languages: &[Error]) -> String {
+    let n = faults.count();
+    let mut text = faults.render();
+    for l in languages {
+        text.push_str("\n\n");
+        text.push_str(&l.render());
+    }
+    let stop = if n == 1 {
+        "problem stops"
+    } else {
+        "problems stop"
+    };
+    let untranslated = match languages.len() {
+        0 => String::new(),
+        1 => " 1 text misses a language.".to_owned(),
+        m => format!(" {m} texts miss a language."),
+    };
+    format!("{text}\n\n{name}: {n} {stop} the rules from loading.{untranslated}\n")
 }
 
 /// The fast path against minijinja: what was compared and what was found.

@@ -8,9 +8,11 @@
 //! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
 //! prices the catalog at a date ([`Policy::at`]).
 
+mod languages;
 mod located;
 mod prepared;
 pub mod quotes;
+pub use languages::missing_languages;
 pub mod rules;
 mod tree;
 
