@@ -19,13 +19,13 @@ fn rules_with(yaml: &str) -> tempfile::TempDir {
 const SMALL_MODELS_RENT_CONTAINERS: &str = r#"
 invariants:
   - id: offer_matches_deployment
-    title: The recommended offer is of the deployment's kind
+    title: {en: "The recommended offer is of the deployment's kind", zh: "推荐方案与部署方式一致"}
     holds: recommended_offer.kind == deployment or (deployment == 'mixed' and recommended_offer.kind == 'bare_metal')
-    message: "the deployment is {{ deployment }}, but the offer is {{ recommended_offer.kind }}"
+    message: {en: "the deployment is {{ deployment }}, but the offer is {{ recommended_offer.kind }}", zh: "部署方式为 {{ deployment }}，方案却是 {{ recommended_offer.kind }}"}
   - id: small_models_rent_containers
-    title: Models under 10B parameters rent containers
+    title: {en: "Models under 10B parameters rent containers", zh: "10B 以下的模型租容器"}
     holds: profile.workload.model_params_b >= 10 or deployment == 'container'
-    message: "a {{ profile.workload.model_params_b | num }}B model is put on {{ recommended_offer.id }}"
+    message: {en: "a {{ profile.workload.model_params_b | num }}B model is put on {{ recommended_offer.id }}", zh: "{{ profile.workload.model_params_b | num }}B 模型被放在 {{ recommended_offer.id }} 上"}
 "#;
 
 fn rules_arg(dir: &Path) -> &str {
@@ -261,14 +261,14 @@ fn a_node_read_only_by_an_invariant_is_used() {
         r#"
 facts:
   - id: extra_floor_cny
-    title: A floor only the invariant reads
+    title: {en: "A floor only the invariant reads", zh: "只有不变量读取的下限"}
     value: 0
     type: number
 invariants:
   - id: costs_are_not_negative
-    title: The monthly cost is not negative
+    title: {en: "The monthly cost is not negative", zh: "月费不为负"}
     holds: recommended_monthly_cny >= extra_floor_cny
-    message: "a monthly cost of {{ recommended_monthly_cny }}"
+    message: {en: "a monthly cost of {{ recommended_monthly_cny }}", zh: "月费为 {{ recommended_monthly_cny }}"}
 "#,
     )
     .unwrap();

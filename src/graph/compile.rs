@@ -512,7 +512,7 @@ fn shorthand_errors(
 ) {
     for (key, value) in &shorthands.value {
         let a_number = matches!(
-            crate::questionnaire::answer::Reading::default().read(key),
+            crate::profile::typed::Reading::default().read(key),
             Ok(Some(_))
         );
         if key.trim().is_empty() || a_number {

@@ -1226,6 +1226,6 @@ mod tests {
         let cols = columns();
         assert!(cols.contains(&("offer".to_owned(), true)));
         assert!(cols.contains(&("daily_price".to_owned(), false)));
-        assert_eq!(cols.len(), 18);
+        assert_eq!(cols.len(), 19);
     }
 }

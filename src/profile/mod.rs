@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 
 pub mod fields;
+pub mod typed;
 
 pub use fields::{Field, FieldKind, check_path, field, fields};
 

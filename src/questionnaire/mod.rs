@@ -6,11 +6,9 @@
 //! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
 //! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
 //! per catalog offer. A question with a `when:` is asked only when that expression over the
-//! answers so far is true. A number is read as people type it ([`answer`]: full-width digits,
+//! answers so far is true. A number is read as people type it ([`crate::profile::typed`]: full-width digits,
 //! thousands separators, the question's shorthands such as `2万` or `13B`). This module knows no
 //! terminal; `cli::init` does the asking.
-
-pub mod answer;
 
 use std::sync::Arc;
 
@@ -20,6 +18,7 @@ use crate::Lang;
 use crate::policy::Policy;
 use crate::policy::rules::{PromptWords, Template};
 use crate::profile::fields::{Choice, FieldKind};
+use crate::profile::typed as answer;
 
 /// The questionnaire's own words (`questionnaire.words`) in one language.
 #[derive(Debug, Clone)]

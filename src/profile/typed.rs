@@ -4,6 +4,8 @@
 //!
 //! Which shorthands a question accepts and what they mean come from the rules
 //! (`questionnaire.shorthands`, a question's `shorthands:`); this module only applies them.
+//! It is part of the profile's model, below the engine's line, because loading the rules uses
+//! it too: a shorthand that itself reads as a number is a rules error.
 
 use indexmap::IndexMap;
 
