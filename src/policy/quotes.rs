@@ -459,11 +459,10 @@ fn check_row(
     let min_months = check_min_months(row, fail);
     let (prices, valid_from, min_months) = (prices?, valid_from?, min_months.ok()?);
     (names_ok && texts_ok).then(|| {
-        let mut fields = offer_fields(row, &prices, vocabulary);
-        if let (Some(months), Some(J::Object(billing))) = (min_months, fields.get_mut("billing")) {
-            billing.insert("min_months".into(), J::from(months));
-        }
-        (fields, valid_from)
+        (
+            offer_fields(row, &prices, min_months, vocabulary),
+            valid_from,
+        )
     })
 }
 
@@ -738,7 +737,12 @@ fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
 /// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`. A
 /// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets `vat_rate` added, so
 /// that every comparison is between prices with VAT in; the sheet's figures are kept beside.
-fn offer_fields(row: &QuoteRecord, prices: &Prices, vocabulary: &QuoteSheets) -> Map<String, J> {
+fn offer_fields(
+    row: &QuoteRecord,
+    prices: &Prices,
+    min_months: Option<u32>,
+    vocabulary: &QuoteSheets,
+) -> Map<String, J> {
     let rate = vocabulary
         .vat_rate
         .filter(|_| vocabulary.vat_added.contains(&row.vat));
@@ -771,6 +775,9 @@ fn offer_fields(row: &QuoteRecord, prices: &Prices, vocabulary: &QuoteSheets) ->
         "min_term".into(),
         words(&row.min_term, row.min_term_zh.as_deref()),
     );
+    if let Some(months) = min_months {
+        billing.insert("min_months".into(), J::from(months));
+    }
     billing.insert("vat".into(), J::from(row.vat.clone()));
     if let Some(r) = vocabulary.vat_rate {
         billing.insert(
