@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::graph::{Body, Graph};
+use crate::graph::Graph;
 use crate::kind::NodeKind;
 use crate::policy::ROOT_NAMES;
 
@@ -140,7 +140,7 @@ impl<'g> Picture<'g> {
                 title: n.title,
             });
             let mut roots: BTreeSet<usize> = n.root_deps.iter().copied().collect();
-            if matches!(&n.body, Body::Fact(f) if f.per_offer) {
+            if n.is_per_offer() {
                 // Evaluated once per catalog offer: it reads `offers` without naming it.
                 roots.extend(ROOT_NAMES.iter().position(|r| *r == "offers"));
             }

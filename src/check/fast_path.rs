@@ -269,22 +269,36 @@ impl Graph {
                 }
                 Body::Select(s) => {
                     let item = s.item;
-                    // `from` first, then `where`, `order_by` and `map`, each per item.
+                    // `from` first, then `where`, `order_by` and `map`, each per item; a
+                    // per-offer select does all that once per offer, `from` with it bound.
                     let exprs = node.exprs();
                     let (from, per_item) = exprs.split_first().expect("a select has `from`");
-                    check(node.id, from, None);
-                    let list = from
-                        .compiled()
-                        .and_then(|c| c.eval(Value::from_pairs(named.clone())));
-                    let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
-                    let items: Vec<Value> = list
-                        .ok()
-                        .and_then(|l| l.try_iter().ok().map(Iterator::collect))
-                        .unwrap_or_default();
-                    for e in per_item {
-                        for (i, candidate) in items.iter().enumerate() {
-                            let offer = positions.then_some(i);
-                            check(node.id, e, Some((item, candidate.clone(), offer)));
+                    let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
+                        offers.iter().enumerate().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    for binding in bindings {
+                        let mut scope = named.clone();
+                        if let Some((i, offer)) = binding {
+                            check(node.id, from, Some(("offer", offer.clone(), Some(i))));
+                            scope.push(("offer".to_owned(), offer.clone()));
+                        } else {
+                            check(node.id, from, None);
+                        }
+                        let list = from
+                            .compiled()
+                            .and_then(|c| c.eval(Value::from_pairs(scope)));
+                        let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
+                        let items: Vec<Value> = list
+                            .ok()
+                            .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+                            .unwrap_or_default();
+                        for e in per_item {
+                            for (i, candidate) in items.iter().enumerate() {
+                                let offer = positions.then_some(i);
+                                check(node.id, e, Some((item, candidate.clone(), offer)));
+                            }
                         }
                     }
                 }

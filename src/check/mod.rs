@@ -19,7 +19,7 @@ use minijinja::machinery::{Token, tokenize};
 use serde_saphyr::Location;
 
 use crate::error::Error;
-use crate::graph::{Body, Graph};
+use crate::graph::Graph;
 use crate::kind::NodeKind;
 
 pub use fast_path::FastPathReport;
@@ -154,12 +154,7 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
     let all = policy.all_offer_ids();
     let known: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut keyed: HashSet<&str> = HashSet::from(["catalog"]);
-    keyed.extend(
-        c.nodes
-            .iter()
-            .filter(|n| matches!(&n.body, Body::Fact(f) if f.per_offer))
-            .map(|n| n.id),
-    );
+    keyed.extend(c.nodes.iter().filter(|n| n.is_per_offer()).map(|n| n.id));
     let mut found = Vec::new();
     let mut report = |file: usize, location: Location, id: &str, how: &str| {
         if known.contains(&id) {

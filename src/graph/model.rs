@@ -47,6 +47,12 @@ pub(crate) struct Node<'a> {
 }
 
 impl<'a> Node<'a> {
+    /// Whether the node is evaluated once per catalog offer (a map by offer id).
+    pub fn is_per_offer(&self) -> bool {
+        matches!(&self.body, Body::Fact(f) if f.per_offer)
+            || matches!(&self.body, Body::Select(s) if s.per_offer)
+    }
+
     /// Every expression of this node (not its text templates).
     pub fn exprs(&self) -> Vec<&Expr<'a>> {
         let mut out = Vec::new();

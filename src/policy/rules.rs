@@ -349,6 +349,11 @@ pub struct Select {
     pub map: Option<ExprText>,
     #[serde(default)]
     pub pick: Pick,
+    /// Choose once per catalog offer: `from` is evaluated with the offer bound as `offer` (its
+    /// items, named by `as:`, carry what `where`, `order_by` and `map` need of it); the value
+    /// maps offer id to result, leaving out offers for which it is `none`.
+    #[serde(default)]
+    pub per_offer: bool,
 }
 
 fn default_item() -> String {

@@ -46,6 +46,11 @@ pub struct Profile {
     /// An offer the team is considering, to be checked against the recommendation.
     #[serde(default)]
     pub proposal: Proposal,
+    /// Serving targets of an inference service: its traffic at the peak and the latency its
+    /// users may see. Every field is optional; the policy states what it assumes for each one
+    /// left out. Left out whole, the memo says what each configuration would carry.
+    #[serde(default, skip_serializing_if = "Serving::is_empty")]
+    pub serving: Serving,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -216,6 +221,70 @@ struct JobHours(
     f64,
 );
 
+/// Serving targets (only an inference profile is sized by them). A field left out is not
+/// written back (nor hashed into the profile's revision), so a profile without them reads and
+/// hashes as it did before they existed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Serving {
+    /// Output tokens per second across the whole service at its busiest, at least 0.01 and at
+    /// most 1,000,000,000: a billion tokens a second is some 86 trillion a day, more than the
+    /// largest public services report serving.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "positive_opt::<_, MIN_TOKENS_PER_S_MICRO, MAX_TOKENS_PER_S>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_TOKENS_PER_S_MICRO), "maximum" = MAX_TOKENS_PER_S))]
+    pub peak_output_tokens_per_s: Option<f64>,
+    /// Prompt tokens of a typical request, 1 to 100,000,000 (as `workload.context_tokens`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt::<_, MAX_CONTEXT_TOKENS>"
+    )]
+    #[schemars(range(min = 1, max = MAX_CONTEXT_TOKENS))]
+    pub prompt_tokens: Option<u32>,
+    /// Output tokens of a typical request, 1 to 100,000,000.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt::<_, MAX_CONTEXT_TOKENS>"
+    )]
+    #[schemars(range(min = 1, max = MAX_CONTEXT_TOKENS))]
+    pub output_tokens: Option<u32>,
+    /// Time between two output tokens a user may see, in milliseconds, at least 0.01 and at
+    /// most 3,600,000 (an hour).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "positive_opt::<_, MIN_LATENCY_MS_MICRO, MAX_LATENCY_MS>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_LATENCY_MS_MICRO), "maximum" = MAX_LATENCY_MS))]
+    pub time_per_output_token_ms: Option<f64>,
+    /// Time from a request to its first output token, in milliseconds, at least 0.01 and at
+    /// most 3,600,000 (an hour).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "positive_opt::<_, MIN_LATENCY_MS_MICRO, MAX_LATENCY_MS>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_LATENCY_MS_MICRO), "maximum" = MAX_LATENCY_MS))]
+    pub time_to_first_token_ms: Option<f64>,
+}
+
+impl Serving {
+    /// No field given: the section is left out when the profile is written or hashed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.peak_output_tokens_per_s.is_none()
+            && self.prompt_tokens.is_none()
+            && self.output_tokens.is_none()
+            && self.time_per_output_token_ms.is_none()
+            && self.time_to_first_token_ms.is_none()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Cadence {
@@ -350,6 +419,14 @@ pub const MIN_TOKENS_B_MICRO: u64 = 1;
 pub const MAX_CONTEXT_TOKENS: u32 = 100_000_000;
 /// Upper bound of `workload.concurrent_sequences` (sequences served at once).
 pub const MAX_CONCURRENT_SEQUENCES: u32 = 10_000_000;
+/// Upper bound of `serving.peak_output_tokens_per_s`.
+pub const MAX_TOKENS_PER_S: u64 = 1_000_000_000;
+/// The least peak, in millionths of a token a second: 0.01.
+pub const MIN_TOKENS_PER_S_MICRO: u64 = 10_000;
+/// Upper bound of the serving latencies, in milliseconds (an hour).
+pub const MAX_LATENCY_MS: u64 = 3_600_000;
+/// The least latency, in millionths of a millisecond: 0.01 ms.
+pub const MIN_LATENCY_MS_MICRO: u64 = 10_000;
 /// Upper bound of `usage.gpus` (GPUs kept busy at once).
 pub const MAX_GPUS: u32 = 1_000_000;
 /// Upper bound of `usage.hours_per_gpu_month` (a 31-day month).

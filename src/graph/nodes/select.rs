@@ -9,6 +9,7 @@ use serde_saphyr::Spanned;
 
 use crate::error::Result;
 use crate::expr::Expr;
+use crate::expr::objects::PerOffer;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::{BoundItem, Run};
@@ -30,13 +31,32 @@ pub(crate) struct SelectBody<'a> {
     pub order_by: Option<Expr<'a>>,
     pub map: Option<Expr<'a>>,
     pub pick: Pick,
+    /// Evaluated once per catalog offer, `from` with `offer` bound; its value is a map by offer
+    /// id.
+    pub per_offer: bool,
 }
 
 /// Compiles a select: `from`, and `where`, `order_by` and `map` with the item bound.
 pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Select) -> NodeResult<'a> {
     let mut reads = Reads::default();
     let id = &s.id.value;
+    if s.per_offer && s.item == "offer" {
+        return Err(scope
+            .owner
+            .policy
+            .error_at(
+                file,
+                s.id.referenced,
+                format!(
+                    "select `{id}` is `per_offer`: `offer` is bound in `from`, so its items need \
+                     a name of their own"
+                ),
+            )
+            .field(format!("{id}.as"))
+            .help("name the items with `as:`, e.g. `as: candidate`"));
+    }
     let item: &[&str] = &[s.item.as_str()];
+    let from_bound: &[&str] = if s.per_offer { &["offer"] } else { &[] };
     let mut optional = |e: &'a Option<Spanned<String>>, field: &str| {
         e.as_ref()
             .map(|e| scope.expr(file, e, id, field, item, &mut reads))
@@ -46,19 +66,46 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Select) -> Node
     let order_by = optional(&s.order_by, "order_by")?;
     let map = optional(&s.map, "map")?;
     let body = Body::Select(SelectBody {
-        from: scope.expr(file, &s.from, id, "from", &[], &mut reads)?,
+        from: scope.expr(file, &s.from, id, "from", from_bound, &mut reads)?,
         item: &s.item,
         filter,
         order_by,
         map,
         pick: s.pick,
+        per_offer: s.per_offer,
     });
     Ok((body, reads))
 }
 
 /// The items of `from` that pass `where`, ordered by `order_by`, mapped by `map`, and the
-/// first of them or all (`pick`).
+/// first of them or all (`pick`); per offer, a map from offer id to that, leaving out the
+/// offers it gives none for.
 pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Result<Value> {
+    if !s.per_offer {
+        return choose(run, node, s, None);
+    }
+    let owner = run.graph.owner();
+    let mut values = Vec::with_capacity(owner.offer_ids.len());
+    for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
+        let bound = BoundItem {
+            name: "offer",
+            value: &offer,
+            offer: Some(i),
+        };
+        let v = choose(run, node, s, Some(bound))?;
+        values.push((!v.is_none()).then_some(v));
+    }
+    Ok(PerOffer::value(owner.offer_ids.clone(), values))
+}
+
+/// One choice: `from` evaluated (with the offer bound, per offer), then filtered, ordered,
+/// mapped and picked.
+fn choose(
+    run: &Run<'_>,
+    node: &Node<'_>,
+    s: &SelectBody<'_>,
+    offer: Option<BoundItem<'_>>,
+) -> Result<Value> {
     let SelectBody {
         from,
         item,
@@ -66,9 +113,10 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Re
         order_by,
         map,
         pick,
+        per_offer: _,
     } = s;
     let (filter, order_by, map) = (filter.as_ref(), order_by.as_ref(), map.as_ref());
-    let list = run.eval(from, node.id, None)?;
+    let list = run.eval(from, node.id, offer)?;
     let iter = list.try_iter().map_err(|_| {
         run.fail_expr(
             from,
