@@ -308,14 +308,32 @@ struct Point {
     mark: &'static str,
 }
 
-/// What `scatter_chart` draws: numbered points and an optional vertical limit. Labels are HTML.
+/// Which way a limit line of `scatter_chart` runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Limit {
+    /// A vertical line at an `x` (a deadline).
+    X(f64),
+    /// A horizontal line at a `y` (a peak to carry).
+    Y(f64),
+}
+
+impl Limit {
+    fn value(self) -> f64 {
+        match self {
+            Limit::X(v) | Limit::Y(v) => v,
+        }
+    }
+}
+
+/// What `scatter_chart` draws: numbered points and an optional vertical or horizontal limit.
+/// Labels are HTML.
 #[derive(Debug)]
 struct ScatterChart {
     title: String,
     x_axis: String,
     y_axis: String,
     points: Vec<Point>,
-    limit: Option<(f64, String)>,
+    limit: Option<(Limit, String)>,
 }
 
 const SCATTER_CHART: &str = "scatter_chart";
@@ -346,15 +364,19 @@ impl ScatterChart {
         let limit = match optional(map, "limit")? {
             None => None,
             Some(l) => {
-                let x = numbers(name, &Value::from(vec![field(name, &l, "x")?]), "limit")?[0];
-                Some((x, label(&field(name, &l, "label")?)))
+                let at = match (optional(&l, "x")?, optional(&l, "y")?) {
+                    (Some(x), None) => Limit::X(numbers(name, &Value::from(vec![x]), "limit")?[0]),
+                    (None, Some(y)) => Limit::Y(numbers(name, &Value::from(vec![y]), "limit")?[0]),
+                    _ => return Err(chart_error(name, "a `limit` has one of `x` and `y`")),
+                };
+                Some((at, label(&field(name, &l, "label")?)))
             }
         };
         if points.is_empty() {
             return Err(chart_error(name, "needs a point at least"));
         }
         let negative = points.iter().any(|p| p.x < 0.0 || p.y < 0.0)
-            || limit.as_ref().is_some_and(|l| l.0 < 0.0);
+            || limit.as_ref().is_some_and(|l| l.0.value() < 0.0);
         if negative {
             return Err(chart_error(name, "x and y must not be negative"));
         }
@@ -369,8 +391,8 @@ impl ScatterChart {
 }
 
 /// The `scatter_chart` function: `chart` (a map: `title`, `x_axis`, `y_axis`, `points` of `x`,
-/// `y`, `label` and `mark` — `chosen`, `option` or `out` —, an optional `limit` of `x` and
-/// `label` drawn as a dashed vertical line) as an inline SVG, a safe string. Both axes start at
+/// `y`, `label` and `mark` — `chosen`, `option` or `out` —, an optional `limit` of `x` or `y`
+/// and `label` drawn as a dashed vertical or horizontal line) as an inline SVG, a safe string. Both axes start at
 /// zero; each point carries its number, and the legend under the plot gives each number's label.
 pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     let chart = ScatterChart::read(chart)?;
@@ -378,9 +400,20 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .points
         .iter()
         .map(|p| p.x)
-        .chain(chart.limit.iter().map(|l| l.0))
+        .chain(chart.limit.iter().filter_map(|l| match l.0 {
+            Limit::X(x) => Some(x),
+            Limit::Y(_) => None,
+        }))
         .fold(0.0_f64, f64::max);
-    let y_top = chart.points.iter().map(|p| p.y).fold(0.0_f64, f64::max);
+    let y_top = chart
+        .points
+        .iter()
+        .map(|p| p.y)
+        .chain(chart.limit.iter().filter_map(|l| match l.0 {
+            Limit::Y(y) => Some(y),
+            Limit::X(_) => None,
+        }))
+        .fold(0.0_f64, f64::max);
     let (x_step, x1) = nice_axis(x_top);
     let (y_step, y1) = nice_axis(y_top);
     let rows = chart.points.len() + usize::from(chart.limit.is_some());
@@ -401,16 +434,30 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     }
     frame.x_ticks(&mut s, &ticks, usize::from(x_step.fract() != 0.0));
     Frame::axes(&mut s, &chart.x_axis, &chart.y_axis);
-    if let Some((x, name)) = &chart.limit {
-        let lx = frame.px(*x);
-        let (tx, anchor) = Frame::beside(lx, 4.0);
+    if let Some((at, name)) = &chart.limit {
         let ly = Frame::legend_y(chart.points.len());
-        let _ = writeln!(
-            s,
-            "<line class=\"limit\" x1=\"{lx:.1}\" y1=\"{TOP}\" x2=\"{lx:.1}\" y2=\"{b}\"/><text class=\"limit-label\" x=\"{tx:.1}\" y=\"{ty}\" text-anchor=\"{anchor}\">{name}</text>",
-            b = TOP + PLOT_H,
-            ty = TOP + 12.0,
-        );
+        match *at {
+            Limit::X(x) => {
+                let lx = frame.px(x);
+                let (tx, anchor) = Frame::beside(lx, 4.0);
+                let _ = writeln!(
+                    s,
+                    "<line class=\"limit\" x1=\"{lx:.1}\" y1=\"{TOP}\" x2=\"{lx:.1}\" y2=\"{b}\"/><text class=\"limit-label\" x=\"{tx:.1}\" y=\"{ty}\" text-anchor=\"{anchor}\">{name}</text>",
+                    b = TOP + PLOT_H,
+                    ty = TOP + 12.0,
+                );
+            }
+            Limit::Y(y) => {
+                let py = frame.py(y);
+                let _ = writeln!(
+                    s,
+                    "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{x2}\" y2=\"{py:.1}\"/><text class=\"limit-label\" x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\">{name}</text>",
+                    x2 = LEFT + PLOT_W,
+                    tx = LEFT + PLOT_W - 4.0,
+                    ty = py - 5.0,
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\"/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
@@ -575,6 +622,43 @@ mod tests {
             svg.contains("viewBox=\"0 0 680 398\""),
             "three legend rows: {svg}"
         );
+    }
+
+    #[test]
+    fn a_scatter_draws_a_horizontal_limit_and_takes_it_into_the_y_axis() {
+        let mut map = serde_json::json!({
+            "title": "T", "x_axis": "CNY a month", "y_axis": "tokens/s",
+            "points": [{"x": 7920.0, "y": 1500.0, "mark": "chosen", "label": "box"}],
+            "limit": {"y": 2500.0, "label": "peak"},
+        });
+        let svg = scatter_chart(&Value::from(minijinja::value::Serde(&map)))
+            .unwrap()
+            .to_string();
+        // y runs to the peak above the point (0..2,500 in steps of 500), not to the point's 1,500.
+        assert!(svg.contains(">2,500</text>"), "{svg}");
+        let limit = &svg[svg.find("<line class=\"limit\"").unwrap()..];
+        let frame_y = |y: f64| {
+            Frame {
+                height: 0.0,
+                x0: 0.0,
+                x1: 1.0,
+                y1: nice_axis(2500.0).1,
+            }
+            .py(y)
+        };
+        assert!(
+            limit.starts_with(&format!(
+                "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{:.1}\"",
+                frame_y(2500.0)
+            )),
+            "{limit}"
+        );
+        assert!(svg.contains(">peak</text>"), "{svg}");
+        map["limit"] = serde_json::json!({"x": 1.0, "y": 2.0, "label": "both"});
+        let e = scatter_chart(&Value::from(minijinja::value::Serde(&map)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one of `x` and `y`"), "{e}");
     }
 
     #[test]
