@@ -54,6 +54,8 @@ const INFERENCE_ONLY: &[&str] = &[
     "how much concurrency?",
     "tokens of context per sequence?",
     "sequences served at once?",
+    "traffic at its peak",
+    "Output tokens a second across the whole service",
 ];
 
 /// Answers the four yes/no criteria and the custom-operators question with no.
@@ -200,6 +202,20 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     keys(&mut p, &format!("8192{ENTER}"));
     p.exp_string("sequences served at once?").unwrap();
     keys(&mut p, &format!("32{ENTER}"));
+    // The serving targets: a yes opens them; `2k` prompt tokens read as 2,048.
+    p.exp_string("traffic at its peak").unwrap();
+    keys(&mut p, &format!("y{ENTER}"));
+    p.exp_string("Output tokens a second across the whole service")
+        .unwrap();
+    keys(&mut p, &format!("1500{ENTER}"));
+    p.exp_string("Prompt tokens of a typical request?").unwrap();
+    keys(&mut p, &format!("2k{ENTER}"));
+    p.exp_string("Output tokens of a typical request?").unwrap();
+    keys(&mut p, &format!("300{ENTER}"));
+    p.exp_string("between two output tokens").unwrap();
+    keys(&mut p, &format!("50{ENTER}"));
+    p.exp_string("wait for the first token").unwrap();
+    keys(&mut p, ENTER); // none
     let shown = next_question(&mut p, "How many GPUs are kept busy at once?");
     assert!(!shown.contains("how many tokens, in billions?"), "{shown}");
     keys(&mut p, &format!("2{ENTER}"));
@@ -236,8 +252,24 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     assert_eq!(profile["workload"]["concurrent_sequences"], 32, "{text}");
     assert!(profile["workload"].get("tokens_b").is_none(), "{text}");
     assert!(profile.get("job").is_none(), "{text}");
+    assert_eq!(
+        profile["serving"]["peak_output_tokens_per_s"], 1500,
+        "{text}"
+    );
+    assert_eq!(profile["serving"]["prompt_tokens"], 2048, "{text}");
+    assert_eq!(profile["serving"]["output_tokens"], 300, "{text}");
+    assert_eq!(profile["serving"]["time_per_output_token_ms"], 50, "{text}");
+    assert!(
+        profile["serving"].get("time_to_first_token_ms").is_none(),
+        "{text}"
+    );
     let out = common::run(&[file.to_str().unwrap(), "--as-of", common::AS_OF]);
     assert_eq!(out.status.code(), Some(0), "{text}");
+    let memo = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        memo.contains("The service must carry **1,500 output tokens a second**"),
+        "{memo}"
+    );
 }
 
 #[test]
