@@ -3,21 +3,21 @@
 //! to a decision.
 //!
 //! The published figures, each with its source:
-//! - RTX 4090, FP16, one request (llama.cpp, XiongjieDai/GPU-Benchmarks-on-LLM-Inference,
+//! - RTX 4090, FP16, one request (`llama.cpp`, XiongjieDai/GPU-Benchmarks-on-LLM-Inference,
 //!   README): Llama-2-7B 60.78 tokens/s, Llama-3-8B 54.84 tokens/s.
 //! - A100-80GB SXM, FP16, Llama-2-7B, 1 prompt and 128 output tokens (lmdeploy
-//!   docs/en/benchmark/a100_fp16.md): 100.02 tokens/s at batch 1; 1,505 at 16; 4,155 at 64 (and
+//!   `docs/en/benchmark/a100_fp16.md`): 100.02 tokens/s at batch 1; 1,505 at 16; 4,155 at 64 (and
 //!   2,137 at 32, a point off the table's own curve: see the test). Llama-2-70B over 4 × A100 (tensor parallel 4), batch 1: 33.94 tokens/s.
-//! - A100, LLaMA 7B, batch 1, a 2,048-token prompt (NVIDIA/TensorRT-LLM
-//!   docs/source/performance.md, v0.5): first token in 133 ms.
+//! - A100, `LLaMA` 7B, batch 1, a 2,048-token prompt (NVIDIA/TensorRT-LLM
+//!   `docs/source/performance.md`, v0.5): first token in 133 ms.
 //!
-//! MLPerf Inference's Llama 2 70B results on 8 × H100 (about 21,000-24,500 tokens/s) are not
+//! `MLPerf` Inference's Llama 2 70B results on 8 × H100 (about 21,000-24,500 tokens/s) are not
 //! used: NVIDIA's submissions run FP8 weights and KV cache, which this model does not (it reads
 //! 2 bytes a parameter), and the dataset's mean prompt length is not published in the logs.
 //!
 //! The A100 is not in the shipped catalog: the tests add it (an `a100-80g` container offer, one
 //! instance of up to 4 GPUs) with NVIDIA's A100 80GB SXM datasheet figures: 2,039 GB/s, 312 dense
-//! BF16 TFLOPS, NVLink.
+//! BF16 TFLOPS, `NVLink`.
 
 mod common;
 

@@ -68,6 +68,50 @@ impl Object for WithItem {
     }
 }
 
+/// Every name an expression may read: the roots (profile, offers, catalog, date) and every
+/// node's value.
+fn named_values<'v>(
+    owner: &crate::graph::Owner,
+    profile: &crate::Profile,
+    as_of: jiff::civil::Date,
+    values: impl IntoIterator<Item = (&'v String, &'v Value)>,
+) -> Vec<(String, Value)> {
+    let mut named: Vec<(String, Value)> = vec![
+        (
+            "profile".into(),
+            Value::from(minijinja::value::Serde(profile)),
+        ),
+        ("offers".into(), owner.offers.clone()),
+        ("catalog".into(), owner.catalog.clone()),
+        ("as_of".into(), Value::from(as_of.to_string())),
+    ];
+    named.extend(values.into_iter().map(|(k, v)| (k.clone(), v.clone())));
+    named
+}
+
+/// The items a select's `from` gives, evaluated by minijinja over `named` (and the offer, for a
+/// per-offer select), and whether they are the catalog's offers (read by position).
+fn select_items(
+    from: &crate::expr::Expr<'_>,
+    named: &[(String, Value)],
+    offer: Option<&Value>,
+    owner: &crate::graph::Owner,
+) -> (Vec<Value>, bool) {
+    let mut scope = named.to_vec();
+    if let Some(offer) = offer {
+        scope.push(("offer".to_owned(), offer.clone()));
+    }
+    let list = from
+        .compiled()
+        .and_then(|c| c.eval(Value::from_pairs(scope)));
+    let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
+    let items = list
+        .ok()
+        .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+        .unwrap_or_default();
+    (items, positions)
+}
+
 /// Whether two values are the same to every reader: equal, of one kind, both integers or both
 /// not, and rendered alike.
 #[must_use]
@@ -203,21 +247,7 @@ impl Graph {
         let evaluation =
             crate::graph::run::Run::new(self, profile, as_of).all(profile, as_of, false)?;
         let owner = self.owner();
-        let mut named: Vec<(String, Value)> = vec![
-            (
-                "profile".into(),
-                Value::from(minijinja::value::Serde(profile)),
-            ),
-            ("offers".into(), owner.offers.clone()),
-            ("catalog".into(), owner.catalog.clone()),
-            ("as_of".into(), Value::from(as_of.to_string())),
-        ];
-        named.extend(
-            evaluation
-                .values
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
+        let named = named_values(owner, profile, as_of, &evaluation.values);
         let slots: Vec<OnceLock<Value>> = (0..owner.names.index.len())
             .map(|_| OnceLock::new())
             .collect();
@@ -279,21 +309,13 @@ impl Graph {
                         vec![None]
                     };
                     for binding in bindings {
-                        let mut scope = named.clone();
-                        if let Some((i, offer)) = binding {
-                            check(node.id, from, Some(("offer", offer.clone(), Some(i))));
-                            scope.push(("offer".to_owned(), offer.clone()));
-                        } else {
-                            check(node.id, from, None);
-                        }
-                        let list = from
-                            .compiled()
-                            .and_then(|c| c.eval(Value::from_pairs(scope)));
-                        let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
-                        let items: Vec<Value> = list
-                            .ok()
-                            .and_then(|l| l.try_iter().ok().map(Iterator::collect))
-                            .unwrap_or_default();
+                        check(
+                            node.id,
+                            from,
+                            binding.map(|(i, offer)| ("offer", offer.clone(), Some(i))),
+                        );
+                        let (items, positions) =
+                            select_items(from, &named, binding.map(|(_, o)| o), owner);
                         for e in per_item {
                             for (i, candidate) in items.iter().enumerate() {
                                 let offer = positions.then_some(i);
