@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
 
 /// (field path, bound, whole number, base example). The example gives the field a context in
-/// which it means something (a KV cache for the inference fields, a job for the job's).
+/// which it means something (a KV cache for the inference fields, a job for the job's, a
+/// service for the serving targets).
 const BOUNDS: &[(&str, f64, bool, &str)] = &[
     ("workload.model_params_b", 100_000.0, false, "lora-7b-4090"),
     ("workload.nodes", 100_000.0, true, "pretrain-70b-job"),
@@ -48,6 +49,36 @@ const BOUNDS: &[(&str, f64, bool, &str)] = &[
         "pretrain-70b-job",
     ),
     ("job.deadline_days", 3_650.0, false, "pretrain-70b-job"),
+    (
+        "serving.peak_output_tokens_per_s",
+        1_000_000_000.0,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.prompt_tokens",
+        100_000_000.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.output_tokens",
+        100_000_000.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.time_per_output_token_ms",
+        3_600_000.0,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.time_to_first_token_ms",
+        3_600_000.0,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
 ];
 
 fn example(name: &str) -> Value {

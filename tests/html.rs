@@ -203,11 +203,57 @@ fn strip_tags(page: &str) -> String {
     out
 }
 
+/// The page's break-even chart: the chart that marks this profile with a point (the serving
+/// and job charts number their points instead).
+fn break_even_chart(page: &str) -> Option<&str> {
+    charts(page).find(|svg| svg.contains("<circle class=\"point\""))
+}
+
+/// Every chart of a page, each from `<svg class="chart"` to its `</svg>`.
+fn charts(page: &str) -> impl Iterator<Item = &str> {
+    page.match_indices("<svg class=\"chart\"")
+        .map(|(start, _)| {
+            let end = start + page[start..].find("</svg>").unwrap();
+            &page[start..end]
+        })
+}
+
+#[test]
+fn the_serving_chart_draws_each_offer_that_meets_the_targets_against_its_bill_and_the_peak() {
+    let memo = Memo::embedded().unwrap();
+    let source = example("serving-70b-h100-or-910b.yaml");
+    let page = html(&graph_in(Lang::En), &memo, &source);
+    let svg = charts(&page)
+        .find(|svg| svg.contains("Serving: tokens a second against the monthly bill"))
+        .expect("a serving chart");
+    let decision = decide::decide(&graph_in(Lang::En), &source, common::as_of())
+        .unwrap()
+        .1
+        .decision;
+    let serving: serde_json::Value = serde_json::to_value(&decision.sections["serving"]).unwrap();
+    let met = serving
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["meets"] == true)
+        .count();
+    assert_eq!(svg.matches("<circle class=").count(), 2 * met, "{svg}");
+    // The recommendation is the one chosen point; the peak is a horizontal line.
+    assert_eq!(svg.matches("<circle class=\"chosen\"").count(), 2, "{svg}");
+    assert!(svg.contains(">peak: 5,000 tokens/s</text>"), "{svg}");
+    let limit = &svg[svg.find("<line class=\"limit\"").unwrap()..];
+    let y = |attr: &str| {
+        let at = limit.find(&format!("{attr}=\"")).unwrap() + attr.len() + 2;
+        limit[at..at + limit[at..].find('"').unwrap()].to_owned()
+    };
+    assert_eq!(y("y1"), y("y2"), "horizontal: {limit}");
+}
+
 #[test]
 fn the_chart_is_an_svg_with_axes_labels_and_the_profile_marked() {
     let memo = Memo::embedded().unwrap();
     let page = html(&graph_in(Lang::En), &memo, &example("lora-7b-4090.yaml"));
-    let svg = &page[page.find("<svg").unwrap()..page.find("</svg>").unwrap()];
+    let svg = break_even_chart(&page).unwrap();
     assert!(svg.contains(">busy hours per GPU a month</text>"));
     assert!(svg.contains(">CNY a month</text>"));
     assert_eq!(
@@ -267,10 +313,9 @@ fn the_break_even_chart_marks_the_containers_bill_on_the_terms_the_memo_chose() 
         for path in common::examples() {
             let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
             let page = html(&graph, &memo, &source);
-            let Some(start) = page.find("<svg class=\"chart\"") else {
+            let Some(svg) = break_even_chart(&page) else {
                 continue;
             };
-            let svg = &page[start..start + page[start..].find("</svg>").unwrap()];
             let Some(point) = svg.find("<circle class=\"point\"") else {
                 continue;
             };
@@ -326,7 +371,7 @@ fn committed_containers_are_marked_as_the_answer_and_hourly_stays_as_a_line() {
         &memo,
         &example("partial-node-2gpus.yaml"),
     );
-    let svg = &page[page.find("<svg").unwrap()..page.find("</svg>").unwrap()];
+    let svg = break_even_chart(&page).unwrap();
     assert!(
         svg.contains(">Recommended: 720 h, ¥2,261 on a committed month</text>"),
         "{svg}"

@@ -310,17 +310,17 @@ struct Point {
 
 /// Which way a limit line of `scatter_chart` runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Limit {
+enum LimitLine {
     /// A vertical line at an `x` (a deadline).
     X(f64),
     /// A horizontal line at a `y` (a peak to carry).
     Y(f64),
 }
 
-impl Limit {
+impl LimitLine {
     fn value(self) -> f64 {
         match self {
-            Limit::X(v) | Limit::Y(v) => v,
+            LimitLine::X(v) | LimitLine::Y(v) => v,
         }
     }
 }
@@ -333,7 +333,7 @@ struct ScatterChart {
     x_axis: String,
     y_axis: String,
     points: Vec<Point>,
-    limit: Option<(Limit, String)>,
+    limit: Option<(LimitLine, String)>,
 }
 
 const SCATTER_CHART: &str = "scatter_chart";
@@ -365,8 +365,12 @@ impl ScatterChart {
             None => None,
             Some(l) => {
                 let at = match (optional(&l, "x")?, optional(&l, "y")?) {
-                    (Some(x), None) => Limit::X(numbers(name, &Value::from(vec![x]), "limit")?[0]),
-                    (None, Some(y)) => Limit::Y(numbers(name, &Value::from(vec![y]), "limit")?[0]),
+                    (Some(x), None) => {
+                        LimitLine::X(numbers(name, &Value::from(vec![x]), "limit")?[0])
+                    }
+                    (None, Some(y)) => {
+                        LimitLine::Y(numbers(name, &Value::from(vec![y]), "limit")?[0])
+                    }
                     _ => return Err(chart_error(name, "a `limit` has one of `x` and `y`")),
                 };
                 Some((at, label(&field(name, &l, "label")?)))
@@ -401,8 +405,8 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .iter()
         .map(|p| p.x)
         .chain(chart.limit.iter().filter_map(|l| match l.0 {
-            Limit::X(x) => Some(x),
-            Limit::Y(_) => None,
+            LimitLine::X(x) => Some(x),
+            LimitLine::Y(_) => None,
         }))
         .fold(0.0_f64, f64::max);
     let y_top = chart
@@ -410,8 +414,8 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .iter()
         .map(|p| p.y)
         .chain(chart.limit.iter().filter_map(|l| match l.0 {
-            Limit::Y(y) => Some(y),
-            Limit::X(_) => None,
+            LimitLine::Y(y) => Some(y),
+            LimitLine::X(_) => None,
         }))
         .fold(0.0_f64, f64::max);
     let (x_step, x1) = nice_axis(x_top);
@@ -437,7 +441,7 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     if let Some((at, name)) = &chart.limit {
         let ly = Frame::legend_y(chart.points.len());
         match *at {
-            Limit::X(x) => {
+            LimitLine::X(x) => {
                 let lx = frame.px(x);
                 let (tx, anchor) = Frame::beside(lx, 4.0);
                 let _ = writeln!(
@@ -447,7 +451,7 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
                     ty = TOP + 12.0,
                 );
             }
-            Limit::Y(y) => {
+            LimitLine::Y(y) => {
                 let py = frame.py(y);
                 let _ = writeln!(
                     s,
