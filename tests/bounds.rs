@@ -308,6 +308,36 @@ const LOWER: &[(&str, f64, bool, &str)] = &[
         "pretrain-70b-job",
     ),
     ("job.deadline_days", 0.01, false, "pretrain-70b-job"),
+    (
+        "serving.peak_output_tokens_per_s",
+        0.01,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.prompt_tokens",
+        1.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.output_tokens",
+        1.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.time_per_output_token_ms",
+        0.01,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.time_to_first_token_ms",
+        0.01,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
 ];
 
 #[test]

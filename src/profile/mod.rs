@@ -227,9 +227,9 @@ struct JobHours(
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Serving {
-    /// Output tokens per second across the whole service at its busiest, at least 0.01 and at
-    /// most 1,000,000,000: a billion tokens a second is some 86 trillion a day, more than the
-    /// largest public services report serving.
+    /// Output tokens per second across the whole service at its busiest, at least 0.01 and
+    /// at most 1,000,000,000: a billion tokens a second is some 86 trillion a day, more than
+    /// the largest public services report serving.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -253,8 +253,8 @@ pub struct Serving {
     )]
     #[schemars(range(min = 1, max = MAX_CONTEXT_TOKENS))]
     pub output_tokens: Option<u32>,
-    /// Time between two output tokens a user may see, in milliseconds, at least 0.01 and at
-    /// most 3,600,000 (an hour).
+    /// Time between two output tokens a user may see, in milliseconds, at least 0.01 and
+    /// at most 3,600,000 (an hour).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -262,8 +262,8 @@ pub struct Serving {
     )]
     #[schemars(extend("minimum" = micro(MIN_LATENCY_MS_MICRO), "maximum" = MAX_LATENCY_MS))]
     pub time_per_output_token_ms: Option<f64>,
-    /// Time from a request to its first output token, in milliseconds, at least 0.01 and at
-    /// most 3,600,000 (an hour).
+    /// Time from a request to its first output token, in milliseconds, at least 0.01 and
+    /// at most 3,600,000 (an hour).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
