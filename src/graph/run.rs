@@ -89,6 +89,27 @@ impl<'g> Run<'g> {
 }
 
 impl Run<'_> {
+    /// A per-offer node's value: `each` once per catalog offer, with it bound as `offer`, into a
+    /// map by offer id that leaves out the offers `each` gives none for.
+    pub(crate) fn per_offer(
+        &self,
+        mut each: impl FnMut(BoundItem<'_>) -> Result<Option<Value>>,
+    ) -> Result<Value> {
+        let owner = self.graph.owner();
+        let mut values = Vec::with_capacity(owner.offer_ids.len());
+        for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
+            values.push(each(BoundItem {
+                name: "offer",
+                value: &offer,
+                offer: Some(i),
+            })?);
+        }
+        Ok(crate::expr::objects::PerOffer::value(
+            owner.offer_ids.clone(),
+            values,
+        ))
+    }
+
     pub(crate) fn condition(
         &self,
         when: &Expr<'_>,

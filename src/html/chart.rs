@@ -323,6 +323,22 @@ impl LimitLine {
             LimitLine::X(v) | LimitLine::Y(v) => v,
         }
     }
+
+    /// The `x` of a vertical line.
+    fn x(self) -> Option<f64> {
+        match self {
+            LimitLine::X(x) => Some(x),
+            LimitLine::Y(_) => None,
+        }
+    }
+
+    /// The `y` of a horizontal line.
+    fn y(self) -> Option<f64> {
+        match self {
+            LimitLine::Y(y) => Some(y),
+            LimitLine::X(_) => None,
+        }
+    }
 }
 
 /// What `scatter_chart` draws: numbered points and an optional vertical or horizontal limit.
@@ -396,27 +412,21 @@ impl ScatterChart {
 
 /// The `scatter_chart` function: `chart` (a map: `title`, `x_axis`, `y_axis`, `points` of `x`,
 /// `y`, `label` and `mark` — `chosen`, `option` or `out` —, an optional `limit` of `x` or `y`
-/// and `label` drawn as a dashed vertical or horizontal line) as an inline SVG, a safe string. Both axes start at
-/// zero; each point carries its number, and the legend under the plot gives each number's label.
+/// and `label` drawn as a dashed vertical or horizontal line) as an inline SVG, a safe string.
+/// Both axes start at zero; each point carries its number, and the legend under the plot gives each number's label.
 pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     let chart = ScatterChart::read(chart)?;
     let x_top = chart
         .points
         .iter()
         .map(|p| p.x)
-        .chain(chart.limit.iter().filter_map(|l| match l.0 {
-            LimitLine::X(x) => Some(x),
-            LimitLine::Y(_) => None,
-        }))
+        .chain(chart.limit.iter().filter_map(|l| l.0.x()))
         .fold(0.0_f64, f64::max);
     let y_top = chart
         .points
         .iter()
         .map(|p| p.y)
-        .chain(chart.limit.iter().filter_map(|l| match l.0 {
-            LimitLine::Y(y) => Some(y),
-            LimitLine::X(_) => None,
-        }))
+        .chain(chart.limit.iter().filter_map(|l| l.0.y()))
         .fold(0.0_f64, f64::max);
     let (x_step, x1) = nice_axis(x_top);
     let (y_step, y1) = nice_axis(y_top);

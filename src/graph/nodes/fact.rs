@@ -5,10 +5,9 @@ use minijinja::value::Value;
 
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::expr::objects::PerOffer;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
-use crate::graph::run::{BoundItem, Run};
+use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Fact, FieldType};
 
@@ -89,21 +88,12 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, fact: &FactBody<'_>) -> R
         run.check(expr, node, &v, *ty, *nullable)?;
         return Ok(v);
     }
-    let owner = run.graph.owner();
-    let mut values = Vec::with_capacity(owner.offer_ids.len());
-    for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
-        let item = BoundItem {
-            name: "offer",
-            value: &offer,
-            offer: Some(i),
-        };
-        let v = run.eval(expr, node.id, Some(item))?;
+    run.per_offer(|offer| {
+        let v = run.eval(expr, node.id, Some(offer))?;
         if v.is_none() {
-            values.push(None);
-            continue;
+            return Ok(None);
         }
         run.check(expr, node, &v, *ty, *nullable)?;
-        values.push(Some(v));
-    }
-    Ok(PerOffer::value(owner.offer_ids.clone(), values))
+        Ok(Some(v))
+    })
 }

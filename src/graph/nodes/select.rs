@@ -9,7 +9,6 @@ use serde_saphyr::Spanned;
 
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::expr::objects::PerOffer;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::{BoundItem, Run};
@@ -84,18 +83,10 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SelectBody<'_>) -> Re
     if !s.per_offer {
         return choose(run, node, s, None);
     }
-    let owner = run.graph.owner();
-    let mut values = Vec::with_capacity(owner.offer_ids.len());
-    for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
-        let bound = BoundItem {
-            name: "offer",
-            value: &offer,
-            offer: Some(i),
-        };
-        let v = choose(run, node, s, Some(bound))?;
-        values.push((!v.is_none()).then_some(v));
-    }
-    Ok(PerOffer::value(owner.offer_ids.clone(), values))
+    run.per_offer(|offer| {
+        let v = choose(run, node, s, Some(offer))?;
+        Ok((!v.is_none()).then_some(v))
+    })
 }
 
 /// One choice: `from` evaluated (with the offer bound, per offer), then filtered, ordered,
