@@ -359,6 +359,11 @@ fn byte_span(text: &str, pos: Position) -> Range<usize> {
                     .nth(pos.column.saturating_sub(1))
                     .map_or(line.trim_end_matches(['\n', '\r']).len(), |(i, _)| i);
             let rest = &text[start..];
+            // Past the end of the line (what is missing after the last token): the place
+            // alone, never the line break (a span over it would run into the next line).
+            if rest.is_empty() || rest.starts_with(['\n', '\r']) {
+                return start..start;
+            }
             let len = rest
                 .find(|c: char| c.is_whitespace() || c == ',' || c == ']' || c == '}')
                 .unwrap_or(rest.len());

@@ -143,10 +143,11 @@ fn agreement_means_the_same_value_kind_and_rendering() {
     ));
 }
 
-/// A valid expression the fast path does not model is a note in `decide validate`, not a
-/// failure: the rules are clean, minijinja evaluates it, and the line says where it is.
+/// What the rule language does not have (here `**`) is refused when the rules load, with the
+/// place in the file where it is written and what to write instead: it never reaches an
+/// evaluator.
 #[test]
-fn an_expression_without_a_fast_form_is_a_note_in_validate() {
+fn an_expression_outside_the_rule_language_is_refused_where_it_is_written() {
     let dir = common::edited_rules(&[(
         "facts.yaml",
         "container_gpus * profile.usage.hours_per_gpu_month",
@@ -154,16 +155,21 @@ fn an_expression_without_a_fast_form_is_a_note_in_validate() {
     )]);
     let rules = dir.path().to_str().unwrap();
     let out = common::run(&["validate", "--rules", rules, "--as-of", "2026-09-04"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // `decide validate` reports what stops the rules from loading on its standard output.
+    let stderr = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line = std::fs::read_to_string(dir.path().join("facts.yaml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("hours_per_gpu_month ** 1"))
+        .unwrap()
+        + 1;
+    let column = "    expr: container_gpus * profile.usage.hours_per_gpu_month ".len() + 1;
     assert!(
-        stdout.contains("1 without a fast form (noted below)")
-            && stdout.contains("both paths agree"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("facts.yaml:")
-            && stdout.contains("container_hours: container_gpus * profile.usage.hours_per_gpu_month ** 1 has no fast form"),
-        "{stdout}"
+        stderr.contains(
+            "node `container_hours`: `expr` does not compile: `**` is not part of the rule language"
+        ) && stderr.contains(&format!("facts.yaml:{line}:{column}"))
+            && stderr.contains("help: multiply"),
+        "{stderr}"
     );
 }

@@ -15,7 +15,8 @@ pub mod tables;
 
 use std::collections::HashSet;
 
-use minijinja::machinery::{Token, tokenize};
+use crate::expr::lexer::{Token, tokens};
+use crate::expr::template::{Segment, segments};
 use serde_saphyr::Location;
 
 use crate::error::Error;
@@ -106,15 +107,14 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
     let templates = crate::memo::Templates::for_rules(rules).unwrap_or_default();
     let mut in_templates: HashSet<&str> = HashSet::new();
     for (_, file) in templates.iter() {
-        for token in tokenize(
-            &file.text,
-            false,
-            minijinja::syntax::SyntaxConfig::default(),
-        )
-        .flatten()
-        {
-            if let Token::Ident(name) = token.0 {
-                in_templates.insert(name);
+        for segment in segments(&file.text).unwrap_or_default() {
+            let Segment::Tag { inner, .. } = segment else {
+                continue;
+            };
+            for token in tokens(inner).flatten() {
+                if let Token::Ident(name) = token.0 {
+                    in_templates.insert(name);
+                }
             }
         }
     }
@@ -199,13 +199,9 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
 
 /// String literals in `text` that stand for offer ids, with how they were used.
 fn offer_literals(text: &str, keyed: &HashSet<&str>) -> Vec<(String, &'static str)> {
-    let tokens: Vec<Token<'_>> = tokenize(text, true, minijinja::syntax::SyntaxConfig::default())
-        .flatten()
-        .map(|(t, _)| t)
-        .collect();
+    let tokens: Vec<Token<'_>> = tokens(text).flatten().map(|(t, _)| t).collect();
     let literal = |t: &Token<'_>| match t {
-        Token::Str(s) => Some((*s).to_owned()),
-        Token::String(s) => Some(s.to_string()),
+        Token::Str(s) => Some(s.to_string()),
         _ => None,
     };
     let mut out = Vec::new();

@@ -1,12 +1,6 @@
-//! A small direct interpreter for rule expressions: the fast path in front of minijinja.
-//!
-//! Every `expr:`, `when:`, `where:`, `order_by:` and `map:` is a minijinja expression, and
-//! minijinja evaluates each one by building a fresh `State` and running its VM. For one profile
-//! the default policy evaluates a few hundred such expressions, each costing far more than the
-//! arithmetic in it. This module parses each expression once, at compile time, with minijinja's
-//! own parser (`machinery::parse_expr`, so the grammar cannot drift) into a tree whose names are
-//! already resolved to evaluation slots (or to the node's bound item, `offer`, `job`, ...), and
-//! evaluates that tree directly against the slots.
+//! The rule language's compiler and evaluator: a syntax tree ([`super::ast`]) compiled once
+//! into a tree whose names are resolved to evaluation slots (or to the node's bound item,
+//! `offer`, `job`, ...), evaluated directly against the slots.
 //!
 //! Two reads are prepared at compile time. Where a node binds a catalog offer (a per-offer
 //! fact's `offer`, a select's item over `offers`), `offer.a.b` is a column worked out once per
@@ -14,27 +8,25 @@
 //! ([`objects::PerOffer`](super::objects::PerOffer)), instead of looking keys up in maps. A map
 //! literal with constant keys builds a [`Record`] (keys fixed, values in order) rather than a
 //! hashed map. Both give the values minijinja gives, and fall back to the general form when the
-//! item is not a catalog offer.
+//! item is not a catalog offer. Constant operations are folded at compile time.
 //!
-//! It is only a fast path, never a second language. An expression that uses anything this
-//! module does not model (an unknown filter, test or function, a chained comparison, `**`,
-//! keyword arguments, ...) gets no fast form and always goes through minijinja. At run time,
-//! whenever the fast path meets anything that minijinja would turn into an error or an undefined
-//! value (a missing attribute, a division by zero, `none` in arithmetic, an integer overflow, a
-//! function failing, ...) it gives up on that expression and the caller evaluates it with
-//! minijinja, so values and error messages stay exactly minijinja's. Where it answers, it
-//! computes what minijinja 3.1.0 computes, operation by operation (`value::ops` and the
-//! built-in filters are private to minijinja, so their number rules are restated here: integer
-//! arithmetic in `i128`, `/` always a float, floored `//` and `%`, `and`/`or` giving an operand);
+//! Values are still minijinja's, and minijinja is still the reference for what is not modelled
+//! here: whenever evaluation meets anything that minijinja would turn into an error or an
+//! undefined value (a missing attribute, a division by zero, `none` in arithmetic, an integer
+//! overflow, a function failing, ...) it gives up on that expression and the caller evaluates it
+//! with minijinja, so values and error messages stay minijinja's. Where it answers, it computes
+//! what minijinja 3.1 computes, operation by operation (`value::ops` and the built-in filters
+//! are private to minijinja, so their number rules are restated here: integer arithmetic in
+//! `i128`, `/` always a float, floored `//` and `%`, `and`/`or` giving an operand);
 //! `tests/interp.rs` checks that on every shipped rule expression over generated profiles.
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use minijinja::machinery::ast;
 use minijinja::value::{Value, ValueKind};
 
 use super::Slots;
+use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
 use super::objects::{PerOffer, Record};
 
 /// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
@@ -65,7 +57,7 @@ enum FastNode {
     Neg(Box<FastNode>),
     And(Box<FastNode>, Box<FastNode>),
     Or(Box<FastNode>, Box<FastNode>),
-    Bin(Op, Box<FastNode>, Box<FastNode>),
+    Bin(BinaryOp, Box<FastNode>, Box<FastNode>),
     If(Box<FastNode>, Box<FastNode>, Option<Box<FastNode>>),
     List(Vec<FastNode>),
     Map(Vec<(FastNode, FastNode)>),
@@ -81,25 +73,6 @@ enum FastNode {
     PerOfferItem(usize, Box<FastNode>),
     /// `item.id in fact` (or `not in`, when the flag is set), likewise.
     PerOfferHas(usize, bool, Box<FastNode>),
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    FloorDiv,
-    Rem,
-    Eq,
-    Ne,
-    Lt,
-    Lte,
-    Gt,
-    Gte,
-    In,
-    NotIn,
-    Concat,
 }
 
 /// The filters, tests and functions the fast path knows. The subject of a filter or test is
@@ -142,13 +115,13 @@ impl Fast {
         bound: &[&str],
         offers: &[Value],
     ) -> Option<Fast> {
-        let expr = minijinja::machinery::parse_expr(text).ok()?;
+        let expr = super::parser::parse(text).ok()?;
         Self::from_tree(&expr, names, bound, offers)
     }
 
     /// The fast form of an expression already parsed (see [`Fast::compile`]).
     pub(crate) fn from_tree(
-        expr: &ast::Expr<'_>,
+        expr: &Term,
         names: &Slots,
         bound: &[&str],
         offers: &[Value],
@@ -161,7 +134,7 @@ impl Fast {
     /// and both shadow every other name); it reads them from the values
     /// [`Fast::eval_with_locals`] is given, by position.
     pub(crate) fn with_locals(
-        expr: &ast::Expr<'_>,
+        expr: &Term,
         names: &Slots,
         bound: &[&str],
         locals: &[&str],
@@ -212,94 +185,121 @@ struct Compiler<'a> {
 }
 
 impl Compiler<'_> {
-    fn node(&self, expr: &ast::Expr<'_>) -> Option<FastNode> {
-        // minijinja folds constant sub-expressions the same way before generating code.
-        if let Some(v) = expr.as_const() {
-            return Some(FastNode::Const(v));
+    fn node(&self, expr: &Term) -> Option<FastNode> {
+        if expr.is_const() {
+            return Some(FastNode::Const(constant(expr)?));
         }
-        let boxed = |e: &ast::Expr<'_>| self.node(e).map(Box::new);
-        Some(match expr {
-            ast::Expr::Var(v) => self.var(v.id)?,
-            ast::Expr::Const(c) => FastNode::Const(c.value.clone()),
-            ast::Expr::UnaryOp(u) => match u.op {
-                ast::UnaryOpKind::Not => FastNode::Not(boxed(&u.expr)?),
-                ast::UnaryOpKind::Neg => FastNode::Neg(boxed(&u.expr)?),
-            },
-            ast::Expr::BinOp(b) => {
-                let (l, r) = (boxed(&b.left)?, boxed(&b.right)?);
-                match b.op {
-                    ast::BinOpKind::ScAnd => FastNode::And(l, r),
-                    ast::BinOpKind::ScOr => FastNode::Or(l, r),
-                    op => FastNode::Bin(bin_op(op)?, l, r),
+        let boxed = |e: &Term| self.node(e).map(Box::new);
+        let node = match &expr.kind {
+            TermKind::Lit(_) => FastNode::Const(constant(expr)?),
+            TermKind::Var(name) => self.var(name)?,
+            TermKind::Unary(UnaryOp::Not, e) => FastNode::Not(boxed(e)?),
+            TermKind::Unary(UnaryOp::Neg, e) => FastNode::Neg(boxed(e)?),
+            TermKind::Binary(op, l, r) => {
+                let general = |op| Some(FastNode::Bin(op, boxed(l)?, boxed(r)?));
+                match op {
+                    BinaryOp::And => FastNode::And(boxed(l)?, boxed(r)?),
+                    BinaryOp::Or => FastNode::Or(boxed(l)?, boxed(r)?),
+                    BinaryOp::In | BinaryOp::NotIn => {
+                        let negated = *op == BinaryOp::NotIn;
+                        let op = if negated {
+                            BinaryOp::NotIn
+                        } else {
+                            BinaryOp::In
+                        };
+                        match self.per_offer_fact(r, l) {
+                            Some(slot) => {
+                                FastNode::PerOfferHas(slot, negated, Box::new(general(op)?))
+                            }
+                            None => general(op)?,
+                        }
+                    }
+                    op => general(*op)?,
                 }
             }
-            // Chained comparisons (`a < b < c`) are left to minijinja.
-            ast::Expr::Compare(c) if c.ops.len() == 1 => self.compare(c)?,
-            ast::Expr::IfExpr(i) => FastNode::If(
-                boxed(&i.test_expr)?,
-                boxed(&i.true_expr)?,
-                match &i.false_expr {
+            TermKind::If { test, yes, no } => FastNode::If(
+                boxed(test)?,
+                boxed(yes)?,
+                match no {
                     Some(e) => Some(boxed(e)?),
                     None => None,
                 },
             ),
-            ast::Expr::GetAttr(g) => {
-                let general = FastNode::Attr(boxed(&g.expr)?, g.name.into());
+            TermKind::Attr(e, name) => {
+                let general = FastNode::Attr(boxed(e)?, name.clone());
                 match self.offer_path(expr) {
                     Some(column) => FastNode::OfferPath(column, Box::new(general)),
                     None => general,
                 }
             }
-            ast::Expr::GetItem(g) => {
-                let general = FastNode::Item(boxed(&g.expr)?, boxed(&g.subscript_expr)?);
-                match self.per_offer_fact(&g.expr, &g.subscript_expr) {
+            TermKind::Item(e, key) => {
+                let general = FastNode::Item(boxed(e)?, boxed(key)?);
+                match self.per_offer_fact(e, key) {
                     Some(slot) => FastNode::PerOfferItem(slot, Box::new(general)),
                     None => general,
                 }
             }
-            ast::Expr::List(l) => FastNode::List(
-                l.items
-                    .iter()
-                    .map(|e| self.node(e))
-                    .collect::<Option<_>>()?,
-            ),
-            ast::Expr::Map(m) => self.map(m)?,
-            ast::Expr::Filter(f) => {
-                let func = filter(f.name, f.args.len())?;
-                if matches!(func, Func::Round) && !f.args.iter().all(is_precision) {
+            TermKind::List(items) => {
+                FastNode::List(items.iter().map(|e| self.node(e)).collect::<Option<_>>()?)
+            }
+            TermKind::Map(pairs) => self.map(pairs)?,
+            TermKind::Filter { .. } | TermKind::Test { .. } | TermKind::Call { .. } => {
+                self.call(expr)?
+            }
+        };
+        Some(fold(node))
+    }
+
+    /// A filter, a test or a function call.
+    fn call(&self, expr: &Term) -> Option<FastNode> {
+        Some(match &expr.kind {
+            TermKind::Filter {
+                name,
+                subject,
+                args,
+            } => {
+                let func = filter(&name.text, args.len())?;
+                if matches!(func, Func::Round) && !args.iter().all(is_precision) {
                     return None;
                 }
-                let mut args = vec![self.node(f.expr.as_ref()?)?];
-                args.extend(self.args(&f.args)?);
-                FastNode::Call(func, args)
+                let mut all = vec![self.node(subject)?];
+                all.extend(self.args(args)?);
+                FastNode::Call(func, all)
             }
-            ast::Expr::Test(t) => {
-                let func = match (t.name, t.args.len()) {
-                    ("none", 0) => Func::IsNone,
-                    ("defined", 0) => Func::IsDefined,
-                    ("undefined", 0) => Func::IsUndefined,
+            TermKind::Test {
+                name,
+                subject,
+                negated,
+            } => {
+                let func = match &*name.text {
+                    "none" => Func::IsNone,
+                    "defined" => Func::IsDefined,
+                    "undefined" => Func::IsUndefined,
                     _ => return None,
                 };
-                FastNode::Call(func, vec![self.node(&t.expr)?])
+                let test = FastNode::Call(func, vec![self.node(subject)?]);
+                if *negated {
+                    FastNode::Not(Box::new(test))
+                } else {
+                    test
+                }
             }
-            ast::Expr::Call(c) => {
+            TermKind::Call { name, args } => {
                 // A plain function call: a global name that no node, root or item shadows.
-                let ast::Expr::Var(v) = &c.expr else {
-                    return None;
-                };
-                if self.names.index.contains_key(v.id)
-                    || self.bound.contains(&v.id)
-                    || self.locals.contains(&v.id)
+                let id = &*name.text;
+                if self.names.index.contains_key(id)
+                    || self.bound.contains(&id)
+                    || self.locals.contains(&id)
                 {
                     return None;
                 }
-                let func = match (v.id, c.args.len()) {
+                let func = match (id, args.len()) {
                     ("ceil", 1) => Func::Ceil,
                     ("floor", 1) => Func::Floor,
                     ("days_between", 2) => Func::DaysBetween,
                     _ => return None,
                 };
-                FastNode::Call(func, self.args(&c.args)?)
+                FastNode::Call(func, self.args(args)?)
             }
             _ => return None,
         })
@@ -315,41 +315,15 @@ impl Compiler<'_> {
         self.names.index.get(name).map(|&i| FastNode::Slot(i))
     }
 
-    /// A single comparison.
-    fn compare(&self, c: &ast::Compare<'_>) -> Option<FastNode> {
-        let op = match c.ops[0].op {
-            ast::CompareOpKind::Eq => Op::Eq,
-            ast::CompareOpKind::Ne => Op::Ne,
-            ast::CompareOpKind::Lt => Op::Lt,
-            ast::CompareOpKind::Lte => Op::Lte,
-            ast::CompareOpKind::Gt => Op::Gt,
-            ast::CompareOpKind::Gte => Op::Gte,
-            ast::CompareOpKind::In => Op::In,
-            ast::CompareOpKind::NotIn => Op::NotIn,
-        };
-        let general = FastNode::Bin(
-            op,
-            Box::new(self.node(&c.expr)?),
-            Box::new(self.node(&c.ops[0].expr)?),
-        );
-        Some(match (op, self.per_offer_fact(&c.ops[0].expr, &c.expr)) {
-            (Op::In | Op::NotIn, Some(slot)) => {
-                FastNode::PerOfferHas(slot, matches!(op, Op::NotIn), Box::new(general))
-            }
-            _ => general,
-        })
-    }
-
     /// A map literal: a record when its keys are distinct constant strings.
-    fn map(&self, m: &ast::Map<'_>) -> Option<FastNode> {
-        if let Some(keys) = constant_keys(m) {
-            let values: Option<Vec<FastNode>> = m.values.iter().map(|e| self.node(e)).collect();
+    fn map(&self, pairs: &[(Term, Term)]) -> Option<FastNode> {
+        if let Some(keys) = constant_keys(pairs) {
+            let values: Option<Vec<FastNode>> = pairs.iter().map(|(_, e)| self.node(e)).collect();
             return Some(FastNode::Record(keys, values?));
         }
         Some(FastNode::Map(
-            m.keys
+            pairs
                 .iter()
-                .zip(&m.values)
                 .map(|(k, v)| Some((self.node(k)?, self.node(v)?)))
                 .collect::<Option<_>>()?,
         ))
@@ -357,15 +331,17 @@ impl Compiler<'_> {
 
     /// For `item.a.b` with the bound item at its root: the path's value for each catalog offer
     /// (`None` where undefined). `None` when the expression is not such a path.
-    fn offer_path(&self, expr: &ast::Expr<'_>) -> Option<Box<[Option<Value>]>> {
+    fn offer_path(&self, expr: &Term) -> Option<Box<[Option<Value>]>> {
         let mut names = Vec::new();
         let mut at = expr;
-        while let ast::Expr::GetAttr(g) = at {
-            names.push(g.name);
-            at = &g.expr;
+        while let TermKind::Attr(e, name) = &at.kind {
+            names.push(&**name);
+            at = e;
         }
-        let ast::Expr::Var(v) = at else { return None };
-        if self.bound.first() != Some(&v.id) || names.is_empty() || self.offers.is_empty() {
+        let TermKind::Var(v) = &at.kind else {
+            return None;
+        };
+        if self.bound.first() != Some(&&**v) || names.is_empty() || self.offers.is_empty() {
             return None;
         }
         Some(
@@ -382,36 +358,82 @@ impl Compiler<'_> {
 
     /// For `fact` and `item.id` (a slot and the bound item's id): the slot, read by offer
     /// position when it holds a per-offer fact.
-    fn per_offer_fact(&self, map: &ast::Expr<'_>, key: &ast::Expr<'_>) -> Option<usize> {
-        let ast::Expr::GetAttr(g) = key else {
+    fn per_offer_fact(&self, map: &Term, key: &Term) -> Option<usize> {
+        let TermKind::Attr(item, name) = &key.kind else {
             return None;
         };
-        let (ast::Expr::Var(item), ast::Expr::Var(fact)) = (&g.expr, map) else {
+        let (TermKind::Var(item), TermKind::Var(fact)) = (&item.kind, &map.kind) else {
             return None;
         };
-        if g.name != "id" || self.bound.first() != Some(&item.id) || self.bound.contains(&fact.id) {
+        if &**name != "id"
+            || self.bound.first() != Some(&&**item)
+            || self.bound.contains(&&**fact)
+            || self.locals.contains(&&**fact)
+        {
             return None;
         }
-        self.names.index.get(fact.id).copied()
+        self.names.index.get(&**fact).copied()
     }
 
-    /// Positional arguments only.
-    fn args(&self, args: &[ast::CallArg<'_>]) -> Option<Vec<FastNode>> {
-        args.iter()
-            .map(|a| match a {
-                ast::CallArg::Pos(e) => self.node(e),
-                _ => None,
-            })
-            .collect()
+    fn args(&self, args: &[Term]) -> Option<Vec<FastNode>> {
+        args.iter().map(|a| self.node(a)).collect()
+    }
+}
+
+/// The value of a literal, or of a list or map of them, as minijinja builds it.
+fn constant(expr: &Term) -> Option<Value> {
+    Some(match &expr.kind {
+        TermKind::Lit(Lit::None) => Value::from(()),
+        TermKind::Lit(Lit::Bool(b)) => Value::from(*b),
+        TermKind::Lit(Lit::Int(i)) => Value::from(*i),
+        TermKind::Lit(Lit::Float(f)) => Value::from(*f),
+        TermKind::Lit(Lit::Str(s)) => Value::from(&**s),
+        TermKind::List(items) => {
+            Value::from(items.iter().map(constant).collect::<Option<Vec<_>>>()?)
+        }
+        TermKind::Map(pairs) => Value::from_pairs(
+            pairs
+                .iter()
+                .map(|(k, v)| Some((constant(k)?, constant(v)?)))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+/// A node whose operands are all constants, folded into its value where it has one (as
+/// minijinja folds constants before generating code); the node as it is otherwise.
+fn fold(node: FastNode) -> FastNode {
+    let operands_const = match &node {
+        FastNode::Not(e) | FastNode::Neg(e) => matches!(**e, FastNode::Const(_)),
+        FastNode::Bin(_, l, r) => {
+            matches!(**l, FastNode::Const(_)) && matches!(**r, FastNode::Const(_))
+        }
+        _ => false,
+    };
+    if !operands_const {
+        return node;
+    }
+    let eval = Eval {
+        slots: &[],
+        bound: None,
+        locals: &[],
+    };
+    match eval.eval(&node) {
+        Some(v) => FastNode::Const(v.into_owned()),
+        None => node,
     }
 }
 
 /// The keys of a map literal when all are distinct constant strings, in the order written.
-fn constant_keys(m: &ast::Map<'_>) -> Option<Arc<[Value]>> {
-    let mut keys: Vec<Value> = Vec::with_capacity(m.keys.len());
-    for k in &m.keys {
-        let key = k.as_const()?;
-        if key.as_str().is_none() || keys.contains(&key) {
+fn constant_keys(pairs: &[(Term, Term)]) -> Option<Arc<[Value]>> {
+    let mut keys: Vec<Value> = Vec::with_capacity(pairs.len());
+    for (k, _) in pairs {
+        let TermKind::Lit(Lit::Str(key)) = &k.kind else {
+            return None;
+        };
+        let key = Value::from(&**key);
+        if keys.contains(&key) {
             return None;
         }
         keys.push(key);
@@ -442,36 +464,9 @@ fn filter(name: &str, args: usize) -> Option<Func> {
     })
 }
 
-/// The fast path's operator for a binary operator of minijinja's (`**` has none).
-fn bin_op(op: ast::BinOpKind) -> Option<Op> {
-    Some(match op {
-        ast::BinOpKind::Eq => Op::Eq,
-        ast::BinOpKind::Ne => Op::Ne,
-        ast::BinOpKind::Lt => Op::Lt,
-        ast::BinOpKind::Lte => Op::Lte,
-        ast::BinOpKind::Gt => Op::Gt,
-        ast::BinOpKind::Gte => Op::Gte,
-        ast::BinOpKind::Add => Op::Add,
-        ast::BinOpKind::Sub => Op::Sub,
-        ast::BinOpKind::Mul => Op::Mul,
-        ast::BinOpKind::Div => Op::Div,
-        ast::BinOpKind::FloorDiv => Op::FloorDiv,
-        ast::BinOpKind::Rem => Op::Rem,
-        ast::BinOpKind::Concat => Op::Concat,
-        ast::BinOpKind::In => Op::In,
-        ast::BinOpKind::ScAnd | ast::BinOpKind::ScOr | ast::BinOpKind::Pow => return None,
-    })
-}
-
 /// `round`'s precision: a literal whole number the fast path rounds exactly like minijinja.
-fn is_precision(arg: &ast::CallArg<'_>) -> bool {
-    match arg {
-        ast::CallArg::Pos(e) => e
-            .as_const()
-            .and_then(|v| if v.is_integer() { v.as_i64() } else { None })
-            .is_some_and(|p| (0..=1074).contains(&p)),
-        _ => false,
-    }
+fn is_precision(arg: &Term) -> bool {
+    matches!(arg.kind, TermKind::Lit(Lit::Int(p)) if (0..=1074).contains(&p))
 }
 
 /// Evaluation borrows what it can (slots, the bound item, constants) and owns what it makes.
@@ -622,7 +617,7 @@ fn as_float(n: Num) -> f64 {
     }
 }
 
-fn binary(op: Op, l: &Value, r: &Value) -> Option<Value> {
+fn binary(op: BinaryOp, l: &Value, r: &Value) -> Option<Value> {
     let arith =
         |int: fn(i128, i128) -> Option<i128>, float: fn(f64, f64) -> Option<f64>| match coerce(
             num(l)?,
@@ -632,37 +627,41 @@ fn binary(op: Op, l: &Value, r: &Value) -> Option<Value> {
             Err((a, b)) => float(a, b).map(Value::from),
         };
     match op {
-        Op::Eq => Some(Value::from(l == r)),
-        Op::Ne => Some(Value::from(l != r)),
-        Op::Lt => Some(Value::from(l < r)),
-        Op::Lte => Some(Value::from(l <= r)),
-        Op::Gt => Some(Value::from(l > r)),
-        Op::Gte => Some(Value::from(l >= r)),
-        Op::In => contains(r, l).map(Value::from),
-        Op::NotIn => contains(r, l).map(|c| Value::from(!c)),
+        BinaryOp::Eq => Some(Value::from(l == r)),
+        BinaryOp::Ne => Some(Value::from(l != r)),
+        BinaryOp::Lt => Some(Value::from(l < r)),
+        BinaryOp::Lte => Some(Value::from(l <= r)),
+        BinaryOp::Gt => Some(Value::from(l > r)),
+        BinaryOp::Gte => Some(Value::from(l >= r)),
+        BinaryOp::In => contains(r, l).map(Value::from),
+        BinaryOp::NotIn => contains(r, l).map(|c| Value::from(!c)),
         // Two lists concatenate (minijinja gives an iterator; `| list` makes it a list again).
-        Op::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => Some(Value::from(
-            l.try_iter()
-                .ok()?
-                .chain(r.try_iter().ok()?)
-                .collect::<Vec<_>>(),
-        )),
-        Op::Add => arith(i128::checked_add, |a, b| Some(a + b)),
-        Op::Sub => arith(i128::checked_sub, |a, b| Some(a - b)),
-        Op::Mul => arith(i128::checked_mul, |a, b| Some(a * b)),
-        Op::Div => {
+        BinaryOp::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => {
+            Some(Value::from(
+                l.try_iter()
+                    .ok()?
+                    .chain(r.try_iter().ok()?)
+                    .collect::<Vec<_>>(),
+            ))
+        }
+        BinaryOp::Add => arith(i128::checked_add, |a, b| Some(a + b)),
+        BinaryOp::Sub => arith(i128::checked_sub, |a, b| Some(a - b)),
+        BinaryOp::Mul => arith(i128::checked_mul, |a, b| Some(a * b)),
+        BinaryOp::Div => {
             let (a, b) = (as_float(num(l)?), as_float(num(r)?));
             (b != 0.0).then(|| Value::from(a / b))
         }
-        Op::FloorDiv => arith(
+        BinaryOp::FloorDiv => arith(
             |a, b| int_div_rem_floor(a, b).map(|(q, _)| q),
             |a, b| (b != 0.0).then(|| float_div_rem_floor(a, b).0),
         ),
-        Op::Rem => arith(
+        BinaryOp::Rem => arith(
             |a, b| int_div_rem_floor(a, b).map(|(_, r)| r),
             |a, b| (b != 0.0).then(|| float_div_rem_floor(a, b).1),
         ),
-        Op::Concat => {
+        // Short-circuiting: nodes of their own ([`FastNode::And`], [`FastNode::Or`]).
+        BinaryOp::And | BinaryOp::Or => None,
+        BinaryOp::Concat => {
             // Safe (markup) strings have their own rules; leave them to minijinja.
             if l.is_safe()
                 || r.is_safe()

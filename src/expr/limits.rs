@@ -1,11 +1,12 @@
-//! Bounds on the size of one rule expression and of each tag of a template, checked with
-//! minijinja's tokenizer (a loop, no recursion) before its parser, compiler or our evaluator
-//! walk the tree (all recursive): a 100,000-term `1 + 1 + …` or a long `not not …` chain would
+//! Bounds on the size of one rule expression and of each tag of a template, checked with the
+//! rule language's tokenizer and template scanner (loops, no recursion) before a parser, a
+//! compiler or an evaluator walks the tree (all recursive): a 100,000-term `1 + 1 + …` or a long `not not …` chain would
 //! overflow the stack and abort the process. The bounds are ten times the largest expression
 //! the default policy writes (about 110 tokens, the memo's trade chart) and keep the deepest
 //! tree well inside the 2 MiB stack of a batch worker thread (`tests/bounds.rs`).
 
-use minijinja::machinery::{Token, tokenize};
+use super::lexer::{Token, tokens};
+use super::template::{Segment, segments};
 
 /// The most tokens one expression, `{{ … }}` or `{% … %}` may have.
 pub const MAX_TOKENS: usize = 1_000;
@@ -69,18 +70,24 @@ impl From<Limit> for minijinja::Error {
 }
 
 /// Checks one rule expression against [`MAX_TOKENS`] and [`MAX_BRACKETS`]; a text the
-/// tokenizer refuses is left to the parser, which words the error.
+/// tokenizer refuses is counted up to what it refuses, and left to the parser, which words the
+/// error.
 ///
 /// # Errors
 /// The expression is over a bound.
 pub fn expression(text: &str) -> Result<(), Limit> {
     lines(text)?;
     let mut tag = Tag::default();
-    for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()) {
+    for token in tokens(text) {
         let Ok((token, span)) = token else { break };
-        tag.token(&token, span.start_line)?;
+        tag.token(&token, line_of(text, span.start))?;
     }
     Ok(())
+}
+
+/// The line (1 for the first) of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    1 + text.get(..offset).unwrap_or(text).matches('\n').count()
 }
 
 /// Checks every tag of template `source` as [`expression`] does, and its blocks against
@@ -90,40 +97,37 @@ pub fn expression(text: &str) -> Result<(), Limit> {
 /// A tag or the nesting of blocks is over a bound.
 pub fn template(source: &str) -> Result<(), Limit> {
     lines(source)?;
-    let mut tag = Tag::default();
+    // A template the scanner cannot read is left to minijinja, which words the error.
+    let Ok(segments) = segments(source) else {
+        return Ok(());
+    };
     let mut blocks = 0usize;
-    // The first word of a `{% … %}`: whether it opens or closes a block.
-    let mut first_word = false;
-    for token in tokenize(source, false, super::functions::syntax()) {
-        let Ok((token, span)) = token else { break };
-        match token {
-            Token::BlockStart => {
-                tag = Tag::default();
-                first_word = true;
-                continue;
-            }
-            Token::VariableStart => {
-                tag = Tag::default();
-                continue;
-            }
-            Token::VariableEnd | Token::BlockEnd => continue,
-            Token::Ident(word) if first_word => {
+    for segment in segments {
+        let Segment::Tag { block, inner, at } = segment else {
+            continue;
+        };
+        let mut tag = Tag::default();
+        for (i, token) in tokens(inner).enumerate() {
+            let Ok((token, span)) = token else { break };
+            let line = line_of(source, at + span.start);
+            if i == 0
+                && block
+                && let Token::Ident(word) = token
+            {
                 if OPENS.contains(&word) {
                     blocks += 1;
                     if blocks > MAX_BLOCKS {
                         return Err(Limit {
                             what: format!("more than {MAX_BLOCKS} blocks open at once (the limit)"),
-                            line: usize::from(span.start_line),
+                            line,
                         });
                     }
                 } else if word.starts_with("end") {
                     blocks = blocks.saturating_sub(1);
                 }
             }
-            _ => {}
+            tag.token(&token, line)?;
         }
-        first_word = false;
-        tag.token(&token, span.start_line)?;
     }
     Ok(())
 }
@@ -148,8 +152,7 @@ struct Tag {
 }
 
 impl Tag {
-    fn token(&mut self, token: &Token<'_>, line: u16) -> Result<(), Limit> {
-        let line = usize::from(line);
+    fn token(&mut self, token: &Token<'_>, line: usize) -> Result<(), Limit> {
         self.tokens += 1;
         if self.tokens > MAX_TOKENS {
             return Err(Limit {

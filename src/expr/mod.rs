@@ -1,20 +1,27 @@
-//! The expression language behind one facade: a rule expression compiled once, evaluated by the
-//! fast path where it has a form there and by minijinja otherwise.
+//! The rule language: an expression's text cut into tokens ([`lexer`]), parsed into a syntax
+//! tree with the place of every part ([`parser`], [`ast`]), its calls checked against what the
+//! language offers ([`vocabulary`]), then compiled and evaluated against an evaluation's slots
+//! ([`fast`]).
 //!
-//! Rules are written in minijinja's expression language, so a policy author learns one language
-//! for conditions, texts and memos. Compiling an expression gives an [`Expr`]: minijinja's own
-//! compiled form (the reference meaning, and the fallback) plus, when every part of it is
-//! modelled, a fast form ([`fast`]) that reads evaluation slots directly. An expression without a
-//! fast form is slower, never wrong: `decide validate` lists such expressions as notes and runs
-//! both paths over generated profiles to find any disagreement.
+//! The surface is Jinja's expression syntax, so a policy author learns one notation for
+//! conditions, texts and memos; the grammar is ours, and what a rule does not need (`**`,
+//! chained comparisons, tuples, slices, keyword arguments, unknown filters) is refused when the
+//! rules load, with the place it is written. minijinja renders the memo and the rules' prose
+//! templates ([`text`] reads their tags with [`template`] for a fast form), and is the reference
+//! the evaluator is tested against: where evaluation meets an error or an undefined value, the
+//! expression's minijinja form answers, with minijinja's words.
 
+pub mod ast;
 pub(crate) mod fast;
 mod functions;
+pub mod lexer;
 pub mod limits;
-pub(crate) mod names;
 pub(crate) mod numbers;
 pub(crate) mod objects;
+pub mod parser;
+pub(crate) mod template;
 pub(crate) mod text;
+pub mod vocabulary;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -1,16 +1,16 @@
-//! The number literals of expressions, read with minijinja's own tokenizer: the constants the
-//! rules write, which `decide validate` and the sensitivity analysis try values around.
+//! The number literals of expressions, read with the rule language's tokenizer: the constants
+//! the rules write, which `decide validate` and the sensitivity analysis try values around.
 
 use std::collections::BTreeSet;
 
-use minijinja::machinery::{Token, tokenize};
+use super::lexer::{Token, tokens};
 
-/// Every integer and decimal literal in `texts`, read with minijinja's own tokenizer (so that
-/// digits inside strings and names are not mistaken for numbers).
+/// Every integer and decimal literal in `texts`, read with the rule language's tokenizer (so
+/// that digits inside strings and names are not mistaken for numbers).
 pub(crate) fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
     let mut out = BTreeSet::new();
     for text in texts {
-        for token in tokenize(text, true, minijinja::syntax::SyntaxConfig::default()).flatten() {
+        for token in tokens(text).flatten() {
             match token.0 {
                 #[allow(clippy::cast_precision_loss)] // policy constants are small
                 Token::Int(i) => {

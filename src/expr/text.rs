@@ -24,12 +24,13 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use minijinja::machinery::{self, ast};
 use minijinja::value::Value;
 use serde_saphyr::Location;
 
 use super::Slots;
+use super::ast::{Term, TermKind};
 use super::fast::Fast;
+use super::template::{Segment, segments};
 
 /// A text template, parsed.
 #[derive(Debug)]
@@ -49,7 +50,7 @@ pub(crate) struct Text {
 /// One part of a text's fast form.
 #[derive(Debug)]
 enum Piece {
-    /// Text written as it stands (whitespace control already applied by the parser).
+    /// Text written as it stands (whitespace control already applied by the scanner).
     Raw(Box<str>),
     /// `{{ expression }}`.
     Emit(Fast),
@@ -57,6 +58,16 @@ enum Piece {
     If(Fast, Vec<Piece>, Vec<Piece>),
     /// `{% set name = expression %}` at the top level: the next local value.
     Set(Fast),
+}
+
+/// A template in the syntax the rule language reads itself: raw text, `{{ }}`, `if`/`elif`/
+/// `else`, and `set` of one name at the top level.
+#[derive(Debug)]
+enum Stmt<'s> {
+    Raw(&'s str),
+    Emit(Term),
+    If(Term, Vec<Stmt<'s>>, Vec<Stmt<'s>>),
+    Set(&'s str, Term),
 }
 
 impl Text {
@@ -72,24 +83,27 @@ impl Text {
     ) -> Result<Text, minijinja::Error> {
         // Bounded before the parser (and everything after it) recurses over the tree.
         super::limits::template(source)?;
-        let tree = machinery::parse(source, name, super::functions::syntax())?;
-        let names = match super::names::template_undeclared(&tree) {
-            Some(names) => names,
-            None => super::expression_environment()
-                .template_from_named_str(name, source)?
-                .undeclared_variables(true),
+        let (names, fast) = match read(source) {
+            Some(nodes) => {
+                let fast = slots.and_then(|(slots, offers)| {
+                    TextCompiler {
+                        slots,
+                        offers,
+                        locals: Vec::new(),
+                    }
+                    .body(&nodes)
+                });
+                (mentioned(&nodes), fast)
+            }
+            // Beyond what the rule language reads: minijinja parses it and says what it reads
+            // (or why it does not compile).
+            None => (
+                super::expression_environment()
+                    .template_from_named_str(name, source)?
+                    .undeclared_variables(true),
+                None,
+            ),
         };
-        let fast = slots.and_then(|(slots, offers)| {
-            let ast::Stmt::Template(t) = &tree else {
-                return None;
-            };
-            let mut compiler = TextCompiler {
-                slots,
-                offers,
-                locals: Vec::new(),
-            };
-            compiler.body(&t.children, true)
-        });
         Ok(Text {
             names,
             fast,
@@ -113,6 +127,139 @@ impl Text {
         write(pieces, slots, &mut locals, &mut out)?;
         Some(out)
     }
+}
+
+/// The template's nodes, or `None` when it uses anything else (a loop, a macro, a `set` in a
+/// branch, an expression outside the rule language, a tag left open).
+fn read(source: &str) -> Option<Vec<Stmt<'_>>> {
+    let segments = segments(source).ok()?;
+    let mut at = 0;
+    let (nodes, end) = block(&segments, &mut at, true)?;
+    matches!(end, Close::Eof).then_some(nodes)
+}
+
+/// What ended a run of nodes.
+enum Close {
+    Eof,
+    Else,
+    Elif(Term),
+    Endif,
+}
+
+fn block<'s>(
+    segments: &[Segment<'s>],
+    at: &mut usize,
+    top: bool,
+) -> Option<(Vec<Stmt<'s>>, Close)> {
+    let mut nodes = Vec::new();
+    while let Some(segment) = segments.get(*at) {
+        *at += 1;
+        match segment {
+            Segment::Raw(raw) => nodes.push(Stmt::Raw(raw)),
+            Segment::Verbatim(_) => return None,
+            Segment::Tag {
+                block: false,
+                inner,
+                ..
+            } => nodes.push(Stmt::Emit(super::parser::parse(inner).ok()?)),
+            Segment::Tag {
+                block: true, inner, ..
+            } => {
+                let inner = inner.trim_start();
+                let word_len = inner
+                    .bytes()
+                    .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                    .count();
+                let (word, rest) = inner.split_at(word_len);
+                match word {
+                    "if" => {
+                        let test = condition(rest)?;
+                        nodes.push(if_node(segments, at, test)?);
+                    }
+                    "elif" => return Some((nodes, Close::Elif(condition(rest)?))),
+                    "else" if rest.trim().is_empty() => return Some((nodes, Close::Else)),
+                    "endif" if rest.trim().is_empty() => return Some((nodes, Close::Endif)),
+                    "set" if top => {
+                        let (target, value) = rest.split_once('=')?;
+                        let target = target.trim();
+                        let is_name = !target.is_empty()
+                            && target
+                                .bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                            && !target.as_bytes()[0].is_ascii_digit()
+                            && !super::parser::KEYWORDS.contains(&target);
+                        // `==` is a comparison, not an assignment.
+                        if !is_name || value.starts_with('=') {
+                            return None;
+                        }
+                        nodes.push(Stmt::Set(target, super::parser::parse(value).ok()?));
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+    Some((nodes, Close::Eof))
+}
+
+/// An `if` whose test was read: its branches up to the matching `endif`.
+fn if_node<'s>(segments: &[Segment<'s>], at: &mut usize, test: Term) -> Option<Stmt<'s>> {
+    let (yes, end) = block(segments, at, false)?;
+    let no = match end {
+        Close::Endif => Vec::new(),
+        Close::Else => {
+            let (no, end) = block(segments, at, false)?;
+            if !matches!(end, Close::Endif) {
+                return None;
+            }
+            no
+        }
+        Close::Elif(test) => vec![if_node(segments, at, test)?],
+        Close::Eof => return None,
+    };
+    Some(Stmt::If(test, yes, no))
+}
+
+/// An `if`'s or `elif`'s test: an expression that is not itself an inline `if` (minijinja's
+/// grammar has none there).
+fn condition(text: &str) -> Option<Term> {
+    let e = super::parser::parse(text).ok()?;
+    (!matches!(e.kind, TermKind::If { .. })).then_some(e)
+}
+
+/// The names `nodes` read, as minijinja's `undeclared_variables(true)` gives them: a name a
+/// `set` assigned before (or is assigning: minijinja assigns the name before it reads the value)
+/// is not read from outside.
+fn mentioned(nodes: &[Stmt<'_>]) -> HashSet<String> {
+    fn walk<'s>(nodes: &[Stmt<'s>], set: &mut Vec<&'s str>, out: &mut HashSet<String>) {
+        let read = |e: &Term, set: &[&str], out: &mut HashSet<String>| {
+            for path in e.paths() {
+                let root = path.split('.').next().unwrap_or(&path);
+                if !set.contains(&root) {
+                    out.insert(path);
+                }
+            }
+        };
+        for node in nodes {
+            match node {
+                Stmt::Raw(_) => {}
+                Stmt::Emit(e) => read(e, set, out),
+                Stmt::If(test, yes, no) => {
+                    read(test, set, out);
+                    walk(yes, set, out);
+                    walk(no, set, out);
+                }
+                Stmt::Set(name, e) => {
+                    set.push(name);
+                    read(e, set, out);
+                }
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    // minijinja's tracking assigns `self` before it walks a template.
+    walk(nodes, &mut vec!["self"], &mut out);
+    out
 }
 
 fn write(
@@ -151,35 +298,25 @@ struct TextCompiler<'a> {
 }
 
 impl<'a> TextCompiler<'a> {
-    /// The fast form of `stmts`; `top` when they are the template's own (where a `set` stays
-    /// in scope to the end, so it may be one).
-    fn body(&mut self, stmts: &[ast::Stmt<'a>], top: bool) -> Option<Vec<Piece>> {
-        stmts.iter().map(|s| self.piece(s, top)).collect()
+    fn body(&mut self, nodes: &[Stmt<'a>]) -> Option<Vec<Piece>> {
+        nodes.iter().map(|n| self.piece(n)).collect()
     }
 
-    fn expr(&self, e: &ast::Expr<'_>) -> Option<Fast> {
+    fn expr(&self, e: &Term) -> Option<Fast> {
         Fast::with_locals(e, self.slots, &[], &self.locals, self.offers)
     }
 
-    fn piece(&mut self, stmt: &ast::Stmt<'a>, top: bool) -> Option<Piece> {
-        Some(match stmt {
-            ast::Stmt::EmitRaw(r) => Piece::Raw(r.raw.into()),
-            ast::Stmt::EmitExpr(e) => Piece::Emit(self.expr(&e.expr)?),
-            ast::Stmt::IfCond(i) => Piece::If(
-                self.expr(&i.expr)?,
-                self.body(&i.true_body, false)?,
-                self.body(&i.false_body, false)?,
-            ),
-            ast::Stmt::Set(s) if top => {
-                let ast::Expr::Var(target) = &s.target else {
-                    return None;
-                };
+    fn piece(&mut self, node: &Stmt<'a>) -> Option<Piece> {
+        Some(match node {
+            Stmt::Raw(r) => Piece::Raw((*r).into()),
+            Stmt::Emit(e) => Piece::Emit(self.expr(e)?),
+            Stmt::If(test, yes, no) => Piece::If(self.expr(test)?, self.body(yes)?, self.body(no)?),
+            Stmt::Set(name, e) => {
                 // The value is read before the name is set (`set x = x + 1` reads the old x).
-                let value = self.expr(&s.expr)?;
-                self.locals.push(target.id);
+                let value = self.expr(e)?;
+                self.locals.push(name);
                 Piece::Set(value)
             }
-            _ => return None,
         })
     }
 }
@@ -290,19 +427,27 @@ mod tests {
         for source in [
             "{{ a.b.c }} {{ d }}",
             "{% set p = q.r %}{{ p.s }} {{ p }} {{ q.t }}",
-            "{% if x.y %}{% set z = 1 %}{{ z }}{% else %}{{ z.w }}{% endif %}{{ z }}",
-            "{% for i in items.all if i.ok %}{{ i.v }} {{ loop.index }} {{ j.k }}{% else %}{{ i }}{% endfor %}{{ loop }}",
+            "{% if x.y %}{{ z }}{% elif w %}{{ z.w }}{% else %}{{ v[0] }}{% endif %}{{ z }}",
             "{% set n = {'a': b.c} %}{{ n[d.e] }}",
             "{{ self }} {{ f(g.h) }} {{ u | join(v.w) }}",
             "{% set s = s.t %}{{ s }}",
         ] {
-            let tree = machinery::parse(source, "t", crate::expr::functions::syntax()).unwrap();
-            let mine = crate::expr::names::template_undeclared(&tree).unwrap();
+            let mine = mentioned(&read(source).unwrap());
             let theirs = env
                 .template_from_str(source)
                 .unwrap()
                 .undeclared_variables(true);
             assert_eq!(mine, theirs, "{source:?}");
+        }
+        // Beyond what the rule language reads: minijinja says what these read.
+        for source in [
+            "{% if x.y %}{% set z = 1 %}{{ z }}{% endif %}",
+            "{% for i in items %}{{ i }}{% endfor %}",
+            "{% if a %}x",
+            "{{ a ** 2 }}",
+            "{% macro m() %}{% endmacro %}",
+        ] {
+            assert!(read(source).is_none(), "{source:?}");
         }
     }
 }

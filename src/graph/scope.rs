@@ -60,38 +60,52 @@ impl<'a> Scope<'a> {
                 .field(format!("{node}.{field}"))
                 .help(TOO_LARGE_HELP));
         }
-        let tree = minijinja::machinery::parse_expr(&text.value).map_err(|parse_error| {
-            // minijinja's own compile words the error (the same parser, with its details).
-            let e = match self.owner.env.compile_expression_owned(text.value.clone()) {
-                Err(e) => e,
-                Ok(_) => parse_error,
-            };
-            let detail = e.detail().unwrap_or("syntax error").to_owned();
-            policy
-                .error_at(
-                    file,
+        let tree = crate::expr::parser::parse(&text.value)
+            .and_then(|tree| crate::expr::vocabulary::check(&tree).map(|()| tree))
+            .map_err(|e| {
+                let source = &policy.sources[file];
+                // The error points at the token in the file, where the scalar can be read back.
+                let exact = crate::policy::located::locate_in_scalar(
+                    &source.text,
                     text.referenced,
+                    &text.value,
+                    e.span.start,
+                );
+                let place = exact.or_else(|| crate::policy::position(text.referenced));
+                let mut err = Error::new(
+                    crate::error::ErrorKind::Rules,
                     format!(
-                        "{}: `{field}` does not compile: {detail}",
-                        subject(policy, node)
+                        "{}: `{field}` does not compile: {}",
+                        subject(policy, node),
+                        e.message
                     ),
                 )
-                .field(format!("{node}.{field}"))
-                .help(format!("the expression is: {}", text.value.trim()))
-        })?;
+                .at(&source.name, &source.text, place)
+                .field(format!("{node}.{field}"));
+                if let Some(help) = e.help {
+                    err = err.help(help);
+                }
+                if exact.is_none() {
+                    err = err.help(format!("the expression is: {}", text.value.trim()));
+                }
+                err
+            })?;
+        let paths = tree.paths();
         self.resolve(
             file,
             text.referenced,
             node,
             field,
             bound,
-            &crate::expr::names::undeclared(&tree, true),
+            &paths.iter().cloned().collect(),
             reads,
         )?;
-        let mut names: Vec<String> = crate::expr::names::undeclared(&tree, false)
-            .into_iter()
+        let mut names: Vec<String> = paths
+            .iter()
+            .map(|p| p.split('.').next().unwrap_or(p).to_owned())
             .collect();
         names.sort();
+        names.dedup();
         Ok(Expr::new(
             &text.value,
             crate::expr::fast::Fast::from_tree(
@@ -313,7 +327,7 @@ mod tests {
         exprs.extend(c.invariants.iter().map(|i| &i.holds));
         assert!(exprs.len() > 150);
         for e in exprs {
-            crate::expr::names::tests::check(e.text);
+            crate::expr::ast::tests::check(e.text);
         }
     }
 }

@@ -292,3 +292,71 @@ impl<'de, T: LocatedNode> MapAccess<'de> for Fields<'de, T> {
         }
     }
 }
+
+/// Where byte `offset` of a scalar's `value` is written in the file `text`, for a scalar that
+/// starts at `at`: the value read back through the YAML's folding (plain, quoted and block
+/// scalars differ from their value only in whitespace, past a block's indicator line or a
+/// quote). `None` where the two differ otherwise (an escape in a quoted scalar) or the place
+/// is unknown; the caller then points at the scalar.
+pub(crate) fn locate_in_scalar(
+    text: &str,
+    at: Location,
+    value: &str,
+    offset: usize,
+) -> Option<crate::error::Position> {
+    let start = if let Some(b) = at.span().byte_offset() {
+        usize::try_from(b).ok()?
+    } else {
+        let line = usize::try_from(at.line()).ok()?.checked_sub(1)?;
+        let column = usize::try_from(at.column()).ok()?.checked_sub(1)?;
+        let line_start = if line == 0 {
+            0
+        } else {
+            text.match_indices('\n').nth(line - 1)?.0 + 1
+        };
+        line_start
+            + text[line_start..]
+                .chars()
+                .take(column)
+                .map(char::len_utf8)
+                .sum::<usize>()
+    };
+    let raw = text.get(start..)?;
+    let mut ri = match raw.as_bytes().first() {
+        Some(b'>' | b'|') => raw.find('\n')? + 1,
+        Some(b'\'' | b'"') => 1,
+        _ => 0,
+    };
+    let mut vi = 0;
+    let mut matched_end = ri;
+    let skip = |s: &str, mut i: usize| {
+        while let Some(c) = s[i..].chars().next().filter(|c| c.is_whitespace()) {
+            i += c.len_utf8();
+        }
+        i
+    };
+    let found = loop {
+        vi = skip(value, vi);
+        if vi >= value.len() {
+            break matched_end;
+        }
+        ri = skip(raw, ri);
+        if vi >= offset {
+            break ri;
+        }
+        let vc = value[vi..].chars().next()?;
+        if raw[ri..].chars().next()? != vc {
+            return None;
+        }
+        vi += vc.len_utf8();
+        ri += vc.len_utf8();
+        matched_end = ri;
+    };
+    let absolute = start + found;
+    let before = &text[..absolute];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some(crate::error::Position {
+        line: 1 + before.matches('\n').count(),
+        column: 1 + before[line_start..].chars().count(),
+    })
+}

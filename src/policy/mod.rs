@@ -9,7 +9,7 @@
 //! prices the catalog at a date ([`Policy::at`]).
 
 mod languages;
-mod located;
+pub(crate) mod located;
 mod prepared;
 pub mod quotes;
 pub use languages::missing_languages;

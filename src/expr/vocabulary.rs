@@ -1,0 +1,177 @@
+//! What a rule expression may call: the language's filters, tests and functions, with how many
+//! arguments each takes, and the check that refuses anything else when the rules load.
+
+use std::ops::RangeInclusive;
+
+use super::ast::{Name, Term, TermKind};
+use super::parser::SyntaxError;
+
+/// The filters (`value | name(args)`), each with how many arguments it takes besides its value.
+pub const FILTERS: &[(&str, RangeInclusive<usize>)] = &[
+    ("abs", 0..=0),
+    ("brief", 0..=0),
+    ("cell", 0..=0),
+    ("cny", 0..=1),
+    ("count", 0..=0),
+    ("d", 0..=1),
+    ("default", 0..=1),
+    ("hours", 0..=0),
+    ("join", 0..=1),
+    ("length", 0..=0),
+    ("list", 0..=0),
+    ("max", 0..=0),
+    ("md", 0..=0),
+    ("min", 0..=0),
+    ("num", 0..=1),
+    ("pct", 0..=0),
+    ("plural", 1..=1),
+    ("round", 0..=1),
+];
+
+/// The tests (`value is name`, `value is not name`).
+pub const TESTS: &[&str] = &["defined", "none", "undefined"];
+
+/// The functions (`name(args)`), each with how many arguments it takes.
+pub const FUNCTIONS: &[(&str, RangeInclusive<usize>)] =
+    &[("ceil", 1..=1), ("days_between", 2..=2), ("floor", 1..=1)];
+
+/// Checks that every filter, test and function `expr` calls is one of the language's, with as
+/// many arguments as it takes.
+///
+/// # Errors
+/// The first call that is not, with its place in the expression's text.
+pub fn check(expr: &Term) -> Result<(), SyntaxError> {
+    match &expr.kind {
+        TermKind::Lit(_) | TermKind::Var(_) => Ok(()),
+        TermKind::Attr(e, _) | TermKind::Unary(_, e) => check(e),
+        TermKind::Item(a, b) | TermKind::Binary(_, a, b) => check(a).and_then(|()| check(b)),
+        TermKind::If { test, yes, no } => {
+            check(test)?;
+            check(yes)?;
+            no.as_deref().map_or(Ok(()), check)
+        }
+        TermKind::List(items) => items.iter().try_for_each(check),
+        TermKind::Map(pairs) => pairs
+            .iter()
+            .try_for_each(|(k, v)| check(k).and_then(|()| check(v))),
+        TermKind::Filter {
+            name,
+            subject,
+            args,
+        } => {
+            known(name, args.len(), FILTERS, "filter")?;
+            if &*name.text == "round"
+                && let Some(precision) = args.first()
+                && !matches!(precision.kind, TermKind::Lit(super::ast::Lit::Int(0..=15)))
+            {
+                return Err(SyntaxError {
+                    message:
+                        "`round` takes a whole number of decimals from 0 to 15, written as a number"
+                            .to_owned(),
+                    span: precision.span.clone(),
+                    help: None,
+                });
+            }
+            check(subject)?;
+            args.iter().try_for_each(check)
+        }
+        TermKind::Test { name, subject, .. } => {
+            if !TESTS.contains(&&*name.text) {
+                return Err(unknown(name, "test", TESTS.iter().copied()));
+            }
+            check(subject)
+        }
+        TermKind::Call { name, args } => {
+            known(name, args.len(), FUNCTIONS, "function")?;
+            args.iter().try_for_each(check)
+        }
+    }
+}
+
+fn known(
+    name: &Name,
+    given: usize,
+    table: &[(&str, RangeInclusive<usize>)],
+    what: &str,
+) -> Result<(), SyntaxError> {
+    let Some((_, arity)) = table.iter().find(|(n, _)| *n == &*name.text) else {
+        return Err(unknown(name, what, table.iter().map(|(n, _)| *n)));
+    };
+    if arity.contains(&given) {
+        return Ok(());
+    }
+    let takes = if arity.start() == arity.end() {
+        plural(*arity.start())
+    } else {
+        format!("{} or {}", arity.start(), plural(*arity.end()))
+    };
+    Err(SyntaxError {
+        message: format!("the {what} `{}` takes {takes}, not {given}", name.text),
+        span: name.span.clone(),
+        help: None,
+    })
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 argument".to_owned()
+    } else {
+        format!("{n} arguments")
+    }
+}
+
+fn unknown<'a>(
+    name: &Name,
+    what: &str,
+    valid: impl Iterator<Item = &'a str> + Clone,
+) -> SyntaxError {
+    let list: Vec<String> = valid.clone().map(|n| format!("`{n}`")).collect();
+    let help = match crate::error::suggest(&name.text, valid) {
+        Some(s) => format!("did you mean `{s}`? the {what}s are {}", list.join(", ")),
+        None => format!("the {what}s are {}", list.join(", ")),
+    };
+    SyntaxError {
+        message: format!("unknown {what} `{}`", name.text),
+        span: name.span.clone(),
+        help: Some(help),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        check(&crate::expr::parser::parse(text).unwrap())
+            .unwrap_err()
+            .message
+    }
+
+    #[test]
+    fn only_the_languages_calls_with_their_arguments() {
+        for fine in [
+            "x | round(1) | num",
+            "x | default(0) is none",
+            "ceil(x / 8) + days_between(a, b)",
+            "[1, 2] | join(', ')",
+        ] {
+            assert_eq!(
+                check(&crate::expr::parser::parse(fine).unwrap()),
+                Ok(()),
+                "{fine}"
+            );
+        }
+        assert_eq!(error("x | sum"), "unknown filter `sum`");
+        assert_eq!(error("x is even"), "unknown test `even`");
+        assert_eq!(error("sqrt(x)"), "unknown function `sqrt`");
+        assert_eq!(
+            error("x | plural"),
+            "the filter `plural` takes 1 argument, not 0"
+        );
+        assert_eq!(
+            error("ceil(a, b)"),
+            "the function `ceil` takes 1 argument, not 2"
+        );
+        assert!(error("x | round(p)").contains("whole number of decimals"));
+    }
+}
