@@ -77,7 +77,7 @@ pub struct Args {
     #[arg(long)]
     pub sensitivity: bool,
     /// The language of the memos and of the records' texts.
-    #[arg(long, value_enum, default_value_t = decide::Lang::En)]
+    #[arg(long, value_parser = super::lang_parser(), default_value_t = decide::Lang::En)]
     pub lang: decide::Lang,
     /// Show progress on stderr from the first profile (count, total when known, rate, ETA):
     /// `auto` on a terminal unless the records go to it too; `--progress` alone is `always`

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(value_name = "FILE", default_value = "profile.yaml")]
     pub file: PathBuf,
     /// The language of the questions.
-    #[arg(long, value_enum, default_value_t = Lang::En)]
+    #[arg(long, value_parser = super::lang_parser(), default_value_t = Lang::En)]
     pub lang: Lang,
     /// Overwrite FILE if it exists.
     #[arg(long)]

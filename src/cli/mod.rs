@@ -36,6 +36,27 @@ use output::{Inputs, write_output};
 use pdf::{Printed, Printer};
 use signals::{Signal, Signals};
 
+/// `--lang`: the engine's languages as clap's possible values, each with its name.
+pub(crate) fn lang_parser() -> impl clap::builder::TypedValueParser<Value = Lang> {
+    clap::builder::PossibleValuesParser::new(
+        Lang::ALL.map(|lang| clap::builder::PossibleValue::new(lang.code()).help(lang_name(lang))),
+    )
+    .map(|code| {
+        Lang::ALL
+            .into_iter()
+            .find(|lang| lang.code() == code)
+            .unwrap_or_default()
+    })
+}
+
+/// A language's name in the help of `--lang`.
+fn lang_name(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "English",
+        Lang::Zh => "中文 (Chinese)",
+    }
+}
+
 const EXAMPLES: &str = "\
 Examples (from any folder; `decide rules export` writes the example profiles):
   decide init                          (answer questions, get a profile and a memo)
@@ -95,7 +116,7 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The language of the memo and of the record's texts (reasons, messages, checklist).
-    #[arg(long, value_enum, default_value_t = Lang::En)]
+    #[arg(long, value_parser = lang_parser(), default_value_t = Lang::En)]
     pub lang: Lang,
     /// Add the decision trace (every node of the policy with its value and why): the memo's
     /// appendix, the record's `trace`.

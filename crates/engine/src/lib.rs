@@ -16,8 +16,9 @@
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 //!
-//! The command line (`src/cli/`: clap, the `init` prompts, progress bars, signals) is the
-//! `decide` binary's, not part of this library; it uses nothing here that is not public.
+//! The command line (`src/cli/` at the repository's root: clap, the `init` prompts, progress
+//! bars, signals) is the `decide` binary's, a crate of its own on top of this one: it uses
+//! nothing here that is not public, and this crate depends on none of its crates.
 //! `tests/architecture.rs` keeps the modules free of import cycles and backward arrows.
 
 // `println!` and `eprintln!` panic when the reader of a pipe goes away: the library writes to
