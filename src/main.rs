@@ -1,4 +1,4 @@
-//! The `decide` program: the command line (`src/cli/`) over the `decide` library.
+//! The `decide` program: the command line (`src/cli/`) over the `decide` library (`crates/engine/`).
 
 // `println!` and `eprintln!` panic when the reader of a pipe goes away: writes go through
 // `cli::stdio`, which ends quietly instead.

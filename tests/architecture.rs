@@ -1,14 +1,21 @@
-//! The repository's structure: the library's layers read from `src/`, and the README and manual.
+//! The repository's structure: the crates, the engine's layers read from
+//! `crates/engine/src/`, and the README and manual.
 //!
-//! The library: no import cycle, no backward arrow, no type name twice.
-//! Every `src/**/*.rs` of the library is read (not `src/main.rs` and the modules it declares:
-//! those are the binary), comments and string literals are removed, and each file's references
-//! to the crate's top-level modules (`crate::x::...`, `use crate::{x, y::z}`, `super::` chains
-//! that climb to the crate root) become arrows between modules: `src/graph/scope.rs` is module
-//! `graph`, `src/kind.rs` is `kind`, `src/lib.rs` is the crate root, shown as `crate`. A name
-//! the root re-exports (`crate::Graph`) is an arrow to the module it comes from; an item defined
-//! in the root (`crate::decide_with`) is an arrow to `crate`. Rust compiles a cycle between
-//! modules without a word, so this test is what keeps the layers apart.
+//! The crates: the engine (`crates/engine`, package `decide-engine`, the `decide` library) has
+//! no command-line dependency (clap, inquire, indicatif, anstream, signal-hook, rustix): the
+//! binary (`src/main.rs`, `src/cli/`) is a crate of its own on top of it, so an arrow from the
+//! engine up into the command line does not compile. Its manifest is read, and `cargo tree`
+//! asked, to keep the dependencies out as well.
+//!
+//! The engine: no import cycle, no backward arrow, no type name twice.
+//! Every `.rs` file of `crates/engine/src/` is read, comments and string literals are removed,
+//! and each file's references to the crate's top-level modules (`crate::x::...`,
+//! `use crate::{x, y::z}`, `super::` chains that climb to the crate root) become arrows between
+//! modules: `graph/scope.rs` is module `graph`, `kind.rs` is `kind`, `lib.rs` is the crate root,
+//! shown as `crate`. A name the root re-exports (`crate::Graph`) is an arrow to the module it
+//! comes from; an item defined in the root (`crate::decide_with`) is an arrow to `crate`. Rust
+//! compiles a cycle between modules of one crate without a word, so this test is what keeps the
+//! layers inside the engine apart.
 //!
 //! The documentation: `README.md` stays an entry point of at most 250 lines (the rest is the
 //! manual in `docs/`), every relative link of the README and the manual leads to a file that
@@ -22,7 +29,7 @@ use std::path::{Path, PathBuf};
 use petgraph::graphmap::DiGraphMap;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
-/// The crate root (`src/lib.rs`) as a node of the module graph.
+/// The crate root (`crates/engine/src/lib.rs`) as a node of the module graph.
 const ROOT: &str = "crate";
 
 /// Modules that import no other module of the library: the vocabulary everything shares.
@@ -91,37 +98,31 @@ const NEVER: &[(&[&str], &[&str], &str)] = &[
     ),
 ];
 
-/// One `.rs` file of the library: its path under `src/` (with `/`) and its text.
+/// One `.rs` file of the engine: its path under `crates/engine/src/` (with `/`) and its text.
 struct SourceFile {
     path: String,
     text: String,
 }
 
-/// Every file of the library under `src/`, in path order.
+/// The engine crate's folder, from the repository's root.
+const ENGINE_CRATE: &str = "crates/engine";
+
+/// Every file of the engine under `crates/engine/src/`, in path order.
 fn library_files() -> Vec<SourceFile> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let main = std::fs::read_to_string(src.join("main.rs")).expect("src/main.rs");
-    let bin_modules = declared_modules(&tokens(&code(&main)));
+    let src = root().join(ENGINE_CRATE).join("src");
     let mut files = Vec::new();
     let mut folders = vec![src.clone()];
     while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).expect("a folder of src/") {
+        for entry in std::fs::read_dir(&folder).expect("a folder of crates/engine/src/") {
             let path = entry.expect("a folder entry").path();
-            let relative = path
-                .strip_prefix(&src)
-                .expect("under src/")
-                .to_string_lossy()
-                .replace('\\', "/");
-            let first = relative.split('/').next().unwrap_or_default();
-            if relative == "main.rs"
-                || bin_modules.contains(first)
-                || bin_modules.contains(first.trim_end_matches(".rs"))
-            {
-                continue;
-            }
             if path.is_dir() {
                 folders.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path
+                    .strip_prefix(&src)
+                    .expect("under crates/engine/src/")
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 let text = std::fs::read_to_string(&path).expect("a source file");
                 files.push(SourceFile {
                     path: relative,
@@ -133,12 +134,12 @@ fn library_files() -> Vec<SourceFile> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     assert!(
         files.iter().any(|f| f.path == "lib.rs"),
-        "src/lib.rs is one of the library's files"
+        "crates/engine/src/lib.rs is one of the engine's files"
     );
     files
 }
 
-/// The module path of a file under `src/`: `lib.rs` is the root (empty), `graph/mod.rs` and
+/// The module path of a file under `crates/engine/src/`: `lib.rs` is the root (empty), `graph/mod.rs` and
 /// `graph.rs` are `[graph]`, `graph/scope.rs` is `[graph, scope]`.
 fn module_path(path: &str) -> Vec<String> {
     let stem = path.trim_end_matches(".rs");
@@ -296,15 +297,6 @@ fn tokens(code: &str) -> Vec<Token> {
     out
 }
 
-/// The modules a file declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
-fn declared_modules(tokens: &[Token]) -> BTreeSet<String> {
-    tokens
-        .windows(3)
-        .filter(|w| w[0].ident() == Some("mod") && w[2] == Token::Punct(';'))
-        .filter_map(|w| w[1].ident().map(str::to_owned))
-        .collect()
-}
-
 /// The first path segments of `{a, b::c, d::{e, f}}` starting at the `{` at `start`.
 fn group_heads(tokens: &[Token], start: usize) -> Vec<String> {
     let mut heads = Vec::new();
@@ -412,7 +404,7 @@ fn declaration(statement: &[Token]) -> Option<(bool, &str, &[Token])> {
     Some((public, keyword, &statement[i + 1..]))
 }
 
-/// The names `src/lib.rs` re-exports (`pub use graph::Graph;`), each with its module.
+/// The names `crates/engine/src/lib.rs` re-exports (`pub use graph::Graph;`), each with its module.
 fn root_reexports(tokens: &[Token], modules: &BTreeSet<String>) -> BTreeMap<String, String> {
     let mut aliases = BTreeMap::new();
     for statement in root_statements(tokens) {
@@ -515,7 +507,7 @@ fn module_graph(files: &[SourceFile]) -> ModuleGraph {
                     .or_default()
                     .entry(to)
                     .or_default()
-                    .insert(format!("src/{}", file.path));
+                    .insert(format!("{ENGINE_CRATE}/src/{}", file.path));
             }
         }
     }
@@ -636,7 +628,10 @@ fn type_definitions(file: &SourceFile) -> Vec<(String, String)> {
             if let Some(keyword) = expect_name.take() {
                 let associated = keyword == "type" && blocks.last() == Some(&true);
                 if !associated {
-                    found.push((word.clone(), format!("src/{}:{line}", file.path)));
+                    found.push((
+                        word.clone(),
+                        format!("{ENGINE_CRATE}/src/{}:{line}", file.path),
+                    ));
                 }
             }
             match word.as_str() {
@@ -687,7 +682,7 @@ fn the_library_has_no_import_cycle() {
     for (from, to) in [("eval", "graph"), ("graph", "policy"), ("memo", "eval")] {
         assert!(
             graph.get(from).is_some_and(|tos| tos.contains_key(to)),
-            "the scan of src/ misses {from} → {to}:\n{}",
+            "the scan of crates/engine/src/ misses {from} → {to}:\n{}",
             render(&graph)
         );
     }
@@ -789,7 +784,7 @@ fn no_two_types_share_a_name() {
     for known in ["Profile", "Policy", "Graph", "Decision", "Error"] {
         assert!(
             defined.contains(known),
-            "the scan of src/ misses type {known}"
+            "the scan of crates/engine/src/ misses type {known}"
         );
     }
     let duplicates = duplicate_types(&files);
@@ -803,7 +798,154 @@ fn no_two_types_share_a_name() {
     );
 }
 
-/// A small crate in memory: (path under `src/`, text).
+/// What only the command line needs: none of these may be a dependency of the engine.
+const COMMAND_LINE_CRATES: &[&str] = &[
+    "clap",
+    "clap_complete",
+    "clap_mangen",
+    "inquire",
+    "indicatif",
+    "anstream",
+    "signal-hook",
+    "rustix",
+];
+
+/// The crates a manifest depends on, in every `[...dependencies]` table (`[dependencies]`,
+/// `[dev-dependencies]`, `[target.'cfg(unix)'.dependencies]`, `[dependencies.clap]`, ...):
+/// (table, crate). A renamed dependency (`cli = { package = "clap" }`) is its package's name.
+fn declared_dependencies(manifest: &str) -> Vec<(String, String)> {
+    let mut table = String::new();
+    let mut found = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if let Some(header) = line.strip_prefix('[') {
+            header
+                .trim_matches(['[', ']'])
+                .trim()
+                .clone_into(&mut table);
+            if let Some((_, name)) = table.rsplit_once("dependencies.") {
+                found.push((table.clone(), name.trim_matches('"').to_owned()));
+            }
+            continue;
+        }
+        if line.starts_with('#') || !table.ends_with("dependencies") {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let package = value
+            .split_once("package")
+            .and_then(|(_, rest)| rest.split('"').nth(1));
+        let name = package.unwrap_or_else(|| key.trim().split('.').next().unwrap_or_default());
+        found.push((table.clone(), name.trim_matches('"').to_owned()));
+    }
+    found
+}
+
+#[test]
+fn the_engine_declares_no_command_line_dependency() {
+    let path = format!("{ENGINE_CRATE}/Cargo.toml");
+    let declared = declared_dependencies(&repo_text(&path));
+    for known in ["minijinja", "serde", "jiff"] {
+        assert!(
+            declared.iter().any(|(_, name)| name == known),
+            "the scan of {path} misses {known}: {declared:?}"
+        );
+    }
+    let wrong: Vec<String> = declared
+        .iter()
+        .filter(|(_, name)| COMMAND_LINE_CRATES.contains(&name.as_str()))
+        .map(|(table, name)| format!("{name} in [{table}]"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the engine ({path}) depends on what only the command line needs ({}); it belongs to \
+         the binary's Cargo.toml: {}",
+        COMMAND_LINE_CRATES.join(", "),
+        wrong.join(", ")
+    );
+}
+
+#[test]
+fn the_manifest_scan_finds_a_dependency_in_a_small_input() {
+    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\nserde.workspace = true\n\
+                    cli = { package = \"clap\", version = \"4\" }\n# inquire = \"0.9\"\n\n\
+                    [target.'cfg(unix)'.dependencies]\nrustix = \"1\"\n\n\
+                    [dependencies.indicatif]\nversion = \"0.18\"\n\n[lints]\nworkspace = true\n";
+    let names: Vec<String> = declared_dependencies(manifest)
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    assert_eq!(names, ["serde", "clap", "rustix", "indicatif"]);
+}
+
+/// The crates `cargo tree` lists for `package`, normal dependencies only, on every target
+/// (`rustix` is a Unix-only dependency), or why `cargo tree` could not run.
+fn dependency_tree(package: &str) -> Result<BTreeSet<String>, String> {
+    // Cargo sets `CARGO` for the tests it runs; the tree is read from Cargo.lock, offline.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(&cargo)
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "--target",
+            "all",
+            "-e",
+            "normal",
+        ])
+        .args([
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+            "-p",
+            package,
+            "--manifest-path",
+        ])
+        .arg(root().join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("`{} tree` does not run: {e}", cargo.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`cargo tree -p {package}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect())
+}
+
+#[test]
+fn the_engines_dependency_tree_has_no_command_line_crate() {
+    // The binary's tree has clap: the check below can see one.
+    let binary = dependency_tree("decide").unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        binary.contains("clap"),
+        "`cargo tree -p decide`: {binary:?}"
+    );
+    let engine = dependency_tree("decide-engine").unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        engine.contains("minijinja"),
+        "`cargo tree -p decide-engine`: {engine:?}"
+    );
+    let wrong: Vec<&str> = COMMAND_LINE_CRATES
+        .iter()
+        .copied()
+        .filter(|name| engine.contains(*name))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "`cargo tree -p decide-engine -e normal` has command-line crates (through the engine's \
+         dependencies or their features): {}",
+        wrong.join(", ")
+    );
+}
+
+/// A small crate in memory: (path under `crates/engine/src/`, text).
 fn synthetic(files: &[(&str, &str)]) -> Vec<SourceFile> {
     files
         .iter()
@@ -853,7 +995,7 @@ fn the_parser_finds_a_cycle_in_a_small_input() {
     );
     assert_eq!(arrows(ROOT), ["a", "c"], "the root's code, not its tree");
     assert_eq!(cycles(&graph), [["a", "b", "a"]]);
-    assert!(explain(&graph, &cycles(&graph)[0]).contains("b → a: src/b/inner.rs"));
+    assert!(explain(&graph, &cycles(&graph)[0]).contains("b → a: crates/engine/src/b/inner.rs"));
 
     let without = synthetic(&[
         ("lib.rs", LIB),
@@ -886,7 +1028,10 @@ fn the_type_scan_ignores_associated_types() {
     ]);
     let duplicates = duplicate_types(&files);
     assert_eq!(duplicates.len(), 1, "{duplicates:?}");
-    assert_eq!(duplicates["Item"], ["src/a.rs:1", "src/b.rs:1"]);
+    assert_eq!(
+        duplicates["Item"],
+        ["crates/engine/src/a.rs:1", "crates/engine/src/b.rs:1"]
+    );
 }
 
 /// The README is where a newcomer starts: what `decide` is, how to install and run it, the

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use decide::{ErrorKind, Graph, Policy, Source};
+use decide::{ErrorKind, Fault, Graph, Policy, Source};
 
 /// A copy of the shipped rules with `invariants.yaml` holding `yaml`.
 fn rules_with(yaml: &str) -> tempfile::TempDir {
@@ -104,6 +104,18 @@ fn the_library_returns_an_invariant_error() {
     let err = common::decide_text(&graph, &text).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Invariant);
     assert_eq!(err.exit_code(), 1);
+    // What broke, as data: the invariant, its message for this profile, what did not hold.
+    assert_eq!(
+        err.fault(),
+        Some(&Fault::InvariantViolated {
+            id: "small_models_rent_containers".to_owned(),
+            message: "a 7B model is put on rtx4090-x8-sichuan2".to_owned(),
+            holds: "profile.workload.model_params_b >= 10 or deployment == 'container'".to_owned(),
+            verdict: "gave false".to_owned(),
+        }),
+        "{}",
+        err.render()
+    );
     // A container case keeps both invariants and is decided.
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/container-light-inference.yaml"),
@@ -295,6 +307,14 @@ fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
         text.contains("warning: invariant `small_models_rent_containers` can be violated: "),
         "{text}"
     );
+    // The violation's verdict, read from the error's fault.
+    assert!(
+        text.contains(
+            "help: `holds: profile.workload.model_params_b >= 10 or deployment == 'container'` \
+             gave false\n"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains(": 1 violated (`small_models_rent_containers`).\n")
             && text.ends_with("\n1 finding.\n"),
@@ -318,8 +338,11 @@ fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
     let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Invariant, "{yaml}");
     assert!(
-        err.message()
-            .starts_with("invariant `small_models_rent_containers` violated"),
-        "{yaml}"
+        matches!(
+            err.fault(),
+            Some(Fault::InvariantViolated { id, .. }) if id == "small_models_rent_containers"
+        ),
+        "{yaml}\n{}",
+        err.render()
     );
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use decide::{Graph, Policy, Source};
+use decide::{Fault, Graph, Policy, Source};
 
 const HEADER: &str = "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
                       min_term,vat,invoice,valid_from,source\n";
@@ -288,8 +288,12 @@ fn a_graph_priced_at_one_date_refuses_to_decide_at_a_date_of_other_quotes() {
     );
     let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
     assert_eq!(err.kind(), decide::ErrorKind::Usage);
-    assert!(
-        err.message().contains("priced at 2026-07-15"),
+    assert_eq!(
+        err.fault(),
+        Some(&Fault::PricedAt {
+            at: Some("2026-07-15".parse().unwrap()),
+            as_of: common::as_of(),
+        }),
         "{}",
         err.render()
     );
@@ -433,6 +437,28 @@ fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_w
     assert!(
         err.contains("`rtx5090-x8-anhui1` has no quote valid at 2026-09-04: its first quote is valid from 2026-10-01"),
         "{err}"
+    );
+    // The library tells the error apart by what it is (the hint above is found so), not by its
+    // text.
+    let as_of = "2026-09-04".parse().unwrap();
+    let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap().priced_at(as_of)).unwrap();
+    let source = Source::new("proposal.yaml", std::fs::read_to_string(&profile).unwrap());
+    let err = decide::decide(&graph, &source, as_of).unwrap_err();
+    assert_eq!(err.kind(), decide::ErrorKind::Profile);
+    assert_eq!(
+        err.fault(),
+        Some(&Fault::UnknownOffer {
+            id: "rtx5090-x8-anhui1".to_owned()
+        }),
+        "{}",
+        err.render()
+    );
+    assert!(
+        err.hints()
+            .iter()
+            .any(|h| h.ends_with("its first quote is valid from 2026-10-01")),
+        "{:?}",
+        err.hints()
     );
 }
 

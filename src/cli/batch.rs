@@ -4,10 +4,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use decide::Format;
 use decide::batch::{self, End, Flow, Options, Summary};
 use decide::error::{Error, ErrorKind, Result};
 use decide::expr::group_thousands;
-use decide::{Format, Graph};
 
 use super::output::{Inputs, OutputFile};
 use super::pdf::Printed;
@@ -62,12 +62,10 @@ pub struct Args {
     /// (`--format json` only).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
-    /// The date prices are judged at (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
     /// Keep each record's trace in the JSON lines, and the trace appendix in the memos (most of
     /// the size; off by default).
     #[arg(long)]
@@ -77,7 +75,7 @@ pub struct Args {
     #[arg(long)]
     pub sensitivity: bool,
     /// The language of the memos and of the records' texts.
-    #[arg(long, value_enum, default_value_t = decide::Lang::En)]
+    #[arg(long, value_parser = super::lang_parser(), default_value_t = decide::Lang::En)]
     pub lang: decide::Lang,
     /// Show progress on stderr from the first profile (count, total when known, rate, ETA):
     /// `auto` on a terminal unless the records go to it too; `--progress` alone is `always`
@@ -101,12 +99,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // process, so that the temporary output file is removed and the old one left whole; a
     // browser printing a PDF is stopped at once.
     let signals = Signals::watch()?;
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let graph = Graph::compile_in(
-        super::load_policy(args.rules.folder(), Some(as_of))?,
-        args.lang,
-    )?;
-    let memo = decide::Memo::for_rules(args.rules.folder())?;
+    let config = super::Config::new(&args.rules, args.as_of);
+    let as_of = config.as_of();
+    let graph = config.graph_in(args.lang)?;
+    let memo = config.memo()?;
     // Records printed to a terminal would be broken into by a line redrawn on it.
     let records_on_terminal =
         !format.is_memo() && args.output.is_none() && std::io::stdout().is_terminal();

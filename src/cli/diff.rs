@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use decide::error::{ErrorKind, Result};
-use decide::graph::Graph;
 use decide::source::Source;
 
 use super::Outcome;
@@ -33,9 +32,8 @@ pub struct Args {
     /// Profiles, or folders of them (their `*.yaml` files).
     #[arg(value_name = "PROFILE_OR_DIR", required = true)]
     pub profiles: Vec<PathBuf>,
-    /// The date prices are judged at (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
     /// Report format: `md` for a reviewer (long values cut with `...`), `json` for a program
     /// (every value in full).
     #[arg(long, value_enum, default_value_t = DiffFormat::Md)]
@@ -62,9 +60,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
 }
 
 fn diff(args: &Args) -> Result<Outcome> {
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let old = Graph::compile(super::load_policy(args.old.folder(), Some(as_of))?)?;
-    let new = Graph::compile(super::load_policy(args.new.folder(), Some(as_of))?)?;
+    let old = super::Config::at(args.old.clone(), args.as_of);
+    let new = super::Config::at(args.new.clone(), args.as_of);
+    let as_of = old.as_of();
+    let (old, new) = (old.graph()?, new.graph()?);
     let mut profiles = Vec::new();
     for path in &args.profiles {
         if path.is_dir() {

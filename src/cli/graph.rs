@@ -2,7 +2,6 @@
 
 use clap::ValueEnum;
 
-use decide::Graph;
 use decide::diagram::{self, Focus};
 use decide::error::Result;
 
@@ -18,9 +17,8 @@ Examples:
   decide graph --focus rule_premium                (that node and what it reads)
   decide graph --focus breakeven_hours_per_gpu --descendants   (also what reads it)")]
 pub struct Args {
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
     /// Picture format.
     #[arg(short, long, value_enum, default_value_t = GraphFormat::Mermaid)]
     pub format: GraphFormat,
@@ -42,7 +40,7 @@ pub enum GraphFormat {
 
 /// Compiles the policy and prints its graph in the format `args` ask for.
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
+    let graph = super::Config::newest(&args.rules).graph()?;
     let scope = match (&args.focus, args.descendants) {
         (None, _) => Focus::All,
         (Some(id), false) => Focus::Ancestors(id),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value as J};
 
 use decide::error::{Error, ErrorKind, Result};
 use decide::questionnaire::{self, Kind, Prompt, Texts};
-use decide::{Graph, Lang, Memo, Source};
+use decide::{Lang, Source};
 
 use super::Outcome;
 
@@ -30,14 +30,13 @@ pub struct Args {
     #[arg(value_name = "FILE", default_value = "profile.yaml")]
     pub file: PathBuf,
     /// The language of the questions.
-    #[arg(long, value_enum, default_value_t = Lang::En)]
+    #[arg(long, value_parser = super::lang_parser(), default_value_t = Lang::En)]
     pub lang: Lang,
     /// Overwrite FILE if it exists.
     #[arg(long)]
     pub force: bool,
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
 }
 
 /// Typed alone at a text or number question: go back one question.
@@ -146,11 +145,10 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
             .help("choose another file, or pass --force to overwrite it"));
     }
     let lang = args.lang;
+    // Today, read once: the policy is priced at it and the profile decided at it.
+    let config = super::Config::today(&args.rules);
     // Compiled in the questions' language, so that the memo decided at the end is in it too.
-    let graph = Graph::compile_in(
-        super::load_policy(args.rules.folder(), Some(decide::today::today()))?,
-        lang,
-    )?;
+    let graph = config.graph_in(lang)?;
     let texts = Texts::new(graph.policy(), lang).ok_or_else(|| {
         Error::new(ErrorKind::Rules, "the rules have no `questionnaire:` section")
             .help("add `questionnaire: {words: ...}` to one rule file (see the shipped rules/questions.yaml)")
@@ -213,14 +211,11 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     ))?;
     let now = confirm(&texts.say(|w| &w.decide_now, &[]), None, true, &texts)?;
     if now == Ok(true) {
-        let as_of = decide::today::today();
-        let (profile, evaluation) = decide::decide(&graph, &source, as_of)?;
-        let memo = Memo::for_rules(args.rules.folder())?.render(
-            &graph,
-            &profile,
-            &evaluation,
-            decide::Format::Markdown,
-        )?;
+        let (profile, evaluation) = decide::decide(&graph, &source, config.as_of())?;
+        let memo =
+            config
+                .memo()?
+                .render(&graph, &profile, &evaluation, decide::Format::Markdown)?;
         super::print(&memo)?;
     }
     Ok(Outcome::Clean)

@@ -6,6 +6,7 @@
 //! decision is made: that is the library's, and this module is the binary's (`src/main.rs`).
 
 mod batch;
+pub(crate) mod config;
 mod diff;
 mod graph;
 mod init;
@@ -29,12 +30,33 @@ use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use decide::error::{Error, ErrorKind, Result};
-use decide::policy::PolicyOrigin;
-use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use decide::{Format, Lang, Source};
 
+pub(crate) use config::{AsOfArgs, Config, Rules, RulesArgs, rules_parser};
 use output::{Inputs, write_output};
 use pdf::{Printed, Printer};
 use signals::{Signal, Signals};
+
+/// `--lang`: the engine's languages as clap's possible values, each with its name.
+pub(crate) fn lang_parser() -> impl clap::builder::TypedValueParser<Value = Lang> {
+    clap::builder::PossibleValuesParser::new(
+        Lang::ALL.map(|lang| clap::builder::PossibleValue::new(lang.code()).help(lang_name(lang))),
+    )
+    .map(|code| {
+        Lang::ALL
+            .into_iter()
+            .find(|lang| lang.code() == code)
+            .unwrap_or_default()
+    })
+}
+
+/// A language's name in the help of `--lang`.
+fn lang_name(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "English",
+        Lang::Zh => "中文 (Chinese)",
+    }
+}
 
 const EXAMPLES: &str = "\
 Examples (from any folder; `decide rules export` writes the example profiles):
@@ -80,22 +102,20 @@ pub struct Args {
     /// The workload profile (YAML), or `-` for standard input.
     #[arg(value_name = "PROFILE", required = true)]
     pub profile: Option<PathBuf>,
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = rules_parser())]
-    pub rules: Rules,
+    #[command(flatten)]
+    pub rules: RulesArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Md)]
     pub format: OutputFormat,
-    /// The date prices are judged at (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub as_of: AsOfArgs,
     /// Write to this file instead of standard output: a file is replaced whole or not at all
     /// (its mode and any link to it kept); a device or descriptor (`/dev/stdout`) is written in
     /// place; the profile itself is refused.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The language of the memo and of the record's texts (reasons, messages, checklist).
-    #[arg(long, value_enum, default_value_t = Lang::En)]
+    #[arg(long, value_parser = lang_parser(), default_value_t = Lang::En)]
     pub lang: Lang,
     /// Add the decision trace (every node of the policy with its value and why): the memo's
     /// appendix, the record's `trace`.
@@ -247,11 +267,6 @@ pub(crate) fn output_bytes(
     }
 }
 
-pub(crate) fn parse_date(s: &str) -> std::result::Result<jiff::civil::Date, String> {
-    s.parse::<jiff::civil::Date>()
-        .map_err(|e| format!("expected a date YYYY-MM-DD ({e})"))
-}
-
 /// Runs the command line: `Ok` when the command ended clean, otherwise the process exit code
 /// (the error, if any, already written to standard error).
 pub fn run() -> std::result::Result<(), u8> {
@@ -321,9 +336,10 @@ fn decide_profile(args: &Args) -> Result<Outcome> {
         inputs.refuse(path)?;
     }
     let printer = args.format.printer()?;
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let graph = Graph::compile_in(load_policy(args.rules.folder(), Some(as_of))?, args.lang)?;
-    let memo = Memo::for_rules(args.rules.folder())?;
+    let config = Config::new(&args.rules, args.as_of);
+    let as_of = config.as_of();
+    let graph = config.graph_in(args.lang)?;
+    let memo = config.memo()?;
     let source = if profile == Path::new("-") {
         Source::stdin(ErrorKind::Profile)?
     } else {
@@ -378,64 +394,6 @@ pub(crate) fn render(e: &Error) -> String {
     } else {
         e.render()
     }
-}
-
-/// Where a command's policy comes from: the one built into this binary, or a rules folder.
-/// `embedded` names the first wherever a rules folder is asked for (`--rules embedded`,
-/// `decide diff embedded my-rules …`); a folder of that name is `./embedded`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rules {
-    Embedded,
-    Folder(PathBuf),
-}
-
-impl Rules {
-    /// The word that names the embedded policy on the command line.
-    pub const EMBEDDED: &'static str = "embedded";
-
-    /// The rules folder; `None` for the embedded policy.
-    pub fn folder(&self) -> Option<&Path> {
-        match self {
-            Rules::Embedded => None,
-            Rules::Folder(dir) => Some(dir),
-        }
-    }
-
-    /// The policy's sources (rule files, then quote sheets) and where they come from.
-    pub fn sources(&self) -> Result<(Vec<Source>, PolicyOrigin)> {
-        Ok(match self {
-            Rules::Embedded => (Policy::embedded_sources(), PolicyOrigin::Embedded),
-            Rules::Folder(dir) => (Policy::read_dir(dir)?, PolicyOrigin::Folder(dir.clone())),
-        })
-    }
-}
-
-impl From<PathBuf> for Rules {
-    fn from(path: PathBuf) -> Self {
-        if path.as_os_str() == Rules::EMBEDDED {
-            Rules::Embedded
-        } else {
-            Rules::Folder(path)
-        }
-    }
-}
-
-/// Parses a rules argument: `embedded`, or a folder's path.
-pub(crate) fn rules_parser() -> impl clap::builder::TypedValueParser<Value = Rules> {
-    clap::builder::PathBufValueParser::new().map(Rules::from)
-}
-
-/// The policy of a `--rules` folder, or the embedded one, priced at `as_of` (the quotes valid
-/// then; `None`: the newest quote of every offer, for commands that decide nothing).
-pub fn load_policy(rules: Option<&Path>, as_of: Option<jiff::civil::Date>) -> Result<Policy> {
-    let policy = match rules {
-        Some(dir) => Policy::from_dir(dir),
-        None => Policy::embedded(),
-    }?;
-    Ok(match as_of {
-        Some(date) => policy.priced_at(date),
-        None => policy,
-    })
 }
 
 /// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command

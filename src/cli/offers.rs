@@ -13,13 +13,15 @@ Examples:
   decide offers                         (today's quotes; a table on a terminal, else Markdown)
   decide offers --as-of 2026-07-15      (what was on offer then, at July's prices)
   decide offers --rules my-rules --format json")]
+// `--as-of` says what this command reads at the date.
+#[command(mut_args(super::config::as_of_help(
+    "The date the quotes are read at (YYYY-MM-DD); default today"
+)))]
 pub struct Args {
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
-    /// The date the quotes are read at (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
     /// Output format (default: `table` when standard output is a terminal, else `md`).
     #[arg(short, long, value_enum)]
     pub format: Option<ListingFormat>,
@@ -38,8 +40,9 @@ pub enum ListingFormat {
 
 /// Prints the offers of the policy priced at `--as-of`.
 pub fn run(args: &Args) -> Result<Outcome> {
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
-    let policy = super::load_policy(args.rules.folder(), Some(as_of))?;
+    let config = super::Config::new(&args.rules, args.as_of);
+    let as_of = config.as_of();
+    let policy = config.policy()?;
     let listing = decide::catalog::listing(&policy, as_of);
     let format = args.format.unwrap_or_else(|| {
         if std::io::IsTerminal::is_terminal(&std::io::stdout()) {

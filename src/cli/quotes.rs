@@ -35,16 +35,18 @@ would be valid), 2 usage error.
 Examples:
   decide quotes check my-rules/quotes/2026-09-04-marketplace.csv
   decide quotes check new-quotes.csv --rules my-rules --as-of 2026-10-01")]
+// `--as-of` says what this command reads at the date.
+#[command(mut_args(super::config::as_of_help(
+    "No quote may be valid from a day after this one (YYYY-MM-DD); default today"
+)))]
 pub struct CheckArgs {
     /// The quote sheets to check (CSV).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
-    /// No quote may be valid from a day after this one (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -54,7 +56,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
 }
 
 fn check(args: &CheckArgs) -> Result<Outcome> {
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let config = super::Config::new(&args.rules, args.as_of);
+    let as_of = config.as_of();
     let mut checked = Vec::new();
     for path in &args.files {
         let source = Source::read(path, ErrorKind::Rules)?;
@@ -67,7 +70,7 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
         }
         checked.push(source);
     }
-    let (rules, origin) = args.rules.sources()?;
+    let (rules, origin) = config.rules().sources()?;
     let names: Vec<&str> = checked.iter().map(|s| file_name(&s.name)).collect();
     let mut sources: Vec<Source> = rules
         .into_iter()

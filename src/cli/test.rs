@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use decide::error::{Error, ErrorKind, Result};
-use decide::graph::Graph;
 use decide::source::Source;
 use decide::suite::{self, ITEM_KINDS};
 
@@ -29,9 +28,8 @@ Coverage counts what passing cases exercise: a failing case covers nothing.
 Exit codes: 0 every case passed (and coverage is at least --min-coverage), 1 a case failed, a
 case file is invalid or coverage is below --min-coverage, 2 usage error.")]
 pub struct Args {
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
     /// Case files or folders of them (default: the `tests/` folder of the rules).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -55,8 +53,9 @@ fn parse_percent(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let graph = Graph::compile(super::load_policy(args.rules.folder(), None)?)?;
-    let sources = case_sources(args)?;
+    let config = super::Config::newest(&args.rules);
+    let graph = config.graph()?;
+    let sources = case_sources(args, &config)?;
     let outcome = suite::run(&graph, &sources)?;
     if let Some(path) = &args.junit {
         let inputs = Inputs::of(args.paths.iter().map(PathBuf::as_path));
@@ -103,9 +102,9 @@ fn below_minimum(coverage: &suite::Coverage, min: f64) -> String {
 }
 
 /// The case files to run: the paths given, else the rules' own `tests/` folder.
-fn case_sources(args: &Args) -> Result<Vec<Source>> {
+fn case_sources(args: &Args, config: &super::Config) -> Result<Vec<Source>> {
     if args.paths.is_empty() {
-        return rules_case_sources(args.rules.folder());
+        return rules_case_sources(config.folder());
     }
     let mut sources = Vec::new();
     for path in &args.paths {

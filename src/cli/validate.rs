@@ -24,32 +24,35 @@ Examples:
   decide validate --rules my-rules
 
 Exit codes: 0 clean, 1 findings, 2 usage error.")]
+// `--as-of` says what this command reads at the date.
+#[command(mut_args(super::config::as_of_help(
+    "The date facts such as price age are computed at (YYYY-MM-DD); default today"
+)))]
 pub struct Args {
-    /// The rules folder, or `embedded` for the policy built into this binary.
-    #[arg(long, value_name = "DIR", default_value = "embedded", value_parser = super::rules_parser())]
-    pub rules: super::Rules,
-    /// The date facts such as price age are computed at (YYYY-MM-DD); default today.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = super::parse_date)]
-    pub as_of: Option<jiff::civil::Date>,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
-    let name = args.rules.folder().map_or_else(
+    let config = super::Config::new(&args.rules, args.as_of);
+    let name = config.folder().map_or_else(
         || "the embedded rules".to_owned(),
         |p| p.display().to_string(),
     );
-    let (sources, origin) = args.rules.sources()?;
+    let (sources, origin) = config.rules().sources()?;
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
     // In a bilingual policy, a text without one of the languages shows untranslated: a
     // finding, not a fault that stops the rules from loading.
     let languages = decide::policy::missing_languages(&sources);
     // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
-    match decide::memo::Templates::for_rules(args.rules.folder()) {
+    match decide::memo::Templates::for_rules(config.folder()) {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
-    let as_of = args.as_of.unwrap_or_else(decide::today::today);
+    let as_of = config.as_of();
     let graph = policy.and_then(|policy| match Graph::compile(policy.priced_at(as_of)) {
         Ok(graph) => Some(graph),
         Err(e) => {
@@ -67,16 +70,15 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     // The policy's own test cases: profiles that prove a rare row alive. A case file that does
     // not parse is `decide test`'s to report; here it only lends no witness.
-    let witnesses: Vec<decide::profile::Profile> =
-        super::test::rules_case_sources(args.rules.folder())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|s| {
-                s.parse_yaml::<decide::suite::CaseFile>(ErrorKind::Profile)
-                    .ok()
-            })
-            .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
-            .collect();
+    let witnesses: Vec<decide::profile::Profile> = super::test::rules_case_sources(config.folder())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| {
+            s.parse_yaml::<decide::suite::CaseFile>(ErrorKind::Profile)
+                .ok()
+        })
+        .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
+        .collect();
     let report = check::check(&graph, as_of, &witnesses);
     let mut out = String::new();
     for l in &languages {

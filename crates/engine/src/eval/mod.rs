@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use minijinja::value::{Value, ValueKind};
 
 use crate::decision::{Decision, PolicyStamp, TraceEntry};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Fault, Result};
 use crate::expr::Expr;
 use crate::graph::nodes::{self, Outcomes};
 use crate::graph::run::{Run, show};
@@ -36,10 +36,9 @@ impl Graph {
         let ids: Vec<&str> = self.policy().offer_ids().collect();
         for (offer, field) in profile.offer_references() {
             if !ids.contains(&offer.value.as_str()) {
-                let mut err = Error::new(
-                    ErrorKind::Profile,
-                    format!("unknown offer id `{}`", offer.value),
-                )
+                let mut err = Error::of(Fault::UnknownOffer {
+                    id: offer.value.clone(),
+                })
                 .at(
                     &source.name,
                     &source.text,
@@ -56,7 +55,7 @@ impl Graph {
     }
 
     /// Evaluates every node over `profile` at date `as_of`, reads off the decision and checks
-    /// the policy's invariants: a decision that breaks one is an [`ErrorKind::Invariant`] error
+    /// the policy's invariants: a decision that breaks one is an [`ErrorKind::Invariant`](crate::error::ErrorKind::Invariant) error
     /// (the first broken, in policy order), never a decision.
     pub fn evaluate(&self, profile: &Profile, as_of: jiff::civil::Date) -> Result<Evaluation> {
         let run = Run::new(self, profile, as_of);
@@ -358,18 +357,22 @@ impl Run<'_> {
         let policy = self.graph.policy();
         let source = &policy.sources[invariant.file];
         let profile_revision = profile.revision().unwrap_or_default();
+        let holds_text = holds.text.trim().to_owned();
+        let holds_hint = format!("`holds: {holds_text}` {verdict}");
         Ok(Some(
-            Error::new(
-                ErrorKind::Invariant,
-                format!("invariant `{}` violated: {message}", invariant.id),
-            )
+            Error::of(Fault::InvariantViolated {
+                id: invariant.id.to_string(),
+                message,
+                holds: holds_text,
+                verdict,
+            })
             .at(
                 &source.name,
                 &source.text,
                 crate::policy::position(holds.location),
             )
             .help(format!("invariant: {}", invariant.title))
-            .help(format!("`holds: {}` {verdict}", holds.text.trim()))
+            .help(holds_hint)
             .help(format!(
                 "profile `{}`, revision {profile_revision}",
                 self.profile_name

@@ -16,8 +16,9 @@
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
 //!
-//! The command line (`src/cli/`: clap, the `init` prompts, progress bars, signals) is the
-//! `decide` binary's, not part of this library; it uses nothing here that is not public.
+//! The command line (`src/cli/` at the repository's root: clap, the `init` prompts, progress
+//! bars, signals) is the `decide` binary's, a crate of its own on top of this one: it uses
+//! nothing here that is not public, and this crate depends on none of its crates.
 //! `tests/architecture.rs` keeps the modules free of import cycles and backward arrows.
 
 // `println!` and `eprintln!` panic when the reader of a pipe goes away: the library writes to
@@ -51,7 +52,7 @@ pub mod today;
 
 pub use check::fast_path::FastCheck;
 pub use decision::Decision;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Fault, Result};
 pub use eval::Evaluation;
 pub use graph::Graph;
 pub use lang::Lang;
@@ -118,15 +119,10 @@ pub fn decide_text(
 ) -> Result<(Profile, Evaluation)> {
     let policy = graph.policy();
     if !policy.prices_hold_at(as_of) {
-        let at = policy
-            .prices_at
-            .map_or_else(|| "the newest quotes".to_owned(), |d| format!("{d}"));
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!(
-                "the policy's offers are priced at {at}, which quote other prices than {as_of}"
-            ),
-        )
+        return Err(Error::of(Fault::PricedAt {
+            at: policy.prices_at,
+            as_of,
+        })
         .help(format!(
             "compile the graph from `policy.at({as_of})` to decide at {as_of}"
         )));
@@ -163,13 +159,7 @@ fn nothing_on_offer(policy: &Policy, as_of: jiff::civil::Date) -> Option<Error> 
         ),
         None => "add a quote sheet to the rules folder's `quotes/`".to_owned(),
     };
-    Some(
-        Error::new(
-            ErrorKind::Usage,
-            format!("nothing is on offer at {as_of}: no quote sheet prices any offer by then"),
-        )
-        .help(help),
-    )
+    Some(Error::of(Fault::NothingOnOffer { as_of }).help(help))
 }
 
 /// A rule that failed while some of the catalog had no quote yet may have needed one of those
@@ -196,14 +186,10 @@ fn not_on_offer_hint(e: Error, policy: &Policy, as_of: jiff::civil::Date) -> Err
 /// A profile that names an offer the policy has, but not at this date (no quote valid yet):
 /// the error says from when it is quoted.
 fn quoted_later_hint(e: Error, policy: &Policy) -> Error {
-    let Some(id) = e
-        .message()
-        .strip_prefix("unknown offer id `")
-        .and_then(|r| r.strip_suffix('`'))
-        .map(str::to_owned)
-    else {
+    let Some(Fault::UnknownOffer { id }) = e.fault() else {
         return e;
     };
+    let id = id.clone();
     let first = policy
         .quotes
         .iter()

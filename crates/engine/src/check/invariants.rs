@@ -21,7 +21,7 @@ use serde_json::{Map, Value as J};
 
 use super::space::{Dimension, base_value, input_space, sample_index, set_path};
 use super::tables::thousands;
-use crate::error::Error;
+use crate::error::{Error, Fault};
 use crate::graph::Graph;
 use crate::graph::reach::reached_from;
 use crate::profile::Profile;
@@ -384,20 +384,15 @@ impl Space {
             .and_then(|p| graph.violations(&p, as_of).ok())
             .and_then(|v| v.into_iter().find(|(j, _)| *j == i))
             .map(|(_, e)| e);
-        let prefix = format!("invariant `{}` violated: ", invariant.id);
-        let message = violation
-            .as_ref()
-            .map(|e| {
-                e.message()
-                    .strip_prefix(&prefix)
-                    .unwrap_or(e.message())
-                    .to_owned()
-            })
-            .unwrap_or_default();
-        let verdict = violation
-            .as_ref()
-            .and_then(|e| e.hints().get(1).cloned())
-            .unwrap_or_default();
+        let (message, verdict) = match violation.as_ref().and_then(Error::fault) {
+            Some(Fault::InvariantViolated {
+                message,
+                holds,
+                verdict,
+                ..
+            }) => (message.clone(), format!("`holds: {holds}` {verdict}")),
+            _ => (String::new(), String::new()),
+        };
         let fields = self.key(a).0;
         graph
             .policy()

@@ -207,7 +207,7 @@ mod tests {
     fn trees_give_what_the_yaml_gives() {
         let peer = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/benches/zen-peer/rules/policy.yaml"
+            "/../../benches/zen-peer/rules/policy.yaml"
         ))
         .unwrap();
         let mut sources = crate::policy::Policy::embedded_sources();

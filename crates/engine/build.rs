@@ -1,5 +1,5 @@
-//! Embeds every file of `rules/`, `rules/quotes/`, `rules/tests/`, `templates/` and `examples/` into the
-//! binary, so an
+//! Embeds every file of `rules/`, `rules/quotes/`, `rules/tests/`, `templates/` and `examples/`
+//! (folders at the repository's root, two levels above this crate) into the library, so an
 //! installed `decide` works anywhere and adding a rule file or a policy test needs no Rust change.
 //! The rule files are also parsed here, once, into a table the binary reads without a YAML
 //! parser (`src/policy/prepared.rs`).
@@ -12,7 +12,12 @@ use std::path::Path;
 mod revision;
 
 fn main() {
-    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    // The rules, templates and examples stay where users know them, at the repository's root.
+    let root = Path::new(&manifest)
+        .ancestors()
+        .nth(2)
+        .expect("the engine crate sits at crates/engine/ of the repository");
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let mut code = String::new();
     for (dir, name) in [
@@ -22,7 +27,7 @@ fn main() {
         ("templates", "TEMPLATES"),
         ("examples", "EXAMPLES"),
     ] {
-        let path = Path::new(&root).join(dir);
+        let path = root.join(dir);
         println!("cargo:rerun-if-changed={}", path.display());
         let mut files: Vec<_> = std::fs::read_dir(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
@@ -47,7 +52,7 @@ fn main() {
         writeln!(code, "];").unwrap();
     }
     // The embedded rules' revision, computed once here rather than at every start.
-    let rules_dir = Path::new(&root).join("rules");
+    let rules_dir = root.join("rules");
     let texts = texts_of(&rules_dir, &["yaml", "yml"]);
     let sheets = texts_of(&rules_dir.join("quotes"), &["csv"]);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

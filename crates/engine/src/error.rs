@@ -1,7 +1,9 @@
 //! The one error type: what went wrong, where (file, line, column, field), and what would be valid.
 //!
 //! Every failure a person can cause (a bad profile, a broken rules folder, a missing file, a bad
-//! flag) becomes an [`Error`] with a [`ErrorKind`] that decides the exit code. The message is
+//! flag) becomes an [`Error`] with a [`ErrorKind`] that decides the exit code. An error that
+//! code or tests tell apart also carries a [`Fault`]: what went wrong, with its data, from
+//! which its message is written; nothing parses a message back. The message is
 //! rendered with a source snippet by [`Error::render`], so the command line never has to know
 //! how an error was found.
 
@@ -58,6 +60,69 @@ impl ErrorKind {
     }
 }
 
+/// What went wrong, with its data, for the errors that code and tests tell apart (a small
+/// enum, as just's `CompileErrorKind` and minijinja's `ErrorKind` are): the error's message is
+/// written from it. Most errors carry none: their message is for a person, and nothing matches
+/// on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// A profile names an offer id the policy's catalog does not have at this date.
+    UnknownOffer { id: String },
+    /// The decision breaks the policy's invariant `id`: `message` is the invariant's own,
+    /// rendered for the profile, `holds` the expression that did not hold and `verdict` what
+    /// it gave (`gave false`, ...).
+    InvariantViolated {
+        id: String,
+        message: String,
+        holds: String,
+        verdict: String,
+    },
+    /// The policy's offers are priced at `at` (`None`: each offer's newest quote), whose quotes
+    /// are not those in force at `as_of`, the date decided at.
+    PricedAt {
+        at: Option<jiff::civil::Date>,
+        as_of: jiff::civil::Date,
+    },
+    /// No quote sheet prices any offer by `as_of`.
+    NothingOnOffer { as_of: jiff::civil::Date },
+}
+
+impl Fault {
+    /// The kind of input at fault, which decides the exit code.
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Fault::UnknownOffer { .. } => ErrorKind::Profile,
+            Fault::InvariantViolated { .. } => ErrorKind::Invariant,
+            Fault::PricedAt { .. } | Fault::NothingOnOffer { .. } => ErrorKind::Usage,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::UnknownOffer { id } => write!(f, "unknown offer id `{id}`"),
+            Fault::InvariantViolated { id, message, .. } => {
+                write!(f, "invariant `{id}` violated: {message}")
+            }
+            Fault::PricedAt { at, as_of } => {
+                f.write_str("the policy's offers are priced at ")?;
+                match at {
+                    Some(at) => write!(f, "{at}")?,
+                    None => f.write_str("the newest quotes")?,
+                }
+                write!(f, ", which quote other prices than {as_of}")
+            }
+            Fault::NothingOnOffer { as_of } => write!(
+                f,
+                "nothing is on offer at {as_of}: no quote sheet prices any offer by then"
+            ),
+        }
+    }
+}
+
 /// A place in a source file, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
@@ -95,6 +160,8 @@ pub struct Error(Box<Inner>);
 struct Inner {
     kind: ErrorKind,
     message: String,
+    /// What went wrong, for code that tells this error apart; `message` is written from it.
+    fault: Option<Fault>,
     origin: Option<Origin>,
     field: Option<String>,
     help: Vec<String>,
@@ -110,12 +177,28 @@ impl Error {
         Error(Box::new(Inner {
             kind,
             message: message.into(),
+            fault: None,
             origin: None,
             field: None,
             help: Vec::new(),
             warning: false,
             more: Vec::new(),
         }))
+    }
+
+    /// The error `fault` is, of its kind, with its message written from it.
+    #[must_use]
+    pub fn of(fault: Fault) -> Self {
+        let mut error = Error::new(fault.kind(), fault.to_string());
+        error.0.fault = Some(fault);
+        error
+    }
+
+    /// What went wrong, for an error that code tells apart ([`Error::of`]); `None` for the
+    /// others.
+    #[must_use]
+    pub fn fault(&self) -> Option<&Fault> {
+        self.0.fault.as_ref()
     }
 
     /// One error standing for several found in the same pass (every rule-file fault at once,

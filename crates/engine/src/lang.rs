@@ -13,9 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 /// A language a memo and the questions can be written in.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lang {
     /// English.
@@ -26,6 +24,9 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// Every language, English first (the command line's `--lang` offers these).
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::Zh];
+
     /// `en` or `zh`.
     #[must_use]
     pub fn code(self) -> &'static str {
