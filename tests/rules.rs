@@ -83,6 +83,59 @@ fn expressions_that_do_not_compile_name_file_node_and_line() {
     assert!(err.contains("facts.yaml:"), "{err}");
 }
 
+/// The typechecker: what no profile could make right is a rules error when the rules load,
+/// pointing at the term in the file, before any profile is read.
+#[test]
+fn expressions_wrong_for_every_profile_are_refused_where_they_are_written() {
+    let rules = common::edited_rules(&[
+        (
+            "facts.yaml",
+            "expr: container_gpus * profile.usage.hours_per_gpu_month",
+            "expr: container_gpus * profile.workload.task",
+        ),
+        (
+            "facts.yaml",
+            "expr: profile.workload.task in training_tasks",
+            "expr: profile.workload.model_params_b * 2",
+        ),
+    ]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    let facts = std::fs::read_to_string(rules.path().join("facts.yaml")).unwrap();
+    let line = |text: &str| facts.lines().position(|l| l.contains(text)).unwrap() + 1;
+    // Arithmetic on text (an enumerated profile field), under the term.
+    assert!(
+        err.contains("node `container_hours`: `expr` is wrong for every profile: this is text and is not a number: `*` is arithmetic"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "facts.yaml:{}:28",
+            line("container_gpus * profile.workload.task")
+        )),
+        "{err}"
+    );
+    // A fact declared true-or-false whose expression gives a number.
+    assert!(
+        err.contains("fact `is_training` is declared `type: bool`, and its `expr` gives a number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_condition_that_is_not_true_or_false_is_refused_when_the_rules_load() {
+    let rules = common::edited_rules(&[(
+        "checklist.yaml",
+        "    when: serving_peak_tokens_s is not none and recommended_offer.id in serving_plan",
+        "    when: profile.usage.gpus * 2",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("`when` is wrong for every profile: a condition gives true or false, and this gives a number"),
+        "{err}"
+    );
+    assert!(err.contains("help: compare it"), "{err}");
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(
@@ -137,19 +190,21 @@ fn duplicate_ids_and_missing_prices_are_refused() {
     );
 }
 
+/// Where the rules declare no type (a profile field that may be left out), a condition that
+/// gives no true or false is still refused when a profile reaches it.
 #[test]
 fn a_condition_that_is_not_boolean_fails_naming_the_node() {
     let rules = common::edited_rules(&[(
         "criteria.yaml",
         "when: profile.requirements.physical_isolation",
-        "when: profile.usage.gpus",
+        "when: profile.workload.concurrent_sequences",
     )]);
     let graph = common::compile_dir(rules.path()).unwrap();
-    let err = common::decide_text(&graph, "name: x\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 2, hours_per_gpu_month: 100}\n").unwrap_err();
+    let err = common::decide_text(&graph, "name: x\nworkload: {task: inference, model_params_b: 7, concurrent_sequences: 4}\nusage: {gpus: 2, hours_per_gpu_month: 100}\n").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Eval);
     assert!(
         err.message()
-            .contains("node `compliance`: condition gave 2 (number), expected true or false"),
+            .contains("node `compliance`: condition gave 4 (number), expected true or false"),
         "{}",
         err.render()
     );

@@ -190,7 +190,7 @@ impl Term {
     }
 
     /// `name.a.b` as text when the expression is a name with attributes after it.
-    fn path(&self) -> Option<String> {
+    pub(crate) fn path(&self) -> Option<String> {
         match &self.kind {
             TermKind::Var(name) => Some(name.to_string()),
             TermKind::Attr(e, name) => {

@@ -21,6 +21,7 @@ pub(crate) mod objects;
 pub mod parser;
 pub(crate) mod template;
 pub(crate) mod text;
+pub mod types;
 pub mod vocabulary;
 
 use std::collections::HashMap;
@@ -48,6 +49,8 @@ pub(crate) struct Expr<'a> {
     compiled: OnceLock<Expression<'static, 'static>>,
     /// The same expression for the fast path, when it models every part of it.
     pub fast: Option<fast::Fast>,
+    /// What it gives, as far as the rules declare the names it reads ([`types`]).
+    pub ty: types::Type,
     /// The variables the expression reads (minijinja's `undeclared_variables(false)`).
     pub names: Box<[String]>,
     pub text: &'a str,
@@ -61,6 +64,7 @@ impl<'a> Expr<'a> {
     pub(crate) fn new(
         text: &'a str,
         fast: Option<fast::Fast>,
+        ty: types::Type,
         names: Box<[String]>,
         file: usize,
         location: Location,
@@ -68,6 +72,7 @@ impl<'a> Expr<'a> {
         Expr {
             compiled: OnceLock::new(),
             fast,
+            ty,
             names,
             text,
             file,

@@ -134,10 +134,16 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         .enumerate()
         .map(|(i, id)| (id, i))
         .collect();
+    let node_types = policy
+        .nodes
+        .iter()
+        .map(|n| super::scope::node_type(&n.item))
+        .collect();
     let scope = Scope {
         owner,
         globals,
         node_index,
+        node_types,
     };
     let mut errors: Vec<Error> = Vec::new();
     let mut nodes: Vec<Node<'_>> = Vec::with_capacity(policy.nodes.len());

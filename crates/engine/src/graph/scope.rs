@@ -13,16 +13,69 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::expr::types::Type;
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::rules::Template;
+use crate::policy::rules::{FieldType, RuleNode};
 use crate::policy::{Policy, ROOT_NAMES};
+use crate::profile::fields::FieldKind;
 
 /// Everything the compiler needs to resolve names.
 pub(crate) struct Scope<'a> {
     pub owner: &'a Owner,
     pub globals: HashSet<String>,
     pub node_index: HashMap<&'a str, usize>,
+    /// Each node's type, by index, as it declares it ([`node_type`]).
+    pub node_types: Vec<Type>,
+}
+
+/// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
+/// value), a per-offer fact's map, a criterion's true or false; the others undeclared.
+pub(crate) fn node_type(node: &RuleNode) -> Type {
+    match node {
+        RuleNode::Fact(f) if f.per_offer => Type::Map,
+        RuleNode::Fact(f) => match &f.value {
+            Some(v) => Type::of_json(&v.value),
+            None if f.nullable => Type::Any,
+            None => declared(f.kind),
+        },
+        RuleNode::Criterion(_) => Type::Bool,
+        _ => Type::Any,
+    }
+}
+
+/// The type a fact's `type:` declares.
+pub(crate) fn declared(kind: FieldType) -> Type {
+    match kind {
+        FieldType::Number | FieldType::Integer => Type::Number,
+        FieldType::Bool => Type::Bool,
+        FieldType::String | FieldType::Date => Type::Text,
+        FieldType::List => Type::List,
+        FieldType::Map => Type::Map,
+        FieldType::Any => Type::Any,
+    }
+}
+
+/// A condition (`when`, `where`, `holds`) gives true or false.
+fn condition(
+    field: &str,
+    ty: Type,
+    tree: &crate::expr::ast::Term,
+) -> Result<Type, crate::expr::parser::SyntaxError> {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    let is_condition = matches!(last, "when" | "where" | "holds");
+    if is_condition && ty != Type::Any && ty != Type::Bool {
+        return Err(crate::expr::parser::SyntaxError {
+            message: format!(
+                "a condition gives true or false, and this gives {}",
+                ty.name()
+            ),
+            span: tree.span.clone(),
+            help: Some("compare it: `x > 0`, `x != ''`, `x is not none`".to_owned()),
+        });
+    }
+    Ok(ty)
 }
 
 impl<'a> Scope<'a> {
@@ -62,34 +115,7 @@ impl<'a> Scope<'a> {
         }
         let tree = crate::expr::parser::parse(&text.value)
             .and_then(|tree| crate::expr::vocabulary::check(&tree).map(|()| tree))
-            .map_err(|e| {
-                let source = &policy.sources[file];
-                // The error points at the token in the file, where the scalar can be read back.
-                let exact = crate::policy::located::locate_in_scalar(
-                    &source.text,
-                    text.referenced,
-                    &text.value,
-                    e.span.start,
-                );
-                let place = exact.or_else(|| crate::policy::position(text.referenced));
-                let mut err = Error::new(
-                    crate::error::ErrorKind::Rules,
-                    format!(
-                        "{}: `{field}` does not compile: {}",
-                        subject(policy, node),
-                        e.message
-                    ),
-                )
-                .at(&source.name, &source.text, place)
-                .field(format!("{node}.{field}"));
-                if let Some(help) = e.help {
-                    err = err.help(help);
-                }
-                if exact.is_none() {
-                    err = err.help(format!("the expression is: {}", text.value.trim()));
-                }
-                err
-            })?;
+            .map_err(|e| self.located(file, text, node, field, "does not compile", e))?;
         let paths = tree.paths();
         self.resolve(
             file,
@@ -106,6 +132,9 @@ impl<'a> Scope<'a> {
             .collect();
         names.sort();
         names.dedup();
+        let ty = crate::expr::types::infer(&tree, &|name| self.type_of(name, bound))
+            .and_then(|ty| condition(field, ty, &tree))
+            .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
         Ok(Expr::new(
             &text.value,
             crate::expr::fast::Fast::from_tree(
@@ -114,10 +143,81 @@ impl<'a> Scope<'a> {
                 bound,
                 self.owner.offer_list(),
             ),
+            ty,
             names.into(),
             file,
             text.referenced,
         ))
+    }
+
+    /// The type of a name an expression reads, or of a field path (`profile.usage.gpus`):
+    /// the item the node binds is undeclared, a node's is what it declares, a profile field's is
+    /// the profile's (undeclared where it may be left out), the other roots' are fixed.
+    fn type_of(&self, path: &str, bound: &[&str]) -> Option<Type> {
+        let root = path.split('.').next().unwrap_or(path);
+        if bound.contains(&root) {
+            return None;
+        }
+        if let Some(inner) = path.strip_prefix("profile.") {
+            let field = crate::profile::fields::field(inner)?;
+            if field.nullable {
+                return None;
+            }
+            return Some(match &field.kind {
+                FieldKind::Object | FieldKind::Map(_) => Type::Map,
+                FieldKind::Bool => Type::Bool,
+                FieldKind::Number(_) => Type::Number,
+                FieldKind::String | FieldKind::Enum(_) => Type::Text,
+                FieldKind::List(_) => Type::List,
+            });
+        }
+        if path != root {
+            return None;
+        }
+        if let Some(&i) = self.node_index.get(root) {
+            return Some(self.node_types[i]);
+        }
+        match root {
+            "profile" | "catalog" => Some(Type::Map),
+            "offers" => Some(Type::List),
+            "as_of" => Some(Type::Text),
+            _ => None,
+        }
+    }
+
+    /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the
+    /// token in the rule file where the scalar can be read back, else at the scalar.
+    fn located(
+        &self,
+        file: usize,
+        text: &Spanned<String>,
+        node: &str,
+        field: &str,
+        what: &str,
+        e: crate::expr::parser::SyntaxError,
+    ) -> Error {
+        let policy = &self.owner.policy;
+        let source = &policy.sources[file];
+        let exact = crate::policy::located::locate_in_scalar(
+            &source.text,
+            text.referenced,
+            &text.value,
+            e.span.start,
+        );
+        let place = exact.or_else(|| crate::policy::position(text.referenced));
+        let mut err = Error::new(
+            crate::error::ErrorKind::Rules,
+            format!("{}: `{field}` {what}: {}", subject(policy, node), e.message),
+        )
+        .at(&source.name, &source.text, place)
+        .field(format!("{node}.{field}"));
+        if let Some(help) = e.help {
+            err = err.help(help);
+        }
+        if exact.is_none() {
+            err = err.help(format!("the expression is: {}", text.value.trim()));
+        }
+        err
     }
 
     /// Checks that every referenced name exists and records node dependencies.

@@ -1,6 +1,7 @@
 //! Facts: a named value computed by one expression (`expr:`) or given (`value:`), of a declared
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
+use crate::expr::types::Type;
 use minijinja::value::Value;
 
 use crate::error::Result;
@@ -34,8 +35,34 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
             let bound: &[&str] = if f.per_offer { &["offer"] } else { &[] };
+            let expr = scope.expr(file, e, &f.id.value, "expr", bound, &mut reads)?;
+            // What the expression gives must be what the fact declares, for every profile.
+            let declared = super::super::scope::declared(f.kind);
+            let gives = expr.ty;
+            if declared != Type::Any
+                && gives != Type::Any
+                && gives != declared
+                && !(f.nullable && gives == Type::Null)
+            {
+                return Err(policy
+                    .error_at(
+                        file,
+                        e.referenced,
+                        format!(
+                            "fact `{}` is declared `type: {}`, and its `expr` gives {}",
+                            f.id.value,
+                            serde_json::to_value(f.kind)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default(),
+                            gives.name()
+                        ),
+                    )
+                    .field(format!("{}.expr", f.id.value))
+                    .help("change the `type:` or the expression"));
+            }
             Body::Fact(FactBody {
-                expr: scope.expr(file, e, &f.id.value, "expr", bound, &mut reads)?,
+                expr,
                 ty: f.kind,
                 nullable: f.nullable,
                 per_offer: f.per_offer,
