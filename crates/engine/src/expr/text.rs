@@ -67,6 +67,9 @@ enum Stmt<'s> {
     Raw(&'s str),
     Emit(Term),
     If(Term, Vec<Stmt<'s>>, Vec<Stmt<'s>>),
+    /// `{% for target in iter if filter %}body{% else %}empty{% endfor %}`: read for the names
+    /// the text mentions only (it has no fast form).
+    For(Box<Loop<'s>>),
     Set(&'s str, Term),
 }
 
@@ -129,6 +132,16 @@ impl Text {
     }
 }
 
+/// A `for` loop's parts.
+#[derive(Debug)]
+struct Loop<'s> {
+    target: &'s str,
+    iter: Term,
+    filter: Option<Term>,
+    body: Vec<Stmt<'s>>,
+    empty: Vec<Stmt<'s>>,
+}
+
 /// The template's nodes, or `None` when it uses anything else (a loop, a macro, a `set` in a
 /// branch, an expression outside the rule language, a tag left open).
 fn read(source: &str) -> Option<Vec<Stmt<'_>>> {
@@ -144,6 +157,7 @@ enum Close {
     Else,
     Elif(Term),
     Endif,
+    Endfor,
 }
 
 fn block<'s>(
@@ -179,6 +193,8 @@ fn block<'s>(
                     "elif" => return Some((nodes, Close::Elif(condition(rest)?))),
                     "else" if rest.trim().is_empty() => return Some((nodes, Close::Else)),
                     "endif" if rest.trim().is_empty() => return Some((nodes, Close::Endif)),
+                    "endfor" if rest.trim().is_empty() => return Some((nodes, Close::Endfor)),
+                    "for" => nodes.push(for_node(segments, at, rest)?),
                     "set" if top => {
                         let (target, value) = rest.split_once('=')?;
                         let target = target.trim();
@@ -215,9 +231,60 @@ fn if_node<'s>(segments: &[Segment<'s>], at: &mut usize, test: Term) -> Option<S
             no
         }
         Close::Elif(test) => vec![if_node(segments, at, test)?],
-        Close::Eof => return None,
+        Close::Eof | Close::Endfor => return None,
     };
     Some(Stmt::If(test, yes, no))
+}
+
+/// A `for` whose header `rest` (`target in iter [if filter]`) was read: its body and `else` up to
+/// the matching `endfor`.
+fn for_node<'s>(segments: &[Segment<'s>], at: &mut usize, rest: &'s str) -> Option<Stmt<'s>> {
+    let rest = rest.trim_start();
+    let len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let (target, rest) = rest.split_at(len);
+    let iter = rest.trim_start().strip_prefix("in")?;
+    if target.is_empty() || !iter.starts_with(char::is_whitespace) {
+        return None;
+    }
+    // `iter if filter` reads as an inline `if` without `else`: the loop's filter.
+    let (iter, filter) = match super::parser::parse(iter).ok()? {
+        Term {
+            kind:
+                TermKind::If {
+                    test,
+                    yes,
+                    no: None,
+                },
+            ..
+        } => (*yes, Some(*test)),
+        Term {
+            kind: TermKind::If { .. },
+            ..
+        } => return None,
+        iter => (iter, None),
+    };
+    let (body, end) = block(segments, at, false)?;
+    let empty = match end {
+        Close::Endfor => Vec::new(),
+        Close::Else => {
+            let (empty, end) = block(segments, at, false)?;
+            if !matches!(end, Close::Endfor) {
+                return None;
+            }
+            empty
+        }
+        _ => return None,
+    };
+    Some(Stmt::For(Box::new(Loop {
+        target,
+        iter,
+        filter,
+        body,
+        empty,
+    })))
 }
 
 /// An `if`'s or `elif`'s test: an expression that is not itself an inline `if` (minijinja's
@@ -252,6 +319,21 @@ fn mentioned(nodes: &[Stmt<'_>]) -> HashSet<String> {
                 Stmt::Set(name, e) => {
                     set.push(name);
                     read(e, set, out);
+                }
+                // minijinja assigns `loop` before it reads the iterable, the target after; the
+                // body is a scope of its own, and so is the `else`.
+                Stmt::For(l) => {
+                    let outer = set.len();
+                    set.push("loop");
+                    read(&l.iter, set, out);
+                    set.push(l.target);
+                    if let Some(filter) = &l.filter {
+                        read(filter, set, out);
+                    }
+                    walk(&l.body, set, out);
+                    set.truncate(outer);
+                    walk(&l.empty, set, out);
+                    set.truncate(outer);
                 }
             }
         }
@@ -311,6 +393,7 @@ impl<'a> TextCompiler<'a> {
             Stmt::Raw(r) => Piece::Raw((*r).into()),
             Stmt::Emit(e) => Piece::Emit(self.expr(e)?),
             Stmt::If(test, yes, no) => Piece::If(self.expr(test)?, self.body(yes)?, self.body(no)?),
+            Stmt::For(_) => return None,
             Stmt::Set(name, e) => {
                 // The value is read before the name is set (`set x = x + 1` reads the old x).
                 let value = self.expr(e)?;
@@ -431,6 +514,8 @@ mod tests {
             "{% set n = {'a': b.c} %}{{ n[d.e] }}",
             "{{ self }} {{ f(g.h) }} {{ u | join(v.w) }}",
             "{% set s = s.t %}{{ s }}",
+            "{% for i in items.all if i.ok %}{{ i.v }} {{ loop.index }} {{ j.k }}{% else %}{{ i }}{% endfor %}{{ loop }}",
+            "{% for x in p %}{{ names[x] }}{% if not loop.last %}、{% endif %}{% endfor %}",
         ] {
             let mine = mentioned(&read(source).unwrap());
             let theirs = env
@@ -442,7 +527,8 @@ mod tests {
         // Beyond what the rule language reads: minijinja says what these read.
         for source in [
             "{% if x.y %}{% set z = 1 %}{{ z }}{% endif %}",
-            "{% for i in items %}{{ i }}{% endfor %}",
+            "{% for a, b in items %}{{ a }}{% endfor %}",
+            "{% for i in items %}{% set n = i %}{% endfor %}",
             "{% if a %}x",
             "{{ a ** 2 }}",
             "{% macro m() %}{% endmacro %}",
