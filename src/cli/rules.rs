@@ -1,5 +1,6 @@
 //! `decide rules export DIR`: the embedded policy written out as a rules folder, so an installed
-//! `decide` can start a policy change.
+//! `decide` can start a policy change; `decide rules sample`: generated profiles to check a change
+//! against.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use decide::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 
-/// Work with the policy built into this binary.
+/// Work with a policy: export the embedded one, or generate profiles to check a change on.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -18,6 +19,32 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum RulesCommand {
     Export(ExportArgs),
+    Sample(SampleArgs),
+}
+
+/// Write generated profiles as JSON lines: every field the policy reads, at the values its rules
+/// mention and their neighbours, alone and combined, then random ones.
+///
+/// The same rules, date and count give the same profiles. Decide them before and after a change
+/// (of the rules, or of decide itself) and compare: `decide diff` says which decisions moved and
+/// why; `decide batch` gives the records to compare byte for byte.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  decide rules sample > sample.jsonl
+  decide rules sample --count 100000 --rules my-rules --as-of 2026-09-04 > sample.jsonl
+  decide batch sample.jsonl --as-of 2026-09-04 | sha256sum   (before and after a change)")]
+#[command(mut_args(super::config::as_of_help(
+    "The date offers are read at, for the fields that name an offer (YYYY-MM-DD); default today."
+)))]
+pub struct SampleArgs {
+    /// How many profiles.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub count: u32,
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
 }
 
 /// Write the embedded policy to a new folder, ready for `--rules DIR`: the rule files, the
@@ -43,7 +70,18 @@ pub struct ExportArgs {
 pub fn run(args: &Args) -> Result<Outcome> {
     match &args.command {
         RulesCommand::Export(a) => export(a),
+        RulesCommand::Sample(a) => sample(a),
     }
+}
+
+fn sample(args: &SampleArgs) -> Result<Outcome> {
+    let graph = super::Config::new(&args.rules, args.as_of).graph()?;
+    let mut out = String::new();
+    for profile in decide::check::invariants::sample(&graph, args.count as usize) {
+        let _ = writeln!(out, "{profile}");
+    }
+    super::print(&out)?;
+    Ok(Outcome::Clean)
 }
 
 fn export(args: &ExportArgs) -> Result<Outcome> {

@@ -50,7 +50,7 @@ pub mod source;
 pub mod suite;
 pub mod today;
 
-pub use check::fast_path::FastCheck;
+pub use check::reference::ReferenceCheck;
 pub use decision::Decision;
 pub use error::{Error, ErrorKind, Fault, Result};
 pub use eval::Evaluation;

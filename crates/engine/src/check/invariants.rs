@@ -67,7 +67,7 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
         return report;
     }
     let space = Space::new(graph);
-    let (boundary, random) = space.generate();
+    let (boundary, random) = space.generate(RANDOM);
     report.boundary = boundary.len();
     let profiles: Vec<Assignment> = boundary.into_iter().chain(random).collect();
     let results: Vec<Option<Vec<usize>>> = profiles
@@ -119,19 +119,28 @@ impl PartialOrd for Key {
     }
 }
 
-/// Up to `limit` generated profiles over every field the policy's nodes read: the base, each
-/// value tried alone, then combinations and random ones, spread evenly over what the invariant
-/// search would try. What `decide validate` runs the fast path against minijinja on.
-pub(crate) fn generated_profiles(graph: &Graph, limit: usize) -> Vec<Profile> {
+/// `count` generated profiles over every field the policy's nodes read, as JSON, for checking a
+/// change of the rules or of the engine against the decisions before it (`decide rules
+/// sample`): the base profile, each value tried alone, combinations spread evenly over the
+/// space, then random ones, each named `sample N`. Only profiles the format accepts are given;
+/// the same rules give the same profiles, in the same order.
+#[must_use]
+pub fn sample(graph: &Graph, count: usize) -> Vec<J> {
     let c = graph.compiled();
     let deps: Vec<usize> = (0..c.nodes.len()).collect();
     let space = Space::over(graph, &deps, BTreeSet::new(), Vec::new());
-    let (boundary, random) = space.generate();
-    let all: Vec<Assignment> = boundary.into_iter().chain(random).collect();
-    let step = all.len().div_ceil(limit.max(1)).max(1);
-    all.iter()
-        .step_by(step)
-        .filter_map(|a| space.profile(a))
+    let (boundary, random) = space.generate(count);
+    boundary
+        .iter()
+        .chain(&random)
+        .filter(|a| space.profile(a).is_some())
+        .take(count)
+        .enumerate()
+        .map(|(i, a)| {
+            let mut profile = space.profile_json(a);
+            profile["name"] = J::from(format!("sample {}", i + 1));
+            profile
+        })
         .collect()
 }
 
@@ -229,7 +238,7 @@ impl Space {
 
     /// The boundary profiles (the base, each value alone, sampled combinations) and the random
     /// ones, each without duplicates.
-    fn generate(&self) -> (Vec<Assignment>, Vec<Assignment>) {
+    fn generate(&self, random: usize) -> (Vec<Assignment>, Vec<Assignment>) {
         let mut seen: HashSet<String> = HashSet::new();
         let mut keep = |a: Assignment, out: &mut Vec<Assignment>| {
             if seen.insert(J::Array(a.clone()).to_string()) {
@@ -262,17 +271,17 @@ impl Space {
             keep(a, &mut boundary);
         }
         let mut rng = SplitMix(SEED);
-        let mut random = Vec::new();
-        for _ in 0..RANDOM {
+        let mut out = Vec::new();
+        for _ in 0..random {
             let a = self
                 .dimensions
                 .iter()
                 .zip(&self.base_values)
                 .map(|(d, base)| random_value(&mut rng, d, base))
                 .collect();
-            keep(a, &mut random);
+            keep(a, &mut out);
         }
-        (boundary, random)
+        (boundary, out)
     }
 
     /// The profile of an assignment, as written: the base with every differing field set.

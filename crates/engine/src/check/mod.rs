@@ -1,6 +1,6 @@
 //! `decide validate`'s checks beyond loading: unused nodes, offer ids the catalog lacks, the
-//! decision-table analysis of [`tables`], the search for broken invariants of [`invariants`]
-//! and the comparison of the fast expression path with minijinja of [`fast_path`].
+//! decision-table analysis of [`tables`] and the search for broken invariants of
+//! [`invariants`]. ([`reference`] holds the rule language to minijinja for the tests.)
 //!
 //! Loading and compiling already refuse what cannot run (schema, expressions, references,
 //! cycles, duplicate ids, fallbacks, catalog fields), all faults at once. What is left are
@@ -8,8 +8,8 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
-pub mod fast_path;
 pub mod invariants;
+pub mod reference;
 pub(crate) mod space;
 pub mod tables;
 
@@ -23,7 +23,6 @@ use crate::error::Error;
 use crate::graph::Graph;
 use crate::kind::NodeKind;
 
-pub use fast_path::FastPathReport;
 pub use invariants::InvariantReport;
 pub use tables::TableReport;
 
@@ -36,8 +35,8 @@ pub struct Report {
     pub tables: Vec<TableReport>,
     /// The search for profiles that break an invariant.
     pub invariants: InvariantReport,
-    /// The fast path compared with minijinja on generated profiles.
-    pub fast_path: FastPathReport,
+    /// What the rules' expressions and texts compiled to.
+    pub expressions: ExpressionReport,
     /// How many nodes of each kind, in the order kinds are written.
     pub counts: Vec<(NodeKind, usize)>,
     pub offers: usize,
@@ -51,7 +50,6 @@ impl Report {
             .iter()
             .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
             .chain(self.invariants.findings.iter())
-            .chain(self.fast_path.findings.iter())
     }
 }
 
@@ -78,10 +76,36 @@ pub fn check(
         findings,
         tables: tables::analyse(graph, as_of, witnesses),
         invariants: invariants::search(graph, as_of),
-        fast_path: fast_path::search(graph, as_of),
+        expressions: ExpressionReport::of(graph),
         counts,
         offers: policy.offers.len(),
         files: policy.sources.len(),
+    }
+}
+
+/// What the rules' expressions and texts compiled to (each expression was typed and compiled
+/// when the rules loaded, or they would not have loaded).
+#[derive(Debug, Default)]
+pub struct ExpressionReport {
+    /// Rule expressions, outputs included.
+    pub expressions: usize,
+    /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
+    /// invariant messages).
+    pub texts: usize,
+    /// Of those texts, the ones with a fast form (the others are rendered by minijinja).
+    pub texts_with_form: usize,
+}
+
+impl ExpressionReport {
+    fn of(graph: &Graph) -> Self {
+        let c = graph.compiled();
+        let texts = graph.owner().texts.values().filter(|t| t.from_evaluation);
+        ExpressionReport {
+            expressions: c.nodes.iter().map(|n| n.exprs().len()).sum::<usize>()
+                + c.outputs.exprs().len(),
+            texts: texts.clone().count(),
+            texts_with_form: texts.filter(|t| t.has_fast_form()).count(),
+        }
     }
 }
 

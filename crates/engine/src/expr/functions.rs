@@ -8,9 +8,6 @@
 use minijinja::value::Value;
 use minijinja::{Environment, Error as MjError, ErrorKind as MjErrorKind, UndefinedBehavior};
 
-/// Functions available in every expression, besides minijinja's built-ins.
-pub const FUNCTIONS: &[&str] = &["days_between", "ceil", "floor"];
-
 /// The most steps (minijinja's instructions) one template render or one expression may take: a
 /// loop that never ends (`{% for i in range(100000) %}` nested twice) stops with an error. The
 /// heaviest memo of the examples (Chinese HTML with the trace) takes about 25,000; this is

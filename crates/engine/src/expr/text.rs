@@ -7,15 +7,15 @@
 //! way). Most texts use only
 //! raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}` and a top-level
 //! `{% set name = expression %}`; for those the template's tree gives a fast form whose
-//! expressions are the fast path's ([`super::fast`]), each `set` evaluated once, in order, where
+//! expressions are the rule language's code ([`super::code`]), each `set` evaluated once, in order, where
 //! it stands. A value is written as minijinja writes it with no auto-escaping (its `Display`),
 //! which is what a rule text gets (its template name, `node.part`, never ends in `.html`).
 //!
-//! As for expressions, the fast form is only a fast path: a template with anything else (a
-//! `for` loop, a `set` inside a branch, an expression without a fast form) has none, and
-//! whenever a render meets what minijinja would refuse or leave undefined, the caller renders
-//! the template with minijinja, whose output and errors are the meaning. `decide validate`
-//! renders every text both ways over generated profiles ([`crate::check`]).
+//! Texts are minijinja's (the design keeps minijinja for prose and the memo), so the fast form is
+//! only a fast path: a template with anything else (a `for` loop, a `set` inside a branch, an
+//! `if` without `else` in an expression) has none, and whenever a render meets an error or an
+//! undefined value, the caller renders the template with minijinja, whose output and errors are
+//! the meaning. `tests/interp.rs` renders every text both ways over generated profiles.
 //!
 //! Parsing here also replaces minijinja's compile at load time: minijinja compiles a text the
 //! first time the fast form cannot answer for it (the graph's environment loads it by name).
@@ -25,11 +25,10 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use minijinja::value::Value;
-use serde_saphyr::Location;
 
 use super::Slots;
 use super::ast::{Term, TermKind};
-use super::fast::Fast;
+use super::code::Code;
 use super::template::{Segment, segments};
 
 /// A text template, parsed.
@@ -42,9 +41,6 @@ pub(crate) struct Text {
     /// Whether it is rendered from an evaluation's slots (criteria, warnings, checklist items,
     /// invariant messages), rather than with values of its own (the sensitivity texts).
     pub from_evaluation: bool,
-    /// Where it is written: rule file index and position.
-    pub file: usize,
-    pub location: Location,
 }
 
 /// One part of a text's fast form.
@@ -53,11 +49,11 @@ enum Piece {
     /// Text written as it stands (whitespace control already applied by the scanner).
     Raw(Box<str>),
     /// `{{ expression }}`.
-    Emit(Fast),
+    Emit(Code),
     /// `{% if %}` with its branches (`elif` is an `if` in the `else` branch).
-    If(Fast, Vec<Piece>, Vec<Piece>),
+    If(Code, Vec<Piece>, Vec<Piece>),
     /// `{% set name = expression %}` at the top level: the next local value.
-    Set(Fast),
+    Set(Code),
 }
 
 /// A template in the syntax the rule language reads itself: raw text, `{{ }}`, `if`/`elif`/
@@ -81,8 +77,6 @@ impl Text {
         name: &str,
         source: &str,
         slots: Option<(&Slots, &[Value])>,
-        file: usize,
-        location: Location,
     ) -> Result<Text, minijinja::Error> {
         // Bounded before the parser (and everything after it) recurses over the tree.
         super::limits::template(source)?;
@@ -101,7 +95,7 @@ impl Text {
             // Beyond what the rule language reads: minijinja parses it and says what it reads
             // (or why it does not compile).
             None => (
-                super::expression_environment()
+                super::shared_environment()
                     .template_from_named_str(name, source)?
                     .undeclared_variables(true),
                 None,
@@ -111,8 +105,6 @@ impl Text {
             names,
             fast,
             from_evaluation: slots.is_some(),
-            file,
-            location,
         })
     }
 
@@ -353,18 +345,28 @@ fn write(
     for piece in pieces {
         match piece {
             Piece::Raw(text) => out.push_str(text),
+            // An undefined value, or an error, is left to minijinja's rendering (and words).
             Piece::Emit(e) => {
-                let value = e.eval_with_locals(slots, None, locals)?;
+                let value = e.eval_with_locals(slots, None, locals).ok()?;
+                if value.is_undefined() {
+                    return None;
+                }
                 // minijinja's formatter with no auto-escaping: the value's `Display`.
                 let _ = write!(out, "{value}");
             }
             Piece::If(test, yes, no) => {
-                let test = test.eval_with_locals(slots, None, locals)?;
+                let test = test.eval_with_locals(slots, None, locals).ok()?;
+                if test.is_undefined() {
+                    return None;
+                }
                 let branch = if test.is_true() { yes } else { no };
                 write(branch, slots, locals, out)?;
             }
             Piece::Set(e) => {
-                let value = e.eval_with_locals(slots, None, locals)?;
+                let value = e.eval_with_locals(slots, None, locals).ok()?;
+                if value.is_undefined() {
+                    return None;
+                }
                 locals.push(value);
             }
         }
@@ -384,8 +386,8 @@ impl<'a> TextCompiler<'a> {
         nodes.iter().map(|n| self.piece(n)).collect()
     }
 
-    fn expr(&self, e: &Term) -> Option<Fast> {
-        Fast::with_locals(e, self.slots, &[], &self.locals, self.offers)
+    fn expr(&self, e: &Term) -> Option<Code> {
+        Code::with_locals(e, self.slots, &[], &self.locals, self.offers).ok()
     }
 
     fn piece(&mut self, node: &Stmt<'a>) -> Option<Piece> {
@@ -427,7 +429,7 @@ mod tests {
     /// Renders `source` both ways over `values`: (fast form's answer, minijinja's).
     fn both(source: &str, values: &[(&str, Value)]) -> (Option<String>, Result<String, String>) {
         let (names, cells) = slots(values);
-        let text = Text::parse("t.met", source, Some((&names, &[])), 0, Location::UNKNOWN).unwrap();
+        let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
         let fast = text.render(&cells);
         let env = crate::expr::environment();
         let ctx: BTreeMap<String, Value> = values

@@ -6,34 +6,82 @@ use std::ops::RangeInclusive;
 use super::ast::{Name, Term, TermKind};
 use super::parser::SyntaxError;
 
+/// What a filter, test or function does: the evaluator's name for it ([`super::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    Abs,
+    Brief,
+    Cell,
+    Cny,
+    Length,
+    Default,
+    Hours,
+    Join,
+    List,
+    Max,
+    Md,
+    Min,
+    Num,
+    Pct,
+    Plural,
+    Round,
+    IsDefined,
+    IsNone,
+    IsUndefined,
+    Ceil,
+    DaysBetween,
+    Floor,
+}
+
 /// The filters (`value | name(args)`), each with how many arguments it takes besides its value.
-pub const FILTERS: &[(&str, RangeInclusive<usize>)] = &[
-    ("abs", 0..=0),
-    ("brief", 0..=0),
-    ("cell", 0..=0),
-    ("cny", 0..=1),
-    ("count", 0..=0),
-    ("d", 0..=1),
-    ("default", 0..=1),
-    ("hours", 0..=0),
-    ("join", 0..=1),
-    ("length", 0..=0),
-    ("list", 0..=0),
-    ("max", 0..=0),
-    ("md", 0..=0),
-    ("min", 0..=0),
-    ("num", 0..=1),
-    ("pct", 0..=0),
-    ("plural", 1..=1),
-    ("round", 0..=1),
+pub const FILTERS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
+    ("abs", 0..=0, Builtin::Abs),
+    ("brief", 0..=0, Builtin::Brief),
+    ("cell", 0..=0, Builtin::Cell),
+    ("cny", 0..=1, Builtin::Cny),
+    ("count", 0..=0, Builtin::Length),
+    ("d", 0..=1, Builtin::Default),
+    ("default", 0..=1, Builtin::Default),
+    ("hours", 0..=0, Builtin::Hours),
+    ("join", 0..=1, Builtin::Join),
+    ("length", 0..=0, Builtin::Length),
+    ("list", 0..=0, Builtin::List),
+    ("max", 0..=0, Builtin::Max),
+    ("md", 0..=0, Builtin::Md),
+    ("min", 0..=0, Builtin::Min),
+    ("num", 0..=1, Builtin::Num),
+    ("pct", 0..=0, Builtin::Pct),
+    ("plural", 1..=1, Builtin::Plural),
+    ("round", 0..=1, Builtin::Round),
 ];
 
 /// The tests (`value is name`, `value is not name`).
-pub const TESTS: &[&str] = &["defined", "none", "undefined"];
+pub const TESTS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
+    ("defined", 0..=0, Builtin::IsDefined),
+    ("none", 0..=0, Builtin::IsNone),
+    ("undefined", 0..=0, Builtin::IsUndefined),
+];
 
 /// The functions (`name(args)`), each with how many arguments it takes.
-pub const FUNCTIONS: &[(&str, RangeInclusive<usize>)] =
-    &[("ceil", 1..=1), ("days_between", 2..=2), ("floor", 1..=1)];
+pub const FUNCTIONS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
+    ("ceil", 1..=1, Builtin::Ceil),
+    ("days_between", 2..=2, Builtin::DaysBetween),
+    ("floor", 1..=1, Builtin::Floor),
+];
+
+/// What `name` is in `table` (one of [`FILTERS`], [`TESTS`], [`FUNCTIONS`]), when it is there
+/// and takes `given` arguments.
+#[must_use]
+pub fn builtin(
+    table: &[(&str, RangeInclusive<usize>, Builtin)],
+    name: &str,
+    given: usize,
+) -> Option<Builtin> {
+    table
+        .iter()
+        .find(|(n, arity, _)| *n == name && arity.contains(&given))
+        .map(|(_, _, b)| *b)
+}
 
 /// Checks that every filter, test and function `expr` calls is one of the language's, with as
 /// many arguments as it takes.
@@ -76,8 +124,8 @@ pub fn check(expr: &Term) -> Result<(), SyntaxError> {
             args.iter().try_for_each(check)
         }
         TermKind::Test { name, subject, .. } => {
-            if !TESTS.contains(&&*name.text) {
-                return Err(unknown(name, "test", TESTS.iter().copied()));
+            if builtin(TESTS, &name.text, 0).is_none() {
+                return Err(unknown(name, "test", TESTS.iter().map(|(n, _, _)| *n)));
             }
             check(subject)
         }
@@ -91,11 +139,11 @@ pub fn check(expr: &Term) -> Result<(), SyntaxError> {
 fn known(
     name: &Name,
     given: usize,
-    table: &[(&str, RangeInclusive<usize>)],
+    table: &[(&str, RangeInclusive<usize>, Builtin)],
     what: &str,
 ) -> Result<(), SyntaxError> {
-    let Some((_, arity)) = table.iter().find(|(n, _)| *n == &*name.text) else {
-        return Err(unknown(name, what, table.iter().map(|(n, _)| *n)));
+    let Some((_, arity, _)) = table.iter().find(|(n, _, _)| *n == &*name.text) else {
+        return Err(unknown(name, what, table.iter().map(|(n, _, _)| *n)));
     };
     if arity.contains(&given) {
         return Ok(());

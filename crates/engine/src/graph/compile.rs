@@ -93,7 +93,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
         let name = format!("{id}.{part}");
         let source = text.value.get(lang);
         let fast = from_slots.then_some((&slots, offers.as_slice()));
-        let t = Text::parse(&name, source, fast, file, text.referenced)
+        let t = Text::parse(&name, source, fast)
             .map_err(|e| template_error(&policy, file, text, id, &part, &e))?;
         sources.insert(name.clone(), source.to_owned());
         parsed.insert(name, t);
@@ -129,7 +129,11 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     let policy = &owner.policy;
     let lang = owner.lang;
     let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
-    globals.extend(expr::FUNCTIONS.iter().map(|s| (*s).to_owned()));
+    globals.extend(
+        expr::vocabulary::FUNCTIONS
+            .iter()
+            .map(|(name, _, _)| (*name).to_owned()),
+    );
     let node_index: HashMap<&str, usize> = node_ids(policy)
         .enumerate()
         .map(|(i, id)| (id, i))

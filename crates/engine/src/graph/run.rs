@@ -1,5 +1,5 @@
 //! One evaluation's state: the slots every expression reads, and the helpers the node kinds
-//! evaluate with (expressions through the fast path or minijinja, conditions, type checks,
+//! evaluate with (expressions, conditions, type checks,
 //! texts, and errors that say which rule failed for which profile).
 
 use std::sync::{Arc, OnceLock};
@@ -8,28 +8,22 @@ use minijinja::value::{Enumerator, Object, Value, ValueKind};
 use serde_saphyr::Location;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::expr::fast::Bound;
+use crate::expr::code::Bound;
 use crate::expr::{Expr, Slots};
 use crate::graph::Graph;
 use crate::graph::model::{Compiled, Node};
 use crate::policy::rules::FieldType;
 use crate::profile::Profile;
 
-/// The root object expressions see: roots and node values by name, plus one bound item.
+/// The root object text templates see: roots and node values by name.
 #[derive(Debug)]
 struct Context {
     names: Arc<Slots>,
     slots: Arc<[OnceLock<Value>]>,
-    bound: Option<(Value, Value)>,
 }
 
 impl Object for Context {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        if let Some((name, value)) = &self.bound
-            && name == key
-        {
-            return Some(value.clone());
-        }
         let index = *self.names.index.get(key.as_str()?)?;
         self.slots[index].get().cloned()
     }
@@ -43,7 +37,6 @@ impl Object for Context {
 /// its name, its value, and its catalog position when it is one of the catalog's offers.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BoundItem<'v> {
-    pub name: &'v str,
     pub value: &'v Value,
     pub offer: Option<usize>,
 }
@@ -54,7 +47,7 @@ pub(crate) struct Run<'g> {
     pub compiled: &'g Compiled<'g>,
     /// Every root's and node's value, by slot, set once each in evaluation order.
     pub slots: Arc<[OnceLock<Value>]>,
-    /// The object minijinja evaluates against: the slots by name.
+    /// The object minijinja renders text templates against: the slots by name.
     pub root: Value,
     pub profile_name: &'g str,
 }
@@ -76,7 +69,6 @@ impl<'g> Run<'g> {
         let root = Value::from_object(Context {
             names: owner.names.clone(),
             slots: slots.clone(),
-            bound: None,
         });
         Run {
             graph,
@@ -99,7 +91,6 @@ impl Run<'_> {
         let mut values = Vec::with_capacity(owner.offer_ids.len());
         for (i, offer) in owner.offers.try_iter().into_iter().flatten().enumerate() {
             values.push(each(BoundItem {
-                name: "offer",
                 value: &offer,
                 offer: Some(i),
             })?);
@@ -168,25 +159,13 @@ impl Run<'_> {
         label: &dyn Fn() -> String,
         bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
-        let fast = expr.fast.as_ref();
         let item = bound.map(|b| Bound {
             value: b.value,
             offer: b.offer,
         });
-        if let Some(v) = fast.and_then(|f| f.eval(&self.slots, item)) {
-            return Ok(v);
-        }
-        let ctx = match bound {
-            None => self.root.clone(),
-            Some(b) => Value::from_object(Context {
-                names: self.graph.owner().names.clone(),
-                slots: self.slots.clone(),
-                bound: Some((Value::from(b.name), b.value.clone())),
-            }),
-        };
-        expr.compiled().and_then(|c| c.eval(ctx)).map_err(|e| {
-            self.fail_expr(expr, "", &format!("{} failed: {}", label(), mj_message(&e)))
-        })
+        expr.code
+            .eval(&self.slots, item)
+            .map_err(|e| self.fail_expr(expr, "", &format!("{} failed: {e}", label())))
     }
 
     pub(crate) fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {

@@ -100,8 +100,7 @@ impl<'a> Scope<'a> {
                 )
                 .field(format!("{node}.{field}")));
         }
-        // Parsed once: the names it reads and its fast form come from this tree, and
-        // minijinja compiles the same text only if the fast path ever needs it to answer.
+        // Parsed once: the names it reads, its type and its code come from this tree.
         // Bounded before the parser (and everything after it) recurses over the tree.
         if let Err(limit) = crate::expr::limits::expression(&text.value) {
             return Err(policy
@@ -135,19 +134,21 @@ impl<'a> Scope<'a> {
         let ty = crate::expr::types::infer(&tree, &|name| self.type_of(name, bound))
             .and_then(|ty| condition(field, ty, &tree))
             .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
-        Ok(Expr::new(
-            &text.value,
-            crate::expr::fast::Fast::from_tree(
-                &tree,
-                &self.owner.names,
-                bound,
-                self.owner.offer_list(),
-            ),
+        let code = crate::expr::code::Code::from_tree(
+            &tree,
+            &self.owner.names,
+            bound,
+            self.owner.offer_list(),
+        )
+        .map_err(|e| self.located(file, text, node, field, "does not compile", e))?;
+        Ok(Expr {
+            code,
             ty,
-            names.into(),
+            names: names.into(),
+            text: &text.value,
             file,
-            text.referenced,
-        ))
+            location: text.referenced,
+        })
     }
 
     /// The type of a name an expression reads, or of a field path (`profile.usage.gpus`):

@@ -99,7 +99,7 @@ fn choose(
 ) -> Result<Value> {
     let SelectBody {
         from,
-        item,
+        item: _,
         filter,
         order_by,
         map,
@@ -115,12 +115,11 @@ fn choose(
             &format!("`from` gave {list} ({}), expected a list", list.kind()),
         )
     })?;
-    // Items of the catalog's own offer list are read by position (see `expr::fast`).
+    // Items of the catalog's own offer list are read by position (see `expr::code`).
     let offers = run.graph.owner().is_offers(&list);
     let mut kept: Vec<(Value, Value)> = Vec::new();
     for (i, candidate) in iter.enumerate() {
         let bound = Some(BoundItem {
-            name: item,
             value: &candidate,
             offer: offers.then_some(i),
         });

@@ -1,48 +1,42 @@
-//! The fast path checked against minijinja: every rule expression evaluated both ways over the
-//! values of one evaluation, so that a disagreement is found rather than shipped.
+//! The rule language held to a reference: every rule expression evaluated by the engine and by
+//! minijinja (Jinja's expression semantics, which the language keeps) over the values of one
+//! evaluation, and every text's fast form against minijinja's rendering, for the differential
+//! tests (`tests/interp.rs`). Not part of `decide validate`: the engine's evaluator is the
+//! meaning, and this is how its tests find where it would differ from Jinja's.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::expr::fast::Bound;
+use minijinja::Expression;
 use minijinja::value::{Enumerator, Object, Value};
-use rayon::prelude::*;
-use serde_saphyr::Location;
 
-use super::invariants::generated_profiles;
-use crate::error::Error;
+use crate::expr::code::Bound;
 use crate::expr::text::Text;
 use crate::graph::Graph;
 
-/// One rule expression evaluated both ways, for the differential tests (`tests/interp.rs`).
+/// One rule expression (or text) evaluated both ways.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct FastCheck {
-    /// `node.field: text`.
+pub struct ReferenceCheck {
+    /// The node and the expression's text, or the text template's name.
     pub expr: String,
     /// The bound item (`offer`, a select's item) it was evaluated with, if any.
     pub bound: Option<Value>,
-    /// Whether the expression has a fast form at all.
-    pub has_fast_form: bool,
-    /// The fast path's answer (`None`: it left this one to minijinja).
-    pub fast: Option<Value>,
+    /// The engine's answer, or its error; `None` for a text the fast form leaves to minijinja.
+    pub ours: Option<Result<Value, String>>,
     /// minijinja's answer.
     pub minijinja: Result<Value, String>,
-    /// Where the expression is written: rule file index and position.
-    pub(crate) file: usize,
-    pub(crate) location: Location,
 }
 
-impl FastCheck {
-    /// Whether the fast path's answer, if it gave one, is minijinja's: the same value, of the
-    /// same kind, integer or float alike, rendered alike. A fast answer where minijinja fails
-    /// is a disagreement too.
+impl ReferenceCheck {
+    /// Whether the engine agrees with minijinja: the same value (of the same kind, integer or
+    /// float alike, rendered alike) where minijinja answers, an error where it fails.
     #[must_use]
     pub fn agrees(&self) -> bool {
-        let Some(fast) = &self.fast else { return true };
-        match &self.minijinja {
-            Ok(slow) => agree(fast, slow),
-            Err(_) => false,
+        match (&self.ours, &self.minijinja) {
+            (None, _) | (Some(Err(_)), Err(_)) => true,
+            (Some(Ok(ours)), Ok(theirs)) => agree(ours, theirs),
+            _ => false,
         }
     }
 }
@@ -101,9 +95,7 @@ fn select_items(
     if let Some(offer) = offer {
         scope.push(("offer".to_owned(), offer.clone()));
     }
-    let list = from
-        .compiled()
-        .and_then(|c| c.eval(Value::from_pairs(scope)));
+    let list = reference(from).and_then(|c| c.eval(Value::from_pairs(scope)));
     let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
     let items = list
         .ok()
@@ -115,134 +107,44 @@ fn select_items(
 /// Whether two values are the same to every reader: equal, of one kind, both integers or both
 /// not, and rendered alike.
 #[must_use]
-pub fn agree(fast: &Value, slow: &Value) -> bool {
-    slow == fast
-        && slow.kind() == fast.kind()
-        && slow.is_integer() == fast.is_integer()
-        && slow.to_string() == fast.to_string()
+pub fn agree(ours: &Value, theirs: &Value) -> bool {
+    theirs == ours
+        && theirs.kind() == ours.kind()
+        && theirs.is_integer() == ours.is_integer()
+        && theirs.to_string() == ours.to_string()
 }
 
-/// How many generated profiles `decide validate` compares the two paths on.
-pub const PROFILES: usize = 64;
-
-/// What `decide validate` found comparing the fast path with minijinja.
-#[derive(Debug, Default)]
-pub struct FastPathReport {
-    /// Distinct rule expressions (outputs included).
-    pub expressions: usize,
-    /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
-    /// invariant messages).
-    pub texts: usize,
-    /// The expressions without a fast form, each as `file:line: node.field: text`: evaluated by
-    /// minijinja alone, which is slower and never wrong. Notes, not findings.
-    pub without_form: Vec<String>,
-    /// Of those texts, the ones with a fast form. The others are rendered by minijinja at
-    /// about the same cost (a text's time goes to its filters' formatting, not to the VM), so
-    /// they are not noted.
-    pub texts_with_form: usize,
-    /// Generated profiles compared on.
-    pub profiles: usize,
-    /// Fast-path answers compared with minijinja's.
-    pub answers: usize,
-    /// Profiles that could not be evaluated (a rules fault the other checks report).
-    pub failed: usize,
-    /// The first disagreement of each expression that has one: a fault in the engine's fast
-    /// path, reported with the expression and the profile.
-    pub findings: Vec<Error>,
-}
-
-/// Runs every rule expression both ways over [`PROFILES`] generated profiles.
-#[must_use]
-pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> FastPathReport {
-    let profiles = generated_profiles(graph, PROFILES);
-    let results: Vec<Option<Vec<FastCheck>>> = profiles
-        .par_iter()
-        .map(|p| graph.fast_path_checks(p, as_of).ok())
-        .collect();
-    let mut report = FastPathReport {
-        profiles: profiles.len(),
-        ..FastPathReport::default()
-    };
-    let policy = graph.policy();
-    let c = graph.compiled();
-    let mut expressions: Vec<(&str, &crate::expr::Expr<'_>)> = Vec::new();
-    for node in &c.nodes {
-        expressions.extend(node.exprs().into_iter().map(|e| (node.id, e)));
+/// An expression compiled by minijinja, in the environment the memo's templates use, once per
+/// process and text.
+fn reference(
+    e: &crate::expr::Expr<'_>,
+) -> Result<Arc<Expression<'static, 'static>>, minijinja::Error> {
+    static COMPILED: OnceLock<Mutex<HashMap<String, Arc<Expression<'static, 'static>>>>> =
+        OnceLock::new();
+    let cache = COMPILED.get_or_init(Mutex::default);
+    if let Some(found) = cache.lock().ok().and_then(|c| c.get(e.text).cloned()) {
+        return Ok(found);
     }
-    expressions.extend(c.outputs.exprs().into_iter().map(|e| ("outputs", e)));
-    report.expressions = expressions.len();
-    report.without_form = expressions
-        .iter()
-        .filter(|(_, e)| e.fast.is_none())
-        .map(|(id, e)| {
-            format!(
-                "{}:{}: {id}: {}",
-                policy.sources[e.file].name,
-                e.location.line(),
-                e.text.trim()
-            )
-        })
-        .collect();
-    let texts = graph.owner().texts.values().filter(|t| t.from_evaluation);
-    report.texts = texts.clone().count();
-    report.texts_with_form = texts.filter(|t| t.has_fast_form()).count();
-    let mut seen: BTreeSet<(usize, u64, u64, String)> = BTreeSet::new();
-    for (profile, checks) in profiles.iter().zip(&results) {
-        let Some(checks) = checks else {
-            report.failed += 1;
-            continue;
-        };
-        for c in checks {
-            let key = (
-                c.file,
-                c.location.line(),
-                c.location.column(),
-                c.expr.clone(),
-            );
-            report.answers += usize::from(c.fast.is_some());
-            if c.agrees() || !seen.insert(key) {
-                continue;
-            }
-            let fast = c
-                .fast
-                .as_ref()
-                .map_or("none".to_owned(), |v| format!("{v:?}"));
-            let slow = match &c.minijinja {
-                Ok(v) => format!("{v:?}"),
-                Err(e) => format!("an error: {e}"),
-            };
-            report.findings.push(
-                policy
-                    .error_at(
-                        c.file,
-                        c.location,
-                        format!("the fast path and minijinja disagree on `{}`", c.expr),
-                    )
-                    .help(format!("fast path: {fast}; minijinja: {slow}"))
-                    .help(match &c.bound {
-                        Some(item) => format!("profile `{}`, with the item {item:?}", profile.name),
-                        None => format!("profile `{}`", profile.name),
-                    })
-                    .help("minijinja's answer is the meaning; this is a fault in decide's fast path, please report it")
-                    .as_warning(),
-            );
-        }
+    let compiled =
+        Arc::new(crate::expr::shared_environment().compile_expression_owned(e.text.to_owned())?);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(e.text.to_owned(), compiled.clone());
     }
-    report
+    Ok(compiled)
 }
 
 impl Graph {
-    /// Evaluates `profile`, then every rule expression again both with the fast path and with
+    /// Evaluates `profile`, then every rule expression again both with the engine and with
     /// minijinja over the values of that evaluation (per offer, per select item), for tests that
     /// check that the two agree. Not part of the stable API.
     #[doc(hidden)]
-    pub fn fast_path_checks(
+    pub fn reference_checks(
         &self,
         profile: &crate::Profile,
         as_of: jiff::civil::Date,
-    ) -> crate::Result<Vec<FastCheck>> {
+    ) -> crate::Result<Vec<ReferenceCheck>> {
         use crate::graph::Body;
-        // Every value, whether or not the decision keeps the invariants: the paths are compared
+        // Every value, whether or not the decision keeps the invariants: the two are compared
         // on what the nodes give, not on whether the rules are right.
         let evaluation =
             crate::graph::run::Run::new(self, profile, as_of).all(profile, as_of, false)?;
@@ -267,25 +169,19 @@ impl Graph {
                         item: item.clone(),
                     }),
                 };
-                let minijinja = e
-                    .compiled()
+                let minijinja = reference(e)
                     .and_then(|c| c.eval(root))
                     .map_err(|err| err.to_string());
-                let fast = e.fast.as_ref().and_then(|f| {
-                    let item = bound.as_ref().map(|(_, value, offer)| Bound {
-                        value,
-                        offer: *offer,
-                    });
-                    f.eval(&slots, item)
+                let item = bound.as_ref().map(|(_, value, offer)| Bound {
+                    value,
+                    offer: *offer,
                 });
-                checks.push(FastCheck {
+                let ours = e.code.eval(&slots, item).map_err(|err| err.0);
+                checks.push(ReferenceCheck {
                     expr: format!("{id}: {}", e.text.trim()),
-                    has_fast_form: e.fast.is_some(),
-                    fast,
+                    ours: Some(ours),
                     bound: bound.map(|(_, v, _)| v),
                     minijinja,
-                    file: e.file,
-                    location: e.location,
                 });
             };
         let c = self.compiled();
@@ -346,7 +242,7 @@ fn text_checks(
     owner: &crate::graph::Owner,
     slots: &[OnceLock<Value>],
     base: &Value,
-) -> Vec<FastCheck> {
+) -> Vec<ReferenceCheck> {
     let mut texts: Vec<(&String, &Text)> = owner
         .texts
         .iter()
@@ -355,10 +251,9 @@ fn text_checks(
     texts.sort_by_key(|(name, _)| *name);
     texts
         .into_iter()
-        .map(|(name, text)| FastCheck {
+        .map(|(name, text)| ReferenceCheck {
             expr: format!("text `{name}`"),
-            has_fast_form: true,
-            fast: text.render(slots).map(Value::from),
+            ours: text.render(slots).map(|t| Ok(Value::from(t))),
             bound: None,
             minijinja: owner
                 .env
@@ -366,8 +261,6 @@ fn text_checks(
                 .and_then(|t| t.render(base.clone()))
                 .map(Value::from)
                 .map_err(|err| err.to_string()),
-            file: text.file,
-            location: text.location,
         })
         .collect()
 }

@@ -1,0 +1,1397 @@
+//! The rule language's compiler and evaluator: a syntax tree ([`super::ast`]) compiled once,
+//! when the rules load, into [`Code`] whose names are resolved to evaluation slots (or to the
+//! node's bound item, `offer`, `job`, ...), evaluated directly against the slots. This is what a
+//! rule expression means: there is no other evaluator behind it.
+//!
+//! Two reads are prepared at compile time. Where a node binds a catalog offer (a per-offer
+//! fact's `offer`, a select's item over `offers`), `offer.a.b` is a column worked out once per
+//! graph and `fact[offer.id]` / `offer.id in fact` read a per-offer fact by the offer's position
+//! ([`objects::PerOffer`](super::objects::PerOffer)), instead of looking keys up in maps. A map
+//! literal with constant keys builds a [`Record`] (keys fixed, values in order) rather than a
+//! hashed map. Constant operations are folded at compile time.
+//!
+//! **Values** are minijinja's value type, so that the memo's templates read them as they are.
+//! **Numbers**: whole numbers stay whole (arithmetic in `i128`, an overflow is an error), `/`
+//! always gives a decimal, `//` and `%` are floored, a whole number and a decimal together give
+//! a decimal. **Undefined**: reading a field or key a value does not have gives *undefined*,
+//! which only `is defined`, `is undefined`, `is none` and `| default(...)` accept, and which a
+//! list or map may hold; anything else done with it is an error that says so. `and` and `or`
+//! give one of their operands. These are Jinja's rules as minijinja 3.1 implements them with
+//! strict undefined values, and `tests/interp.rs` holds the evaluator to minijinja, as a
+//! reference, on every shipped rule expression over generated profiles: where minijinja
+//! answers, this gives the same value; where minijinja fails, this fails. It is stricter in
+//! three places, on purpose: arithmetic on true or false (minijinja counts them as 1 and 0),
+//! `+` on two texts (`~` joins texts), and `min`/`max` over anything but numbers.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use minijinja::value::{Value, ValueKind};
+
+use super::Slots;
+use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
+use super::objects::{PerOffer, Record};
+use super::parser::SyntaxError;
+use super::vocabulary::{self, Builtin};
+
+/// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
+/// the catalog when it is one of the catalog's offers (then the offer's attributes and its
+/// entries in per-offer facts are read by position).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound<'a> {
+    pub value: &'a Value,
+    pub offer: Option<usize>,
+}
+
+/// An expression compiled to code.
+#[derive(Debug)]
+pub(crate) struct Code(Node);
+
+/// Why an evaluation failed, in the rule language's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fail(pub String);
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug)]
+enum Node {
+    Const(Value),
+    /// A root or node value, by slot.
+    Slot(usize),
+    /// A name a text template set before (`{% set p = ... %}`), by its position among them.
+    Local(usize),
+    /// The item the node binds (`offer` in a per-offer fact, a select's item).
+    Bound,
+    Attr(Box<Node>, Box<str>),
+    Item(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Bin(BinaryOp, Box<Node>, Box<Node>),
+    If(Box<Node>, Box<Node>, Box<Node>),
+    List(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+    /// A map literal with distinct constant text keys: a [`Record`].
+    Record(Arc<[Value]>, Vec<Node>),
+    Call(Builtin, Vec<Node>),
+    /// `item.a.b` with the item bound: the path's value for each catalog offer, worked out at
+    /// compile time ([`Column`]), used when the item is a catalog offer; the general form
+    /// otherwise.
+    OfferPath(Box<[Column]>, Box<Node>),
+    /// `fact[item.id]` with a catalog offer bound and `fact` (a slot) a per-offer fact: the
+    /// fact's value for that offer, by position; the general form otherwise.
+    PerOfferItem(usize, Box<Node>),
+    /// `item.id in fact` (or `not in`, when the flag is set), likewise.
+    PerOfferHas(usize, bool, Box<Node>),
+}
+
+/// One catalog offer's value of a path `offer.a.b`: the value (undefined when the last field is
+/// missing), or the field that is missing before the end, which makes reading the path an
+/// error.
+#[derive(Debug)]
+enum Column {
+    Value(Value),
+    Missing(Box<str>),
+}
+
+impl Code {
+    /// `text` compiled (for tests: the rules compile their parsed trees, [`Code::from_tree`]).
+    #[cfg(test)]
+    pub(crate) fn compile(
+        text: &str,
+        names: &Slots,
+        bound: &[&str],
+        offers: &[Value],
+    ) -> Result<Code, SyntaxError> {
+        let expr = super::parser::parse(text)?;
+        Self::from_tree(&expr, names, bound, offers)
+    }
+
+    /// An expression already parsed, compiled. `bound` is the name the node binds (at most
+    /// one), `names` the slots, `offers` the catalog's offers in order (what a bound item's
+    /// position refers to).
+    ///
+    /// # Errors
+    /// A part the language has no meaning for (a call of a name a node shadows, an `if` without
+    /// `else`), with its place in the text.
+    pub(crate) fn from_tree(
+        expr: &Term,
+        names: &Slots,
+        bound: &[&str],
+        offers: &[Value],
+    ) -> Result<Code, SyntaxError> {
+        Self::with_locals(expr, names, bound, &[], offers)
+    }
+
+    /// An expression of a text template compiled, where `locals` are the names the template
+    /// set before it, in order (a later one shadows an earlier one of the same name, and both
+    /// shadow every other name); it reads them from the values [`Code::eval_with_locals`] is
+    /// given, by position.
+    pub(crate) fn with_locals(
+        expr: &Term,
+        names: &Slots,
+        bound: &[&str],
+        locals: &[&str],
+        offers: &[Value],
+    ) -> Result<Code, SyntaxError> {
+        let c = Compiler {
+            names,
+            bound,
+            locals,
+            offers,
+        };
+        c.node(expr).map(Code)
+    }
+
+    /// The value of the expression.
+    ///
+    /// # Errors
+    /// What went wrong, in the language's words (a division by zero, `none` in arithmetic, an
+    /// undefined value used, ...).
+    pub(crate) fn eval(
+        &self,
+        slots: &[OnceLock<Value>],
+        bound: Option<Bound<'_>>,
+    ) -> Result<Value, Fail> {
+        self.eval_with_locals(slots, bound, &[])
+    }
+
+    /// [`Code::eval`] with the values of the names a text template set before the expression
+    /// (see [`Code::with_locals`]).
+    pub(crate) fn eval_with_locals(
+        &self,
+        slots: &[OnceLock<Value>],
+        bound: Option<Bound<'_>>,
+        locals: &[Value],
+    ) -> Result<Value, Fail> {
+        Eval {
+            slots,
+            bound,
+            locals,
+        }
+        .eval(&self.0)
+        .map(Cow::into_owned)
+    }
+}
+
+struct Compiler<'a> {
+    names: &'a Slots,
+    bound: &'a [&'a str],
+    locals: &'a [&'a str],
+    offers: &'a [Value],
+}
+
+/// A compile error at `expr`.
+fn refuse(expr: &Term, message: String, help: &str) -> SyntaxError {
+    SyntaxError {
+        message,
+        span: expr.span.clone(),
+        help: Some(help.to_owned()),
+    }
+}
+
+impl Compiler<'_> {
+    fn node(&self, expr: &Term) -> Result<Node, SyntaxError> {
+        if expr.is_const() {
+            return Ok(Node::Const(constant(expr)));
+        }
+        let boxed = |e: &Term| self.node(e).map(Box::new);
+        let node = match &expr.kind {
+            TermKind::Lit(_) => Node::Const(constant(expr)),
+            TermKind::Var(name) => self.var(name),
+            TermKind::Unary(UnaryOp::Not, e) => Node::Not(boxed(e)?),
+            TermKind::Unary(UnaryOp::Neg, e) => Node::Neg(boxed(e)?),
+            TermKind::Binary(op, l, r) => match op {
+                BinaryOp::And => Node::And(boxed(l)?, boxed(r)?),
+                BinaryOp::Or => Node::Or(boxed(l)?, boxed(r)?),
+                BinaryOp::In | BinaryOp::NotIn => {
+                    let general = Node::Bin(*op, boxed(l)?, boxed(r)?);
+                    match self.per_offer_fact(r, l) {
+                        Some(slot) => {
+                            Node::PerOfferHas(slot, *op == BinaryOp::NotIn, Box::new(general))
+                        }
+                        None => general,
+                    }
+                }
+                op => Node::Bin(*op, boxed(l)?, boxed(r)?),
+            },
+            TermKind::If { test, yes, no } => {
+                let Some(no) = no else {
+                    return Err(refuse(
+                        expr,
+                        "an `if` needs an `else` in a rule expression".to_owned(),
+                        "say what the value is otherwise: `a if c else b`",
+                    ));
+                };
+                Node::If(boxed(test)?, boxed(yes)?, boxed(no)?)
+            }
+            TermKind::Attr(e, name) => {
+                let general = Node::Attr(boxed(e)?, name.clone());
+                match self.offer_path(expr) {
+                    Some(column) => Node::OfferPath(column, Box::new(general)),
+                    None => general,
+                }
+            }
+            TermKind::Item(e, key) => {
+                let general = Node::Item(boxed(e)?, boxed(key)?);
+                match self.per_offer_fact(e, key) {
+                    Some(slot) => Node::PerOfferItem(slot, Box::new(general)),
+                    None => general,
+                }
+            }
+            TermKind::List(items) => Node::List(
+                items
+                    .iter()
+                    .map(|e| self.node(e))
+                    .collect::<Result<_, _>>()?,
+            ),
+            TermKind::Map(pairs) => self.map(pairs)?,
+            TermKind::Filter { .. } | TermKind::Test { .. } | TermKind::Call { .. } => {
+                self.call(expr)?
+            }
+        };
+        Ok(fold(node))
+    }
+
+    /// A filter, a test or a function call, as the language's vocabulary names them.
+    fn call(&self, expr: &Term) -> Result<Node, SyntaxError> {
+        let unknown = |what: &str, name: &str| {
+            refuse(
+                expr,
+                format!("`{name}` is not a {what} of the rule language with these arguments"),
+                "the language's filters, tests and functions are listed in docs/policy.md",
+            )
+        };
+        Ok(match &expr.kind {
+            TermKind::Filter {
+                name,
+                subject,
+                args,
+            } => {
+                let func = vocabulary::builtin(vocabulary::FILTERS, &name.text, args.len())
+                    .ok_or_else(|| unknown("filter", &name.text))?;
+                if func == Builtin::Round && !args.iter().all(is_precision) {
+                    return Err(unknown("filter", &name.text));
+                }
+                let mut all = vec![self.node(subject)?];
+                all.extend(self.args(args)?);
+                Node::Call(func, all)
+            }
+            TermKind::Test {
+                name,
+                subject,
+                negated,
+            } => {
+                let func = vocabulary::builtin(vocabulary::TESTS, &name.text, 0)
+                    .ok_or_else(|| unknown("test", &name.text))?;
+                let test = Node::Call(func, vec![self.node(subject)?]);
+                if *negated {
+                    Node::Not(Box::new(test))
+                } else {
+                    test
+                }
+            }
+            TermKind::Call { name, args } => {
+                // A plain function call: a global name that no node, root or item shadows.
+                let id = &*name.text;
+                if self.names.index.contains_key(id)
+                    || self.bound.contains(&id)
+                    || self.locals.contains(&id)
+                {
+                    return Err(refuse(
+                        expr,
+                        format!("`{id}` names a value here, so it cannot be called"),
+                        "rename the node, or the item the node binds",
+                    ));
+                }
+                let func = vocabulary::builtin(vocabulary::FUNCTIONS, id, args.len())
+                    .ok_or_else(|| unknown("function", id))?;
+                Node::Call(func, self.args(args)?)
+            }
+            _ => unreachable!("only calls are compiled here"),
+        })
+    }
+
+    /// A name: a text's local, the bound item, or a slot. A name that is none of them (the
+    /// rules refuse it when they load; a text may read one) reads as undefined.
+    fn var(&self, name: &str) -> Node {
+        if let Some(i) = self.locals.iter().rposition(|l| *l == name) {
+            return Node::Local(i);
+        }
+        if self.bound.first() == Some(&name) {
+            return Node::Bound;
+        }
+        match self.names.index.get(name) {
+            Some(&i) => Node::Slot(i),
+            None => Node::Const(Value::UNDEFINED),
+        }
+    }
+
+    /// A map literal: a record when its keys are distinct constant strings.
+    fn map(&self, pairs: &[(Term, Term)]) -> Result<Node, SyntaxError> {
+        if let Some(keys) = constant_keys(pairs) {
+            let values = pairs
+                .iter()
+                .map(|(_, e)| self.node(e))
+                .collect::<Result<_, _>>()?;
+            return Ok(Node::Record(keys, values));
+        }
+        Ok(Node::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| Ok((self.node(k)?, self.node(v)?)))
+                .collect::<Result<_, SyntaxError>>()?,
+        ))
+    }
+
+    /// For `item.a.b` with the bound item at its root: the path's value for each catalog offer.
+    /// `None` when the expression is not such a path.
+    fn offer_path(&self, expr: &Term) -> Option<Box<[Column]>> {
+        let mut names = Vec::new();
+        let mut at = expr;
+        while let TermKind::Attr(e, name) = &at.kind {
+            names.push(&**name);
+            at = e;
+        }
+        let TermKind::Var(v) = &at.kind else {
+            return None;
+        };
+        if self.bound.first() != Some(&&**v) || names.is_empty() || self.offers.is_empty() {
+            return None;
+        }
+        names.reverse();
+        Some(
+            self.offers
+                .iter()
+                .map(|offer| {
+                    let mut value = offer.clone();
+                    for name in &names {
+                        match attr(&value, name) {
+                            Ok(v) => value = v,
+                            Err(_) => return Column::Missing((*name).into()),
+                        }
+                    }
+                    Column::Value(value)
+                })
+                .collect(),
+        )
+    }
+
+    /// For `fact` and `item.id` (a slot and the bound item's id): the slot, read by offer
+    /// position when it holds a per-offer fact.
+    fn per_offer_fact(&self, map: &Term, key: &Term) -> Option<usize> {
+        let TermKind::Attr(item, name) = &key.kind else {
+            return None;
+        };
+        let (TermKind::Var(item), TermKind::Var(fact)) = (&item.kind, &map.kind) else {
+            return None;
+        };
+        if &**name != "id"
+            || self.bound.first() != Some(&&**item)
+            || self.bound.contains(&&**fact)
+            || self.locals.contains(&&**fact)
+        {
+            return None;
+        }
+        self.names.index.get(&**fact).copied()
+    }
+
+    fn args(&self, args: &[Term]) -> Result<Vec<Node>, SyntaxError> {
+        args.iter().map(|a| self.node(a)).collect()
+    }
+}
+
+/// The value of a literal, or of a list or map of them (the caller has checked
+/// [`Term::is_const`]).
+fn constant(expr: &Term) -> Value {
+    match &expr.kind {
+        TermKind::Lit(Lit::None) => Value::from(()),
+        TermKind::Lit(Lit::Bool(b)) => Value::from(*b),
+        TermKind::Lit(Lit::Int(i)) => Value::from(*i),
+        TermKind::Lit(Lit::Float(f)) => Value::from(*f),
+        TermKind::Lit(Lit::Str(s)) => Value::from(&**s),
+        TermKind::List(items) => Value::from(items.iter().map(constant).collect::<Vec<_>>()),
+        TermKind::Map(pairs) => Value::from_pairs(
+            pairs
+                .iter()
+                .map(|(k, v)| (constant(k), constant(v)))
+                .collect::<Vec<_>>(),
+        ),
+        _ => Value::UNDEFINED,
+    }
+}
+
+/// A node whose operands are all constants, folded into its value where it has one; the node
+/// as it is otherwise (an error is left to evaluation, which reports it for a profile).
+fn fold(node: Node) -> Node {
+    let operands_const = match &node {
+        Node::Not(e) | Node::Neg(e) => matches!(**e, Node::Const(_)),
+        Node::Bin(_, l, r) => matches!(**l, Node::Const(_)) && matches!(**r, Node::Const(_)),
+        _ => false,
+    };
+    if !operands_const {
+        return node;
+    }
+    let eval = Eval {
+        slots: &[],
+        bound: None,
+        locals: &[],
+    };
+    match eval.eval(&node) {
+        Ok(v) => Node::Const(v.into_owned()),
+        Err(_) => node,
+    }
+}
+
+/// The keys of a map literal when all are distinct constant strings, in the order written.
+fn constant_keys(pairs: &[(Term, Term)]) -> Option<Arc<[Value]>> {
+    let mut keys: Vec<Value> = Vec::with_capacity(pairs.len());
+    for (k, _) in pairs {
+        let TermKind::Lit(Lit::Str(key)) = &k.kind else {
+            return None;
+        };
+        let key = Value::from(&**key);
+        if keys.contains(&key) {
+            return None;
+        }
+        keys.push(key);
+    }
+    Some(keys.into())
+}
+
+/// `round`'s precision: a literal whole number of decimals.
+fn is_precision(arg: &Term) -> bool {
+    matches!(arg.kind, TermKind::Lit(Lit::Int(p)) if (0..=1074).contains(&p))
+}
+
+/// Evaluation borrows what it can (slots, the bound item, constants) and owns what it makes.
+struct Eval<'a> {
+    slots: &'a [OnceLock<Value>],
+    bound: Option<Bound<'a>>,
+    locals: &'a [Value],
+}
+
+type Val<'a> = Cow<'a, Value>;
+
+/// What a value is, for messages: "a number", "none", "an undefined value", ...
+fn what(v: &Value) -> &'static str {
+    match v.kind() {
+        ValueKind::Undefined => "an undefined value",
+        ValueKind::None => "none",
+        ValueKind::Bool => "true or false",
+        ValueKind::Number => "a number",
+        ValueKind::String => "a text",
+        ValueKind::Seq | ValueKind::Iterable => "a list",
+        ValueKind::Map => "a map",
+        _ => "a value of another kind",
+    }
+}
+
+/// The error for an undefined value given to `to`.
+fn undefined_in(to: &str) -> Fail {
+    Fail(format!(
+        "{to} was given an undefined value (a field or key the value does not have); test it \
+         with `is defined`, or give a default with `| default(...)`"
+    ))
+}
+
+/// `v`, unless it is undefined, which `to` cannot take.
+fn defined<'v>(v: &'v Value, to: &str) -> Result<&'v Value, Fail> {
+    if v.is_undefined() {
+        Err(undefined_in(to))
+    } else {
+        Ok(v)
+    }
+}
+
+/// Whether `v` counts as true (`false`, `none`, zero, an empty text, list or map do not).
+fn truth(v: &Value, to: &str) -> Result<bool, Fail> {
+    Ok(defined(v, to)?.is_true())
+}
+
+/// Field `name` of `v`: undefined when `v` has none; an error when `v` is undefined itself.
+fn attr(v: &Value, name: &str) -> Result<Value, Fail> {
+    if v.is_undefined() {
+        return Err(Fail(format!(
+            "`{name}` was read from an undefined value (a field or key the value does not have)"
+        )));
+    }
+    Ok(v.get_attr(name)
+        .ok()
+        .filter(|v| !v.is_undefined())
+        .unwrap_or(Value::UNDEFINED))
+}
+
+/// Entry `key` of `v` (a map's key, a list's position, negative from the end): undefined when
+/// there is none; an error when `v` is undefined itself.
+fn item(v: &Value, key: &Value) -> Result<Value, Fail> {
+    if v.is_undefined() {
+        return Err(Fail(format!(
+            "`[{key}]` was read from an undefined value (a field or key the value does not have)"
+        )));
+    }
+    Ok(v.get_item(key).unwrap_or(Value::UNDEFINED))
+}
+
+impl<'a> Eval<'a> {
+    /// The bound item's catalog position, when it is a catalog offer.
+    fn offer(&self) -> Option<usize> {
+        self.bound?.offer
+    }
+
+    /// The per-offer fact in `slot` and the bound offer's position in it, when both are.
+    fn per_offer(&self, slot: usize) -> Option<(&'a PerOffer, usize)> {
+        let i = self.offer()?;
+        let fact = self.slots[slot].get()?.downcast_object_ref::<PerOffer>()?;
+        Some((fact, i))
+    }
+
+    fn eval(&self, node: &'a Node) -> Result<Val<'a>, Fail> {
+        const UNDEFINED: Val<'static> = Cow::Owned(Value::UNDEFINED);
+        Ok(match node {
+            Node::Const(v) => Cow::Borrowed(v),
+            Node::Slot(i) => self.slots[*i].get().map_or(UNDEFINED, Cow::Borrowed),
+            Node::Local(i) => self.locals.get(*i).map_or(UNDEFINED, Cow::Borrowed),
+            Node::Bound => self.bound.map_or(UNDEFINED, |b| Cow::Borrowed(b.value)),
+            Node::Attr(e, name) => Cow::Owned(attr(&*self.eval(e)?, name)?),
+            Node::Item(e, key) => {
+                let v = self.eval(e)?;
+                Cow::Owned(item(&v, &*self.eval(key)?)?)
+            }
+            Node::Not(e) => Cow::Owned(Value::from(!truth(&*self.eval(e)?, "`not`")?)),
+            Node::Neg(e) => {
+                let v = self.eval(e)?;
+                Cow::Owned(match num(defined(&v, "`-`")?) {
+                    Some(Num::Int(i)) => int_value(i.checked_neg().ok_or_else(|| overflow(&v))?),
+                    Some(Num::Float(f)) => Value::from(-f),
+                    None => return Err(Fail(format!("`-` needs a number, not {}", what(&v)))),
+                })
+            }
+            Node::And(l, r) => {
+                let l = self.eval(l)?;
+                if truth(&l, "`and`")? {
+                    self.eval(r)?
+                } else {
+                    l
+                }
+            }
+            Node::Or(l, r) => {
+                let l = self.eval(l)?;
+                if truth(&l, "`or`")? { l } else { self.eval(r)? }
+            }
+            Node::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
+            Node::If(test, yes, no) => {
+                if truth(&*self.eval(test)?, "`if`")? {
+                    self.eval(yes)?
+                } else {
+                    self.eval(no)?
+                }
+            }
+            Node::List(items) => Cow::Owned(Value::from(
+                items
+                    .iter()
+                    .map(|e| self.eval(e).map(Cow::into_owned))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
+            Node::Map(pairs) => {
+                let pairs = pairs
+                    .iter()
+                    .map(|(k, v)| Ok((self.eval(k)?.into_owned(), self.eval(v)?.into_owned())))
+                    .collect::<Result<Vec<_>, Fail>>()?;
+                Cow::Owned(Value::from_pairs(pairs))
+            }
+            Node::Record(keys, values) => Cow::Owned(Record::value(
+                keys.clone(),
+                values
+                    .iter()
+                    .map(|e| self.eval(e).map(Cow::into_owned))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
+            Node::OfferPath(column, general) => match self.offer().and_then(|i| column.get(i)) {
+                Some(Column::Value(v)) => Cow::Borrowed(v),
+                Some(Column::Missing(name)) => {
+                    return Err(attr(&Value::UNDEFINED, name).unwrap_err());
+                }
+                None => self.eval(general)?,
+            },
+            Node::PerOfferItem(slot, general) => match self.per_offer(*slot) {
+                Some((fact, i)) => fact.at(i).map_or(UNDEFINED, Cow::Borrowed),
+                None => self.eval(general)?,
+            },
+            Node::PerOfferHas(slot, negated, general) => match self.per_offer(*slot) {
+                Some((fact, i)) => Cow::Owned(Value::from(fact.at(i).is_some() != *negated)),
+                None => self.eval(general)?,
+            },
+            Node::Call(func, args) => {
+                let subject = self.eval(&args[0])?;
+                let second = match args.get(1) {
+                    Some(e) => Some(self.eval(e)?),
+                    None => None,
+                };
+                Cow::Owned(call(*func, &subject, second.as_deref())?)
+            }
+        })
+    }
+}
+
+/// A number as the arithmetic sees it: whole numbers widened to `i128`, or a decimal.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+fn num(v: &Value) -> Option<Num> {
+    if v.kind() != ValueKind::Number {
+        return None;
+    }
+    if v.is_integer() {
+        i128::try_from(v.clone()).ok().map(Num::Int)
+    } else {
+        f64::try_from(v.clone()).ok().map(Num::Float)
+    }
+}
+
+/// Both numbers as decimals if either is one, else both whole.
+fn coerce(a: Num, b: Num) -> Result<(i128, i128), (f64, f64)> {
+    match (a, b) {
+        (Num::Int(a), Num::Int(b)) => Ok((a, b)),
+        (Num::Float(a), Num::Float(b)) => Err((a, b)),
+        (Num::Float(a), Num::Int(b)) => Err((a, b as f64)),
+        (Num::Int(a), Num::Float(b)) => Err((a as f64, b)),
+    }
+}
+
+/// A whole result as minijinja stores it: `i64` when it fits.
+fn int_value(i: i128) -> Value {
+    match i64::try_from(i) {
+        Ok(small) => Value::from(small),
+        Err(_) => Value::from(i),
+    }
+}
+
+fn as_float(n: Num) -> f64 {
+    match n {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+    }
+}
+
+fn overflow(v: &Value) -> Fail {
+    Fail(format!(
+        "the result of an operation on {v} is too large a whole number"
+    ))
+}
+
+#[allow(clippy::many_single_char_names)] // operands and their numbers, as the operators read
+fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
+    let sym = op.symbol();
+    if l.is_undefined() || r.is_undefined() {
+        return Err(undefined_in(&format!("`{sym}`")));
+    }
+    let numbers = || match (num(l), num(r)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(Fail(format!(
+            "`{sym}` needs two numbers, and was given {} and {}",
+            what(l),
+            what(r)
+        ))),
+    };
+    let too_large = || Fail(format!("{l} {sym} {r} is too large a whole number"));
+    let by_zero = || Fail(format!("{l} {sym} {r} divides by zero"));
+    let arith = |int: fn(i128, i128) -> Option<i128>, float: fn(f64, f64) -> f64| {
+        let (a, b) = numbers()?;
+        Ok(match coerce(a, b) {
+            Ok((a, b)) => int_value(int(a, b).ok_or_else(too_large)?),
+            Err((a, b)) => Value::from(float(a, b)),
+        })
+    };
+    match op {
+        BinaryOp::Eq => Ok(Value::from(l == r)),
+        BinaryOp::Ne => Ok(Value::from(l != r)),
+        BinaryOp::Lt => Ok(Value::from(l < r)),
+        BinaryOp::Lte => Ok(Value::from(l <= r)),
+        BinaryOp::Gt => Ok(Value::from(l > r)),
+        BinaryOp::Gte => Ok(Value::from(l >= r)),
+        BinaryOp::In => contains(r, l).map(Value::from),
+        BinaryOp::NotIn => contains(r, l).map(|c| Value::from(!c)),
+        // Two lists concatenate.
+        BinaryOp::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => {
+            Ok(Value::from(
+                l.try_iter()
+                    .into_iter()
+                    .flatten()
+                    .chain(r.try_iter().into_iter().flatten())
+                    .collect::<Vec<_>>(),
+            ))
+        }
+        BinaryOp::Add => arith(i128::checked_add, |a, b| a + b),
+        BinaryOp::Sub => arith(i128::checked_sub, |a, b| a - b),
+        BinaryOp::Mul => arith(i128::checked_mul, |a, b| a * b),
+        BinaryOp::Div => {
+            let (a, b) = numbers()?;
+            let (a, b) = (as_float(a), as_float(b));
+            if b == 0.0 {
+                return Err(by_zero());
+            }
+            Ok(Value::from(a / b))
+        }
+        BinaryOp::FloorDiv | BinaryOp::Rem => {
+            let (a, b) = numbers()?;
+            let quotient = op == BinaryOp::FloorDiv;
+            Ok(match coerce(a, b) {
+                Ok((_, 0)) | Err((_, 0.0)) => return Err(by_zero()),
+                Ok((a, b)) => {
+                    let (q, m) = int_div_rem_floor(a, b).ok_or_else(too_large)?;
+                    int_value(if quotient { q } else { m })
+                }
+                Err((a, b)) => {
+                    let (q, m) = float_div_rem_floor(a, b);
+                    Value::from(if quotient { q } else { m })
+                }
+            })
+        }
+        // Short-circuiting: nodes of their own ([`Node::And`], [`Node::Or`]).
+        BinaryOp::And | BinaryOp::Or => unreachable!("`and` and `or` are nodes of their own"),
+        BinaryOp::Concat => Ok(Value::from(match (l.as_str(), r.as_str()) {
+            (Some(a), Some(b)) => [a, b].concat(),
+            _ => format!("{l}{r}"),
+        })),
+    }
+}
+
+/// Floored whole-number division and remainder (`None` on overflow; `b` is not zero).
+fn int_div_rem_floor(a: i128, b: i128) -> Option<(i128, i128)> {
+    let mut quotient = a.checked_div(b)?;
+    let mut remainder = a.checked_rem(b)?;
+    if remainder != 0 && (remainder < 0) != (b < 0) {
+        quotient = quotient.checked_sub(1)?;
+        remainder = remainder.checked_add(b)?;
+    }
+    Some((quotient, remainder))
+}
+
+/// Floored decimal division and remainder, as Python and minijinja compute them; `b` is not
+/// zero.
+#[allow(clippy::if_not_else)] // kept as minijinja writes it
+fn float_div_rem_floor(a: f64, b: f64) -> (f64, f64) {
+    let mut remainder = a % b;
+    let mut quotient = (a - remainder) / b;
+    if remainder != 0.0 {
+        if (remainder < 0.0) != (b < 0.0) {
+            remainder += b;
+            quotient -= 1.0;
+        }
+    } else {
+        remainder = 0.0f64.copysign(b);
+    }
+    if quotient != 0.0 {
+        let mut floored = quotient.floor();
+        if quotient - floored > 0.5 {
+            floored += 1.0;
+        }
+        quotient = floored;
+    } else {
+        quotient = 0.0f64.copysign(a / b);
+    }
+    (quotient, remainder)
+}
+
+/// `value in container`: a text in a text, an item in a list, a key in a map.
+fn contains(container: &Value, value: &Value) -> Result<bool, Fail> {
+    if let Some(s) = container.as_str() {
+        return Ok(match value.as_str() {
+            Some(v) => s.contains(v),
+            None => s.contains(&value.to_string()),
+        });
+    }
+    match container.kind() {
+        ValueKind::Map => Ok(container
+            .as_object()
+            .is_some_and(|o| o.get_value(value).is_some())),
+        ValueKind::Seq => Ok(container
+            .try_iter()
+            .into_iter()
+            .flatten()
+            .any(|item| &item == value)),
+        _ => Err(Fail(format!(
+            "`in` looks in a list, a map or a text, and was given {}",
+            what(container)
+        ))),
+    }
+}
+
+/// A helper's own error (a filter of `functions.rs`), as the language reports it.
+fn helper<T>(r: Result<T, minijinja::Error>) -> Result<T, Fail> {
+    r.map_err(|e| Fail(e.detail().map_or_else(|| e.to_string(), str::to_owned)))
+}
+
+/// How messages name a builtin.
+fn builtin_name(func: Builtin) -> &'static str {
+    match func {
+        Builtin::IsDefined | Builtin::IsUndefined | Builtin::IsNone | Builtin::Default => "",
+        Builtin::Abs => "`abs`",
+        Builtin::Brief => "`brief`",
+        Builtin::Cell => "`cell`",
+        Builtin::Cny => "`cny`",
+        Builtin::Length => "`length`",
+        Builtin::Hours => "`hours`",
+        Builtin::Join => "`join`",
+        Builtin::List => "`list`",
+        Builtin::Max => "`max`",
+        Builtin::Md => "`md`",
+        Builtin::Min => "`min`",
+        Builtin::Num => "`num`",
+        Builtin::Pct => "`pct`",
+        Builtin::Plural => "`plural`",
+        Builtin::Round => "`round`",
+        Builtin::Ceil => "`ceil`",
+        Builtin::DaysBetween => "`days_between`",
+        Builtin::Floor => "`floor`",
+    }
+}
+
+/// `func` applied to `subject` and its second argument, if any.
+fn call(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value, Fail> {
+    let name = || builtin_name(func);
+    let needs = |what_: &str, v: &Value| Fail(format!("{} needs {what_}, not {}", name(), what(v)));
+    match func {
+        Builtin::IsNone => return Ok(Value::from(subject.is_none())),
+        Builtin::IsDefined => return Ok(Value::from(!subject.is_undefined())),
+        Builtin::IsUndefined => return Ok(Value::from(subject.is_undefined())),
+        Builtin::Default => {
+            return Ok(if subject.is_undefined() {
+                second.cloned().unwrap_or_else(|| Value::from(""))
+            } else {
+                subject.clone()
+            });
+        }
+        _ => {}
+    }
+    defined(subject, name())?;
+    if let Some(second) = second {
+        defined(second, name())?;
+    }
+    let text = |v: &'_ Value| {
+        v.as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| needs("a text", v))
+    };
+    match func {
+        Builtin::IsNone | Builtin::IsDefined | Builtin::IsUndefined | Builtin::Default => {
+            unreachable!("answered above")
+        }
+        Builtin::Length => subject
+            .len()
+            .map(Value::from)
+            .ok_or_else(|| needs("a list, a map or a text", subject)),
+        Builtin::Round => round(subject, second).ok_or_else(|| needs("a number", subject)),
+        Builtin::Max => min_max(subject, std::cmp::Ordering::Greater, &needs),
+        Builtin::Min => min_max(subject, std::cmp::Ordering::Less, &needs),
+        Builtin::Abs => match num(subject) {
+            Some(Num::Int(i)) => Ok(int_value(i.checked_abs().ok_or_else(|| overflow(subject))?)),
+            Some(Num::Float(f)) => Ok(Value::from(f.abs())),
+            None => Err(needs("a number", subject)),
+        },
+        Builtin::Ceil | Builtin::Floor => {
+            let x = f64::try_from(subject.clone()).map_err(|_| needs("a number", subject))?;
+            let x = if func == Builtin::Ceil {
+                x.ceil()
+            } else {
+                x.floor()
+            };
+            #[allow(clippy::cast_possible_truncation)] // saturating, as the memo's helper
+            Ok(Value::from(x as i64))
+        }
+        Builtin::Cny | Builtin::Num => {
+            let digits = match second {
+                None => None,
+                Some(d) if d.is_none() => None,
+                Some(d) => Some(
+                    d.as_i64()
+                        .filter(|_| d.is_integer())
+                        .and_then(|d| usize::try_from(d).ok())
+                        .ok_or_else(|| needs("a whole number of decimals", d))?,
+                ),
+            };
+            helper(if func == Builtin::Cny {
+                crate::expr::cny(subject, digits)
+            } else {
+                crate::expr::num(subject, digits)
+            })
+            .map(Value::from)
+        }
+        Builtin::Hours => helper(crate::expr::hours(subject)).map(Value::from),
+        Builtin::Pct => helper(crate::expr::pct(subject)).map(Value::from),
+        Builtin::Plural => {
+            let noun = second.map(text).transpose()?.unwrap_or_default();
+            helper(crate::expr::plural(subject, &noun)).map(Value::from)
+        }
+        Builtin::Md => Ok(Value::from(crate::expr::md_escape(&text(subject)?))),
+        Builtin::Cell => Ok(Value::from(crate::expr::table_cell(&text(subject)?))),
+        Builtin::Brief => Ok(Value::from(crate::expr::brief(subject))),
+        Builtin::Join => {
+            let sep = second.map(text).transpose()?.unwrap_or_default();
+            let items = subject.try_iter().map_err(|_| needs("a list", subject))?;
+            let mut out = String::new();
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    out.push_str(&sep);
+                }
+                out.push_str(&item.to_string());
+            }
+            Ok(Value::from(out))
+        }
+        Builtin::List => Ok(Value::from(
+            subject
+                .try_iter()
+                .map_err(|_| needs("a list", subject))?
+                .collect::<Vec<_>>(),
+        )),
+        Builtin::DaysBetween => {
+            let to = second.expect("`days_between` takes two arguments");
+            helper(crate::expr::days_between(&text(subject)?, &text(to)?)).map(Value::from)
+        }
+    }
+}
+
+/// `round` to a literal whole number of decimals: whole numbers unchanged, decimals through
+/// their decimal rendering (round half to even, as Python). `None` for a value that is not a
+/// number.
+fn round(v: &Value, precision: Option<&Value>) -> Option<Value> {
+    let precision = match precision {
+        Some(p) => usize::try_from(p.as_i64()?).ok()?,
+        None => 0,
+    };
+    match num(v)? {
+        Num::Int(_) => Some(v.clone()),
+        Num::Float(f) => Some(Value::from(format!("{f:.precision$}").parse::<f64>().ok()?)),
+    }
+}
+
+/// `min`/`max` over a list of numbers: the first item that compares strictly as `wanted`;
+/// undefined for an empty list.
+fn min_max(
+    list: &Value,
+    wanted: std::cmp::Ordering,
+    needs: &dyn Fn(&str, &Value) -> Fail,
+) -> Result<Value, Fail> {
+    if list.kind() != ValueKind::Seq {
+        return Err(needs("a list of numbers", list));
+    }
+    let mut best: Option<Value> = None;
+    for item in list.try_iter().into_iter().flatten() {
+        if item.kind() != ValueKind::Number {
+            return Err(needs("a list of numbers", &item));
+        }
+        if best.as_ref().is_none_or(|b| item.cmp(b) == wanted) {
+            best = Some(item);
+        }
+    }
+    Ok(best.unwrap_or(Value::UNDEFINED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The evaluator's and minijinja's answers for `text` over a few named values (and `item`
+    /// bound to 3).
+    fn both(text: &str, x: Value, y: Value) -> (Result<Value, Fail>, Result<Value, String>) {
+        let vars: Vec<(&str, Value)> = vec![
+            ("a", Value::from(7)),
+            ("b", Value::from(2.5)),
+            ("n", Value::from(())),
+            ("s", Value::from("cat")),
+            ("m", Value::from_pairs([("x", 1)])),
+            ("l", Value::from(vec![Value::from(1), Value::from(2.0)])),
+            ("big", Value::from(i64::MAX)),
+            ("x", x),
+            ("y", y),
+        ];
+        let names = Slots {
+            index: vars
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| ((*k).to_owned(), i))
+                .collect(),
+        };
+        let slots: Vec<OnceLock<Value>> = vars.iter().map(|(_, v)| v.clone().into()).collect();
+        let item = Value::from(3);
+        let bound = Bound {
+            value: &item,
+            offer: None,
+        };
+        let fast = Code::compile(text, &names, &["item"], &[])
+            .unwrap_or_else(|e| panic!("`{text}` does not compile: {}", e.message))
+            .eval(&slots, Some(bound));
+        let mut root = vars;
+        root.push(("item", item));
+        let slow = crate::expr::environment()
+            .compile_expression(text)
+            .unwrap()
+            .eval(Value::from_pairs(root))
+            .map_err(|e| e.to_string());
+        (fast, slow)
+    }
+
+    /// Equal values of the same kind, both integers or both floats, rendered alike (NaN is
+    /// the same as NaN here).
+    fn same(a: &Value, b: &Value) -> bool {
+        let nan = |v: &Value| {
+            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_nan)
+        };
+        (a == b || nan(a) && nan(b))
+            && a.kind() == b.kind()
+            && a.is_integer() == b.is_integer()
+            && a.to_string() == b.to_string()
+    }
+
+    /// The evaluator answers `text`, with minijinja's value; returns it rendered.
+    fn agrees(text: &str) -> String {
+        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        let fast = fast.unwrap_or_else(|e| panic!("`{text}` failed: {e}; minijinja: {slow:?}"));
+        let slow = slow.unwrap();
+        assert!(
+            same(&fast, &slow),
+            "`{text}`: fast {fast:?}, minijinja {slow:?}"
+        );
+        format!("{fast} ({})", fast.kind())
+    }
+
+    /// The evaluator fails on `text`, and so does minijinja; returns both messages.
+    fn fails(text: &str) -> (String, String) {
+        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        match (fast, slow) {
+            (Err(fast), Err(slow)) => (fast.0, slow),
+            (fast, slow) => panic!("`{text}`: {fast:?}, minijinja {slow:?}"),
+        }
+    }
+
+    #[test]
+    fn arithmetic_keeps_integers_and_floats_apart() {
+        for (text, want) in [
+            ("a / 7", "1.0 (number)"),
+            ("7 / 2", "3.5 (number)"),
+            ("a // 2", "3 (number)"),
+            ("-a // 2", "-4 (number)"),
+            ("a % -3", "-2 (number)"),
+            ("b // 1", "2.0 (number)"),
+            ("-b % 1", "0.5 (number)"),
+            ("a * b", "17.5 (number)"),
+            ("a + 1 - item", "5 (number)"),
+            ("big + 1", "9223372036854775808 (number)"),
+            (
+                "big * big",
+                "85070591730234615847396907784232501249 (number)",
+            ),
+            ("-big - 1", "-9223372036854775808 (number)"),
+            ("ceil(a / 2)", "4 (number)"),
+            ("floor(b)", "2 (number)"),
+            ("2.675 | round(2)", "2.67 (number)"),
+            ("b | round", "2.0 (number)"),
+            ("a | round(1)", "7 (number)"),
+            ("(0 - b) | abs", "2.5 (number)"),
+            ("[a, b, 7.0] | max", "7 (number)"),
+            ("[a, b] | min", "2.5 (number)"),
+        ] {
+            assert_eq!(agrees(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn logic_comparisons_and_lookups_follow_jinja() {
+        for (text, want) in [
+            ("n or a", "7 (number)"),
+            ("a and s", "cat (string)"),
+            ("0 and a", "0 (number)"),
+            ("not n", "True (bool)"),
+            ("a == 7.0", "True (bool)"),
+            ("b < a", "True (bool)"),
+            ("'a' in s", "True (bool)"),
+            ("1 in l and 2 in l and 3 not in l", "True (bool)"),
+            ("'x' in m and 'y' not in m", "True (bool)"),
+            ("a if n else b", "2.5 (number)"),
+            (
+                "n is none and a is not none and a is defined",
+                "True (bool)",
+            ),
+            ("s ~ a ~ b", "cat72.5 (string)"),
+            ("m.x + m['x'] + l[0] + l[-1]", "5.0 (number)"),
+            ("{'k': a, 'k': item}", "{'k': 3} (map)"),
+            ("{'k': a, 'j': item}", "{'k': 7, 'j': 3} (map)"),
+            ("{'k': a, 'j': s}.j ~ {'k': a}['k']", "cat7 (string)"),
+            ("{'x': 1} == m and {'x': 2} != m", "True (bool)"),
+            (
+                "'j' in {'k': a, 'j': n} and {'k': a, 'j': n} | length",
+                "2 (number)",
+            ),
+            ("{'k': a, 'j': b} | brief", "{k: 7, j: 2.5} (string)"),
+            ("[item, s] | length", "2 (number)"),
+            ("days_between('2026-09-04', '2026-10-04')", "30 (number)"),
+            (
+                "b | cny ~ ' ' ~ big | num ~ ' ' ~ a | num(1)",
+                "¥2.50 9,223,372,036,854,775,808 7.0 (string)",
+            ),
+            (
+                "0.3 | pct ~ ' ' ~ b | hours ~ ' ' ~ a | plural('GPU')",
+                "30% 2.5 h 7 GPUs (string)",
+            ),
+            (
+                "'<x|y>' | md ~ ' ' ~ 'a|b' | cell ~ ' ' ~ {'k': b} | brief",
+                "&lt;x\\|y&gt; a\\|b {k: 2.5} (string)",
+            ),
+            ("b | cny(none)", "¥2.50 (string)"),
+        ] {
+            assert_eq!(agrees(text), want, "{text}");
+        }
+    }
+
+    /// Expressions over a catalog offer bound as `offer`, read by position on the fast path
+    /// (and through the general form when the item is not known as a catalog offer), against
+    /// minijinja reading the same offer by name.
+    #[test]
+    fn catalog_offers_are_read_by_position_with_minijinja_answers() {
+        let offers = vec![
+            Value::from(minijinja::value::Serde(
+                serde_json::json!({"id": "o1", "price": {"cny": 5}}),
+            )),
+            Value::from(minijinja::value::Serde(
+                serde_json::json!({"id": "o2", "price": {"cny": 2.5}}),
+            )),
+        ];
+        let ids: Arc<[Value]> = [Value::from("o1"), Value::from("o2")].into();
+        let per_offer = PerOffer::value(ids.clone(), vec![Some(Value::from(10)), None]);
+        let names = Slots {
+            index: [("f", 0), ("a", 1)].map(|(k, i)| (k.to_owned(), i)).into(),
+        };
+        let slots: Vec<OnceLock<Value>> = vec![per_offer.clone().into(), Value::from(7).into()];
+        for (text, want) in [
+            ("offer.price.cny * a", ["35", "17.5"]),
+            ("offer.id in f", ["True", "False"]),
+            ("offer.id not in f", ["False", "True"]),
+            (
+                "f[offer.id] if offer.id in f else offer.price.cny",
+                ["10", "2.5"],
+            ),
+        ] {
+            let fast = Code::compile(text, &names, &["offer"], &offers).unwrap();
+            for (i, offer) in offers.iter().enumerate() {
+                let slow = crate::expr::environment()
+                    .compile_expression(text)
+                    .unwrap()
+                    .eval(Value::from_pairs([
+                        ("f", per_offer.clone()),
+                        ("a", Value::from(7)),
+                        ("offer", offer.clone()),
+                    ]))
+                    .unwrap();
+                assert_eq!(slow.to_string(), want[i], "{text} (minijinja)");
+                for position in [Some(i), None] {
+                    let bound = Bound {
+                        value: offer,
+                        offer: position,
+                    };
+                    let got = fast.eval(&slots, Some(bound)).unwrap();
+                    assert!(same(&got, &slow), "{text} at {position:?}: {got:?}");
+                }
+            }
+        }
+        // An offer the fact gives nothing for, and a missing attribute: undefined, as in
+        // minijinja; a field read beyond a missing one: an error, as in minijinja.
+        for (text, defined) in [
+            ("f[offer.id]", false),
+            ("offer.missing", false),
+            ("offer.missing is defined", true),
+            ("offer.price.missing | default(4)", true),
+        ] {
+            let code = Code::compile(text, &names, &["offer"], &offers).unwrap();
+            for position in [Some(1), None] {
+                let bound = Bound {
+                    value: &offers[1],
+                    offer: position,
+                };
+                let got = code.eval(&slots, Some(bound)).unwrap();
+                assert_eq!(!got.is_undefined(), defined, "{text} at {position:?}");
+            }
+        }
+        let code = Code::compile("offer.missing.deeper", &names, &["offer"], &offers).unwrap();
+        for position in [Some(1), None] {
+            let bound = Bound {
+                value: &offers[1],
+                offer: position,
+            };
+            let err = code.eval(&slots, Some(bound)).unwrap_err();
+            assert!(
+                err.0.contains("`deeper` was read from an undefined value"),
+                "{err}"
+            );
+        }
+    }
+
+    /// Where minijinja fails, the evaluator fails too, in the language's own words.
+    #[test]
+    #[allow(clippy::too_many_lines)] // one table of cases
+    fn errors_are_the_languages_own_and_undefined_values_are_strict() {
+        for (text, ours, theirs) in [
+            (
+                "a / 0",
+                "7 / 0 divides by zero",
+                "unable to calculate 7 / 0",
+            ),
+            (
+                "b % 0",
+                "2.5 % 0 divides by zero",
+                "unable to calculate 2.5 % 0",
+            ),
+            (
+                "a // 0",
+                "7 // 0 divides by zero",
+                "unable to calculate 7 // 0",
+            ),
+            (
+                "n + 1",
+                "`+` needs two numbers, and was given none and a number",
+                "unsupported types none and number",
+            ),
+            (
+                "big * big * big",
+                "too large a whole number",
+                "unable to calculate",
+            ),
+            (
+                "'x' in a",
+                "`in` looks in a list, a map or a text, and was given a number",
+                "containment check",
+            ),
+            (
+                "s | cny",
+                "`cny` expects a number",
+                "`cny` expects a number",
+            ),
+            (
+                "b | num(-1)",
+                "`num` needs a whole number of decimals, not a number",
+                "cannot convert",
+            ),
+            (
+                "a | plural(1)",
+                "`plural` needs a text, not a number",
+                "not a string",
+            ),
+            (
+                "days_between('2026-13-04', '2026-10-04')",
+                "not a date",
+                "not a date",
+            ),
+            (
+                "m.missing + 1",
+                "`+` was given an undefined value",
+                "undefined",
+            ),
+            (
+                "m.missing.x",
+                "`x` was read from an undefined value",
+                "undefined",
+            ),
+            (
+                "not m.missing",
+                "`not` was given an undefined value",
+                "undefined",
+            ),
+            (
+                "m.missing | length",
+                "`length` was given an undefined value",
+                "undefined",
+            ),
+            (
+                "m.missing == 1",
+                "`==` was given an undefined value",
+                "undefined",
+            ),
+        ] {
+            let (fast, slow) = fails(text);
+            assert!(fast.contains(ours), "{text}: {fast}");
+            assert!(slow.contains(theirs), "{text} (minijinja): {slow}");
+        }
+        // Undefined where minijinja keeps it: a value of its own, which the tests and
+        // `default` take.
+        assert_eq!(agrees("m.missing is defined"), "False (bool)");
+        assert_eq!(
+            agrees("m.missing is undefined and m.x is defined"),
+            "True (bool)"
+        );
+        assert_eq!(agrees("m.missing | default(4)"), "4 (number)");
+        assert_eq!(agrees("m.missing is none"), "False (bool)");
+        assert_eq!(agrees("[m.missing] | length"), "1 (number)");
+        // Stricter than minijinja on purpose: arithmetic on true or false, `+` on texts, and
+        // `max` over texts.
+        for text in ["true + 1", "s + s", "['b', 'A'] | max"] {
+            let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+            assert!(fast.is_err() && slow.is_ok(), "{text}: {fast:?} {slow:?}");
+        }
+        let names = Slots {
+            index: [("a", 0), ("s", 1), ("m", 2)]
+                .map(|(k, i)| (k.to_owned(), i))
+                .into(),
+        };
+        for (refused, why) in [
+            ("a if s", "an `if` needs an `else`"),
+            ("a(1)", "`a` names a value here"),
+            ("s | upper", "`upper` is not a filter"),
+            ("range(3)", "`range` is not a function"),
+        ] {
+            let err = Code::compile(refused, &names, &[], &[])
+                .map(|_| ())
+                .unwrap_err();
+            assert!(err.message.contains(why), "{refused}: {}", err.message);
+        }
+    }
+
+    fn number() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-1000i64..1000).prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![0.0, -0.0, 0.5, -2.5, 1e300, f64::INFINITY])
+                .prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            Just(Value::from(())),
+            Just(Value::from(true)),
+            Just(Value::from("7")),
+            Just(Value::UNDEFINED),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn binary_operators_agree_with_minijinja(
+            x in number(),
+            y in number(),
+            op in prop::sample::select(vec![
+                "+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or", "~",
+            ]),
+        ) {
+            // Where minijinja answers, the same answer; where it fails, a failure. Stricter on
+            // purpose: arithmetic on true or false (minijinja counts them as 1 and 0), and `+`
+            // on texts (minijinja joins them).
+            let text = format!("x {op} y");
+            let (fast, slow) = both(&text, x.clone(), y.clone());
+            let arithmetic = ["+", "-", "*", "/", "//", "%"].contains(&op);
+            let strict = (arithmetic && (x.kind() == ValueKind::Bool || y.kind() == ValueKind::Bool))
+                || (op == "+" && x.kind() == ValueKind::String && y.kind() == ValueKind::String);
+            match (fast, slow) {
+                (Ok(fast), Ok(slow)) => prop_assert!(same(&fast, &slow), "{:?} {} {:?}: {:?}, minijinja {:?}", x, op, y, fast, slow),
+                (Err(_), Err(_)) => {}
+                (Err(fast), Ok(slow)) => prop_assert!(strict, "{:?} {} {:?}: {}, minijinja {:?}", x, op, y, fast, slow),
+                (Ok(fast), Err(slow)) => prop_assert!(false, "{:?} {} {:?}: {:?}, minijinja failed: {}", x, op, y, fast, slow),
+            }
+        }
+    }
+}
