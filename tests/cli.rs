@@ -296,6 +296,7 @@ const HELP_COMMANDS: &[&[&str]] = &[
     &["offers"],
     &["quotes", "check"],
     &["rules", "export"],
+    &["rules", "sample"],
 ];
 
 #[test]
@@ -768,4 +769,48 @@ fn color_always_colours_a_pipe_and_never_leaves_it_plain() {
     let out = decide_env(&["offers", "--color", "sometimes"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("always"));
+}
+
+/// `decide rules sample`: as many profiles as asked, the same bytes every time, each one a
+/// profile the rules decide (a batch of them has no error record), varying the fields the policy
+/// reads.
+#[test]
+fn rules_sample_gives_profiles_to_check_a_change_on() {
+    let args = [
+        "rules",
+        "sample",
+        "--count",
+        "300",
+        "--as-of",
+        common::AS_OF,
+    ];
+    let first = decide(&args);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(first.stdout, decide(&args).stdout, "not deterministic");
+    let text = String::from_utf8(first.stdout).unwrap();
+    let profiles: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(profiles.len(), 300);
+    assert_eq!(profiles[0]["name"], "sample 1");
+    assert_eq!(profiles[299]["name"], "sample 300");
+    let distinct = |path: &str| {
+        profiles
+            .iter()
+            .map(|p| p.pointer(path).map(ToString::to_string))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    for path in ["/workload/task", "/usage/gpus", "/workload/model_params_b"] {
+        assert!(distinct(path) > 2, "{path} hardly varies");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("sample.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let out = decide(&["batch", file.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(records.lines().count(), 300);
+    assert!(!records.contains("\"error\""), "a sample profile failed");
 }

@@ -111,6 +111,34 @@ fn faults_in_the_rules_are_reported_in_the_languages_words() {
     }
 }
 
+/// A fault at run time points at the part of the expression that failed, in the rule file.
+#[test]
+fn a_fault_at_run_time_points_at_the_part_that_failed() {
+    let to = "profile.usage.gpus * container_offer.price.no_such_price.cny";
+    let dir = common::edited_rules(&[(
+        "facts.yaml",
+        "container_gpus * profile.usage.hours_per_gpu_month",
+        to,
+    )]);
+    let graph = common::compile_dir(dir.path()).unwrap();
+    let yaml = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n";
+    let err = common::decide_text(&graph, yaml).unwrap_err().render();
+    let text = std::fs::read_to_string(dir.path().join("facts.yaml")).unwrap();
+    let (line, column) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            l.find("container_offer.price.no_such_price")
+                .map(|c| (i + 1, c + 1))
+        })
+        .unwrap();
+    assert!(
+        err.contains("`cny` was read from an undefined value")
+            && err.contains(&format!("facts.yaml:{line}:{column}")),
+        "{err}"
+    );
+}
+
 /// Values agree only when a reader could not tell them apart: `2` and `2.0` are equal to
 /// minijinja but print differently, so they disagree.
 #[test]

@@ -195,12 +195,25 @@ pub fn analyse(
         .map(|i| study.applies(i, profile))
         .collect::<Result<Vec<bool>>>()?;
     // Fields are searched independently: on as many threads as there are cores (the results
-    // keep the policy's field order).
-    let results: Vec<FieldResult> = (0..config.fields.len())
-        .into_par_iter()
-        .filter(|&i| applies[i])
-        .filter_map(|i| study.field(i, &base_json, &before, None))
-        .collect();
+    // keep the policy's field order), unless this already runs on one of rayon's threads (a
+    // batch deciding profiles in parallel). There, nested parallelism gains nothing, and a thread
+    // waiting in a join would steal the batch's next profile onto its own stack, and the next,
+    // until the stack overflows (a batch of 1,500 memos with the analysis did).
+    let search = |i: usize| {
+        if applies[i] {
+            study.field(i, &base_json, &before, None)
+        } else {
+            None
+        }
+    };
+    let results: Vec<FieldResult> = if nested() {
+        (0..config.fields.len()).filter_map(search).collect()
+    } else {
+        (0..config.fields.len())
+            .into_par_iter()
+            .filter_map(search)
+            .collect()
+    };
     let mut flips = Vec::new();
     for r in &results {
         for (order, found) in r.found.iter().enumerate() {
@@ -432,10 +445,17 @@ impl Study<'_, '_> {
         };
         // Up and down are searched at once, each with its own memory of answers.
         let mut down_prober = prober.clone();
-        let (up, down) = rayon::join(
-            || prober.search(&space, &sets, before, true),
-            || down_prober.search(&space, &sets, before, false),
-        );
+        let (up, down) = if nested() {
+            (
+                prober.search(&space, &sets, before, true),
+                down_prober.search(&space, &sets, before, false),
+            )
+        } else {
+            rayon::join(
+                || prober.search(&space, &sets, before, true),
+                || down_prober.search(&space, &sets, before, false),
+            )
+        };
         up.into_iter()
             .zip(down)
             .map(|(u, d)| match (u, d) {
@@ -1093,4 +1113,10 @@ fn internal(message: &str) -> Error {
 
 fn to_json(v: &Value) -> J {
     serde_json::to_value(v).unwrap_or(J::Null)
+}
+
+/// Whether this runs on one of rayon's threads already (see [`analyse`]): then the analysis
+/// runs on that thread alone.
+fn nested() -> bool {
+    rayon::current_thread_index().is_some()
 }

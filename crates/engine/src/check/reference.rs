@@ -176,7 +176,7 @@ impl Graph {
                     value,
                     offer: *offer,
                 });
-                let ours = e.code.eval(&slots, item).map_err(|err| err.0);
+                let ours = e.code.eval(&slots, item).map_err(|err| err.message);
                 checks.push(ReferenceCheck {
                     expr: format!("{id}: {}", e.text.trim()),
                     ours: Some(ours),

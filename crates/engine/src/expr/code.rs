@@ -21,10 +21,12 @@
 //! reference, on every shipped rule expression over generated profiles: where minijinja
 //! answers, this gives the same value; where minijinja fails, this fails. It is stricter in
 //! three places, on purpose: arithmetic on true or false (minijinja counts them as 1 and 0),
-//! `+` on two texts (`~` joins texts), and `min`/`max` over anything but numbers.
+//! `+` or `*` on texts (`~` joins texts; minijinja also repeats a text), and `min`/`max` over
+//! anything but numbers.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use minijinja::value::{Value, ValueKind};
@@ -48,18 +50,41 @@ pub(crate) struct Bound<'a> {
 #[derive(Debug)]
 pub(crate) struct Code(Node);
 
-/// Why an evaluation failed, in the rule language's words.
+/// Why an evaluation failed, in the rule language's words, and the part of the expression's
+/// text that failed (byte range), where known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fail(pub String);
+pub(crate) struct Fail {
+    pub message: String,
+    pub span: Option<Range<usize>>,
+}
+
+impl Fail {
+    fn new(message: String) -> Self {
+        Fail {
+            message,
+            span: None,
+        }
+    }
+
+    /// The failure placed at `span`, unless a part inside it is already named.
+    fn within(mut self, span: &Range<usize>) -> Self {
+        if self.span.is_none() {
+            self.span = Some(span.clone());
+        }
+        self
+    }
+}
 
 impl fmt::Display for Fail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 #[derive(Debug)]
 enum Node {
+    /// A part that can fail, with its place in the text (what an error points at).
+    At(Range<usize>, Box<Node>),
     Const(Value),
     /// A root or node value, by slot.
     Slot(usize),
@@ -256,7 +281,18 @@ impl Compiler<'_> {
                 self.call(expr)?
             }
         };
-        Ok(fold(node))
+        Ok(match fold(node) {
+            node @ (Node::Const(_)
+            | Node::Slot(_)
+            | Node::Local(_)
+            | Node::Bound
+            | Node::List(_)
+            | Node::Map(_)
+            | Node::Record(..)
+            | Node::PerOfferItem(..)
+            | Node::PerOfferHas(..)) => node,
+            node => Node::At(expr.span.clone(), Box::new(node)),
+        })
     }
 
     /// A filter, a test or a function call, as the language's vocabulary names them.
@@ -495,7 +531,7 @@ fn what(v: &Value) -> &'static str {
 
 /// The error for an undefined value given to `to`.
 fn undefined_in(to: &str) -> Fail {
-    Fail(format!(
+    Fail::new(format!(
         "{to} was given an undefined value (a field or key the value does not have); test it \
          with `is defined`, or give a default with `| default(...)`"
     ))
@@ -518,7 +554,7 @@ fn truth(v: &Value, to: &str) -> Result<bool, Fail> {
 /// Field `name` of `v`: undefined when `v` has none; an error when `v` is undefined itself.
 fn attr(v: &Value, name: &str) -> Result<Value, Fail> {
     if v.is_undefined() {
-        return Err(Fail(format!(
+        return Err(Fail::new(format!(
             "`{name}` was read from an undefined value (a field or key the value does not have)"
         )));
     }
@@ -532,7 +568,7 @@ fn attr(v: &Value, name: &str) -> Result<Value, Fail> {
 /// there is none; an error when `v` is undefined itself.
 fn item(v: &Value, key: &Value) -> Result<Value, Fail> {
     if v.is_undefined() {
-        return Err(Fail(format!(
+        return Err(Fail::new(format!(
             "`[{key}]` was read from an undefined value (a field or key the value does not have)"
         )));
     }
@@ -555,6 +591,7 @@ impl<'a> Eval<'a> {
     fn eval(&self, node: &'a Node) -> Result<Val<'a>, Fail> {
         const UNDEFINED: Val<'static> = Cow::Owned(Value::UNDEFINED);
         Ok(match node {
+            Node::At(span, inner) => return self.eval(inner).map_err(|f| f.within(span)),
             Node::Const(v) => Cow::Borrowed(v),
             Node::Slot(i) => self.slots[*i].get().map_or(UNDEFINED, Cow::Borrowed),
             Node::Local(i) => self.locals.get(*i).map_or(UNDEFINED, Cow::Borrowed),
@@ -570,7 +607,7 @@ impl<'a> Eval<'a> {
                 Cow::Owned(match num(defined(&v, "`-`")?) {
                     Some(Num::Int(i)) => int_value(i.checked_neg().ok_or_else(|| overflow(&v))?),
                     Some(Num::Float(f)) => Value::from(-f),
-                    None => return Err(Fail(format!("`-` needs a number, not {}", what(&v)))),
+                    None => return Err(Fail::new(format!("`-` needs a number, not {}", what(&v)))),
                 })
             }
             Node::And(l, r) => {
@@ -684,7 +721,7 @@ fn as_float(n: Num) -> f64 {
 }
 
 fn overflow(v: &Value) -> Fail {
-    Fail(format!(
+    Fail::new(format!(
         "the result of an operation on {v} is too large a whole number"
     ))
 }
@@ -697,14 +734,14 @@ fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
     }
     let numbers = || match (num(l), num(r)) {
         (Some(a), Some(b)) => Ok((a, b)),
-        _ => Err(Fail(format!(
+        _ => Err(Fail::new(format!(
             "`{sym}` needs two numbers, and was given {} and {}",
             what(l),
             what(r)
         ))),
     };
-    let too_large = || Fail(format!("{l} {sym} {r} is too large a whole number"));
-    let by_zero = || Fail(format!("{l} {sym} {r} divides by zero"));
+    let too_large = || Fail::new(format!("{l} {sym} {r} is too large a whole number"));
+    let by_zero = || Fail::new(format!("{l} {sym} {r} divides by zero"));
     let arith = |int: fn(i128, i128) -> Option<i128>, float: fn(f64, f64) -> f64| {
         let (a, b) = numbers()?;
         Ok(match coerce(a, b) {
@@ -820,7 +857,7 @@ fn contains(container: &Value, value: &Value) -> Result<bool, Fail> {
             .into_iter()
             .flatten()
             .any(|item| &item == value)),
-        _ => Err(Fail(format!(
+        _ => Err(Fail::new(format!(
             "`in` looks in a list, a map or a text, and was given {}",
             what(container)
         ))),
@@ -829,7 +866,7 @@ fn contains(container: &Value, value: &Value) -> Result<bool, Fail> {
 
 /// A helper's own error (a filter of `functions.rs`), as the language reports it.
 fn helper<T>(r: Result<T, minijinja::Error>) -> Result<T, Fail> {
-    r.map_err(|e| Fail(e.detail().map_or_else(|| e.to_string(), str::to_owned)))
+    r.map_err(|e| Fail::new(e.detail().map_or_else(|| e.to_string(), str::to_owned)))
 }
 
 /// How messages name a builtin.
@@ -859,8 +896,6 @@ fn builtin_name(func: Builtin) -> &'static str {
 
 /// `func` applied to `subject` and its second argument, if any.
 fn call(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value, Fail> {
-    let name = || builtin_name(func);
-    let needs = |what_: &str, v: &Value| Fail(format!("{} needs {what_}, not {}", name(), what(v)));
     match func {
         Builtin::IsNone => return Ok(Value::from(subject.is_none())),
         Builtin::IsDefined => return Ok(Value::from(!subject.is_undefined())),
@@ -874,10 +909,18 @@ fn call(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value,
         }
         _ => {}
     }
-    defined(subject, name())?;
+    defined(subject, builtin_name(func))?;
     if let Some(second) = second {
-        defined(second, name())?;
+        defined(second, builtin_name(func))?;
     }
+    apply(func, subject, second)
+}
+
+/// `func` (one that takes no undefined value) applied to `subject` and its second argument.
+fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value, Fail> {
+    let name = || builtin_name(func);
+    let needs =
+        |what_: &str, v: &Value| Fail::new(format!("{} needs {what_}, not {}", name(), what(v)));
     let text = |v: &'_ Value| {
         v.as_str()
             .map(str::to_owned)
@@ -1070,7 +1113,7 @@ mod tests {
     fn fails(text: &str) -> (String, String) {
         let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
         match (fast, slow) {
-            (Err(fast), Err(slow)) => (fast.0, slow),
+            (Err(fast), Err(slow)) => (fast.message, slow),
             (fast, slow) => panic!("`{text}`: {fast:?}, minijinja {slow:?}"),
         }
     }
@@ -1230,7 +1273,8 @@ mod tests {
             };
             let err = code.eval(&slots, Some(bound)).unwrap_err();
             assert!(
-                err.0.contains("`deeper` was read from an undefined value"),
+                err.message
+                    .contains("`deeper` was read from an undefined value"),
                 "{err}"
             );
         }
@@ -1333,7 +1377,7 @@ mod tests {
         assert_eq!(agrees("[m.missing] | length"), "1 (number)");
         // Stricter than minijinja on purpose: arithmetic on true or false, `+` on texts, and
         // `max` over texts.
-        for text in ["true + 1", "s + s", "['b', 'A'] | max"] {
+        for text in ["true + 1", "s + s", "s * 2", "['b', 'A'] | max"] {
             let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
             assert!(fast.is_err() && slow.is_ok(), "{text}: {fast:?} {slow:?}");
         }
@@ -1379,13 +1423,15 @@ mod tests {
             ]),
         ) {
             // Where minijinja answers, the same answer; where it fails, a failure. Stricter on
-            // purpose: arithmetic on true or false (minijinja counts them as 1 and 0), and `+`
-            // on texts (minijinja joins them).
+            // purpose: arithmetic on true or false (minijinja counts them as 1 and 0), `+` on
+            // texts (minijinja joins them) and `*` on a text (minijinja repeats it).
             let text = format!("x {op} y");
             let (fast, slow) = both(&text, x.clone(), y.clone());
             let arithmetic = ["+", "-", "*", "/", "//", "%"].contains(&op);
+            let text = |v: &Value| v.kind() == ValueKind::String;
             let strict = (arithmetic && (x.kind() == ValueKind::Bool || y.kind() == ValueKind::Bool))
-                || (op == "+" && x.kind() == ValueKind::String && y.kind() == ValueKind::String);
+                || (op == "+" && text(&x) && text(&y))
+                || (op == "*" && (text(&x) || text(&y)));
             match (fast, slow) {
                 (Ok(fast), Ok(slow)) => prop_assert!(same(&fast, &slow), "{:?} {} {:?}: {:?}, minijinja {:?}", x, op, y, fast, slow),
                 (Err(_), Err(_)) => {}

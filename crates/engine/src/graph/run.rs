@@ -163,9 +163,24 @@ impl Run<'_> {
             value: b.value,
             offer: b.offer,
         });
-        expr.code
-            .eval(&self.slots, item)
-            .map_err(|e| self.fail_expr(expr, "", &format!("{} failed: {e}", label())))
+        expr.code.eval(&self.slots, item).map_err(|e| {
+            let message = format!("{} failed: {}", label(), e.message);
+            let source = &self.graph.policy().sources[expr.file];
+            // At the part that failed, where the scalar can be read back; else at the scalar.
+            match e.span.and_then(|span| {
+                crate::policy::located::locate_in_scalar(
+                    &source.text,
+                    expr.location,
+                    expr.text,
+                    span.start,
+                )
+            }) {
+                Some(at) => self
+                    .fail_at_position(expr.file, Some(at), &message)
+                    .help(format!("the expression is: {}", expr.text.trim())),
+                None => self.fail_expr(expr, "", &message),
+            }
+        })
     }
 
     pub(crate) fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {
@@ -213,14 +228,20 @@ impl Run<'_> {
     }
 
     pub(crate) fn fail_at(&self, file: usize, location: Location, message: &str) -> Error {
+        self.fail_at_position(file, crate::policy::position(location), message)
+    }
+
+    /// [`Run::fail_at`] at a position already worked out.
+    fn fail_at_position(
+        &self,
+        file: usize,
+        position: Option<crate::error::Position>,
+        message: &str,
+    ) -> Error {
         let policy = self.graph.policy();
         let source = &policy.sources[file];
         Error::new(ErrorKind::Eval, message)
-            .at(
-                &source.name,
-                &source.text,
-                crate::policy::position(location),
-            )
+            .at(&source.name, &source.text, position)
             .help(format!(
                 "while deciding profile `{}`; this is a fault in the rules",
                 self.profile_name
