@@ -14,6 +14,7 @@ use serde_json::Value as J;
 
 use super::space::{base_value, decode, example, input_space, sample_index, set_path};
 use crate::error::Error;
+use crate::graph::nodes::table::{CellTest, RowTest};
 use crate::graph::reach::ancestors;
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
@@ -69,6 +70,7 @@ fn analyse_table(
         rows,
         default,
         no_match,
+        ..
     }) = &node.body
     else {
         unreachable!("only tables are analysed")
@@ -83,7 +85,20 @@ fn analyse_table(
 
     // The input space: the profile fields the table reads, directly or through facts.
     let mut paths: BTreeSet<&str> = BTreeSet::new();
-    let mut texts: Vec<&str> = rows.iter().map(|(e, _)| e.text).collect();
+    // The numbers the cells mention (the rows' and inputs' expressions are the node's).
+    let mut texts: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| match &r.test {
+            RowTest::Cells(cells) => cells
+                .iter()
+                .filter_map(|c| match c {
+                    CellTest::Unary(_, text) => Some(*text),
+                    CellTest::Free(_) => None,
+                })
+                .collect(),
+            RowTest::When(_) => Vec::new(),
+        })
+        .collect();
     for &i in needed.iter().chain(std::iter::once(&table)) {
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());
@@ -165,22 +180,14 @@ fn analyse_table(
         }
     }
     let policy = graph.policy();
-    let row_expr = |j: usize| &rows[j].0;
-    let row_id = |j: usize| {
-        rows[j]
-            .1
-            .get_attr("id")
-            .map(|v| v.to_string())
-            .unwrap_or_default()
-    };
+    let row_id = |j: usize| rows[j].id.to_owned();
     let over = format!(
         "over {} generated profiles",
         thousands(report.evaluated as u128)
     );
     let at_row = |j: usize, message: String| {
-        let e = row_expr(j);
         policy
-            .error_at(e.file, e.location, message)
+            .error_at(rows[j].file, rows[j].location, message)
             .field(format!("{}.rows.{}", node.id, row_id(j)))
             .as_warning()
     };

@@ -119,11 +119,7 @@ impl Graph {
         let Body::Table(table) = &node.body else {
             return Ok(Vec::new());
         };
-        table
-            .rows
-            .iter()
-            .map(|(when, _)| run.condition(when, node, None).map(|v| v.is_true()))
-            .collect()
+        nodes::table::row_hits(&run, node, table)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod parser;
 pub(crate) mod template;
 pub(crate) mod text;
 pub mod types;
+pub mod unary;
 pub mod vocabulary;
 
 use std::collections::HashMap;

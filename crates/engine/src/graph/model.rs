@@ -62,7 +62,7 @@ impl<'a> Node<'a> {
             Body::Criterion(c) => out.push(&c.when),
             Body::Warning(w) => out.push(&w.when),
             Body::Checklist(c) => out.extend(c.when.iter()),
-            Body::Table(t) => out.extend(t.rows.iter().map(|(e, _)| e)),
+            Body::Table(t) => out.extend(t.exprs()),
             Body::Select(s) => {
                 out.push(&s.from);
                 out.extend([&s.filter, &s.order_by, &s.map].into_iter().flatten());
