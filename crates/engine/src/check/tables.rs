@@ -14,7 +14,6 @@ use serde_json::Value as J;
 
 use super::space::{base_value, decode, example, input_space, sample_index, set_path};
 use crate::error::Error;
-use crate::graph::nodes::table::{CellTest, RowTest};
 use crate::graph::reach::ancestors;
 use crate::graph::{Body, Graph};
 use crate::kind::NodeKind;
@@ -85,20 +84,7 @@ fn analyse_table(
 
     // The input space: the profile fields the table reads, directly or through facts.
     let mut paths: BTreeSet<&str> = BTreeSet::new();
-    // The numbers the cells mention (the rows' and inputs' expressions are the node's).
-    let mut texts: Vec<&str> = rows
-        .iter()
-        .flat_map(|r| match &r.test {
-            RowTest::Cells(cells) => cells
-                .iter()
-                .filter_map(|c| match c {
-                    CellTest::Unary(_, text) => Some(*text),
-                    CellTest::Free(_) => None,
-                })
-                .collect(),
-            RowTest::When(_) => Vec::new(),
-        })
-        .collect();
+    let mut texts: Vec<&str> = Vec::new();
     for &i in needed.iter().chain(std::iter::once(&table)) {
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());

@@ -71,9 +71,14 @@ impl<'a> Node<'a> {
         out
     }
 
-    /// The text of every expression of this node.
+    /// The text of every expression of this node, and of a table's unary-test cells (the
+    /// numbers they mention are bounds the analyses try, as a `when:`'s are).
     pub fn expr_texts(&self) -> Vec<&'a str> {
-        self.exprs().into_iter().map(|e| e.text).collect()
+        let mut out: Vec<&'a str> = self.exprs().into_iter().map(|e| e.text).collect();
+        if let Body::Table(t) = &self.body {
+            out.extend(t.unary_texts());
+        }
+        out
     }
 }
 

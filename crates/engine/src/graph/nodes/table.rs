@@ -95,6 +95,23 @@ impl<'a> TableBody<'a> {
             .chain(self.rows.iter().flat_map(TableRow::exprs))
             .collect()
     }
+
+    /// The text of every cell that is a unary test, row by row.
+    pub(crate) fn unary_texts(&self) -> Vec<&'a str> {
+        self.rows
+            .iter()
+            .flat_map(|r| match &r.test {
+                RowTest::Cells(cells) => cells
+                    .iter()
+                    .filter_map(|c| match c {
+                        CellTest::Unary(_, text) => Some(*text),
+                        CellTest::Free(_) => None,
+                    })
+                    .collect(),
+                RowTest::When(_) => Vec::new(),
+            })
+            .collect()
+    }
 }
 
 /// Compiles a table: its inputs, every row's condition or cells, its values, and what no
