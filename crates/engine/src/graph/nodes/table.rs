@@ -484,7 +484,11 @@ pub(crate) fn row_hits(run: &Run<'_>, node: &Node<'_>, t: &TableBody<'_>) -> Res
 }
 
 /// Every input's value for this run.
-fn input_values(run: &Run<'_>, node: &Node<'_>, t: &TableBody<'_>) -> Result<Vec<Value>> {
+pub(crate) fn input_values(
+    run: &Run<'_>,
+    node: &Node<'_>,
+    t: &TableBody<'_>,
+) -> Result<Vec<Value>> {
     t.inputs
         .iter()
         .map(|i| {
