@@ -258,6 +258,7 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<Piece> {
 
 /// The number line between `low` and `high` cut at `cuts`: each cut a point, and the open
 /// intervals between (left out where no admissible number is in them).
+#[allow(clippy::float_cmp)] // the bounds are the cells' literals, compared exactly
 fn numbers(
     id: &str,
     cuts: &[f64],
@@ -312,17 +313,17 @@ fn numbers(
 
 /// A number in `interval` (a whole one where the field takes only those), or none when it is
 /// empty.
+#[allow(clippy::float_cmp)] // a point is an interval whose ends are the same literal
 fn representative(interval: Interval, integer: bool) -> Option<f64> {
     let x = match (interval.low, interval.high) {
         (Some(l), Some(h)) if l.at == h.at => l.at,
         (Some(l), Some(h)) => {
             if integer {
-                let first = if l.closed {
+                if l.closed {
                     l.at.ceil()
                 } else {
                     l.at.floor() + 1.0
-                };
-                first
+                }
             } else {
                 f64::midpoint(l.at, h.at)
             }
@@ -351,6 +352,7 @@ fn representative(interval: Interval, integer: bool) -> Option<f64> {
 }
 
 /// `id = 10`, `id in (10, 13)`, `id < 7`, `id >= 100`.
+#[allow(clippy::float_cmp)] // a point is an interval whose ends are the same literal
 fn label(id: &str, interval: Interval) -> String {
     let n = |x: f64| {
         crate::expr::unary::written(&Lit::Float(x))
@@ -474,32 +476,53 @@ pub(crate) fn enumerate(table: &TableBody<'_>, domains: &[Domain], cells: usize)
     out
 }
 
-/// A set of cells written as regions: each cell with every input left out along which all
-/// its neighbours are in the set too, the same regions once, at most `limit` of them.
+/// A set of cells written as regions: each cell grown into a box of cells all in the set
+/// (an input left out where every piece of it is, a number input's run of neighbouring pieces
+/// joined into one interval), the same regions once, at most `limit` of them.
 pub(crate) fn regions(cells: &[usize], domains: &[Domain], limit: usize) -> (Vec<String>, usize) {
     let set: HashSet<usize> = cells.iter().copied().collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for &cell in cells {
         let at = decode(cell, domains);
-        let mut free = vec![false; domains.len()];
+        let mut bounds: Vec<(usize, usize)> = at.iter().map(|&k| (k, k)).collect();
+        // Widen along an input when every piece of it is in the set.
         for d in 0..domains.len() {
-            // Widen along input d when every piece of it (the others as widened) is in the set.
-            let mut probe = at.clone();
-            let all = (0..domains[d].pieces.len()).all(|k| {
-                probe[d] = k;
-                every(&probe, &free, domains, &set)
-            });
-            if all {
-                free[d] = true;
+            let before = bounds[d];
+            bounds[d] = (0, domains[d].pieces.len().saturating_sub(1));
+            if !every(&bounds, domains, &set) {
+                bounds[d] = before;
             }
         }
-        let words: Vec<&str> = at
+        // Join a number input's neighbouring pieces while the whole slice is in the set.
+        for d in 0..domains.len() {
+            if !domains[d].numeric() {
+                continue;
+            }
+            let last = domains[d].pieces.len() - 1;
+            let number = |k: usize| matches!(domains[d].pieces[k].kind, PieceKind::Numbers(_));
+            while bounds[d].1 < last && number(bounds[d].1) && number(bounds[d].1 + 1) {
+                let mut slice = bounds.clone();
+                slice[d] = (bounds[d].1 + 1, bounds[d].1 + 1);
+                if !every(&slice, domains, &set) {
+                    break;
+                }
+                bounds[d].1 += 1;
+            }
+            while bounds[d].0 > 0 && number(bounds[d].0) && number(bounds[d].0 - 1) {
+                let mut slice = bounds.clone();
+                slice[d] = (bounds[d].0 - 1, bounds[d].0 - 1);
+                if !every(&slice, domains, &set) {
+                    break;
+                }
+                bounds[d].0 -= 1;
+            }
+        }
+        let words: Vec<String> = bounds
             .iter()
             .zip(domains)
-            .zip(&free)
-            .filter(|(_, f)| !**f)
-            .map(|((&k, d), _)| d.pieces[k].label.as_str())
+            .filter(|((lo, hi), d)| !(*lo == 0 && *hi + 1 == d.pieces.len()))
+            .map(|(&(lo, hi), d)| d.label(lo, hi))
             .collect();
         let region = if words.is_empty() {
             "every value of the inputs".to_owned()
@@ -515,19 +538,61 @@ pub(crate) fn regions(cells: &[usize], domains: &[Domain], limit: usize) -> (Vec
     (out, more)
 }
 
-/// Whether every cell at `at`, with the `free` inputs taking any piece, is in `set`.
-fn every(at: &[usize], free: &[bool], domains: &[Domain], set: &HashSet<usize>) -> bool {
-    let mut probe = at.to_vec();
-    let dims: Vec<usize> = (0..domains.len()).filter(|&d| free[d]).collect();
-    let total: usize = dims.iter().map(|&d| domains[d].pieces.len()).product();
-    (0..total).all(|mut k| {
-        for &d in &dims {
-            let n = domains[d].pieces.len();
-            probe[d] = k % n;
-            k /= n;
+impl Domain {
+    /// Whether the domain is pieces of the number line (and perhaps none) only.
+    fn numeric(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p.kind, PieceKind::Numbers(_)))
+            && self
+                .pieces
+                .iter()
+                .all(|p| matches!(p.kind, PieceKind::Numbers(_) | PieceKind::Is(Lit::None)))
+    }
+
+    /// How a finding writes pieces `lo..=hi` (neighbouring intervals joined).
+    fn label(&self, lo: usize, hi: usize) -> String {
+        if lo == hi {
+            return self.pieces[lo].label.clone();
         }
-        set.contains(&encode(&probe, domains))
-    })
+        match (&self.pieces[lo].kind, &self.pieces[hi].kind) {
+            (PieceKind::Numbers(a), PieceKind::Numbers(b)) => label(
+                &self.id,
+                Interval {
+                    low: a.low,
+                    high: b.high,
+                },
+            ),
+            _ => self.pieces[lo..=hi]
+                .iter()
+                .map(|p| p.label.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+        }
+    }
+}
+
+/// Whether every cell in the box `bounds` (each input's pieces from..=to) is in `set`.
+fn every(bounds: &[(usize, usize)], domains: &[Domain], set: &HashSet<usize>) -> bool {
+    let mut probe: Vec<usize> = bounds.iter().map(|b| b.0).collect();
+    loop {
+        if !set.contains(&encode(&probe, domains)) {
+            return false;
+        }
+        // The next cell of the box, the last input fastest.
+        let mut d = domains.len();
+        loop {
+            if d == 0 {
+                return true;
+            }
+            d -= 1;
+            if probe[d] < bounds[d].1 {
+                probe[d] += 1;
+                break;
+            }
+            probe[d] = bounds[d].0;
+        }
+    }
 }
 
 /// The first generated profile (by `examples`, cell to profile) that lands in one of `cells`.

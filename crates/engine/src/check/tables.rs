@@ -118,9 +118,8 @@ fn analyse_table(
         sampled_because: None,
         findings: Vec::new(),
     };
-    let body = match &node.body {
-        Body::Table(t) => t,
-        _ => unreachable!("only tables are analysed"),
+    let Body::Table(body) = &node.body else {
+        unreachable!("only tables are analysed")
     };
     let domains = super::exact::domains(body);
     match super::exact::not_exact(body).map_or_else(
@@ -379,7 +378,7 @@ fn exact_findings(
         let (written, more) = regions(set, domains, 5);
         let mut where_ = written.join("; ");
         if more > 0 {
-            where_.push_str(&format!("; and {more} more"));
+            where_ = format!("{where_}; and {more} more");
         }
         let e = e.help(format!("where {where_}"));
         match super::exact::example(set, &examples) {

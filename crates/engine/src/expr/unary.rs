@@ -44,6 +44,7 @@ pub struct Interval {
 impl Interval {
     /// Whether `x` is in the interval.
     #[must_use]
+    #[allow(clippy::float_cmp)] // an end is a literal of the rules, met exactly
     pub fn contains(&self, x: f64) -> bool {
         let above = self.low.is_none_or(|l| x > l.at || (l.closed && x == l.at));
         let below = self
@@ -64,23 +65,20 @@ pub fn dollar_as_name(text: &str) -> String {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for c in text.chars() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-                out.push(c);
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
             }
-            None => {
-                if c == '\'' || c == '"' {
-                    quote = Some(c);
-                }
-                out.push(if c == '$' { '_' } else { c });
+            out.push(c);
+        } else {
+            if c == '\'' || c == '"' {
+                quote = Some(c);
             }
+            out.push(if c == '$' { '_' } else { c });
         }
     }
     out

@@ -56,7 +56,7 @@ pub(crate) struct TableRow<'a> {
 #[derive(Debug)]
 pub(crate) enum RowTest<'a> {
     /// `when:`, a condition.
-    When(Expr<'a>),
+    When(Box<Expr<'a>>),
     /// `cells:`, one per input, in the inputs' order (a left-out cell is `-`).
     Cells(Vec<CellTest<'a>>),
 }
@@ -67,18 +67,18 @@ pub(crate) enum CellTest<'a> {
     /// A unary test, with its text as written.
     Unary(UnaryTest, &'a str),
     /// An expression where `$` is the input.
-    Free(Expr<'a>),
+    Free(Box<Expr<'a>>),
 }
 
 impl<'a> TableRow<'a> {
     /// The row's expressions: its `when:`, or its cells' expressions.
     pub(crate) fn exprs(&self) -> Vec<&Expr<'a>> {
         match &self.test {
-            RowTest::When(e) => vec![e],
+            RowTest::When(e) => vec![&**e],
             RowTest::Cells(cells) => cells
                 .iter()
                 .filter_map(|c| match c {
-                    CellTest::Free(e) => Some(e),
+                    CellTest::Free(e) => Some(&**e),
                     CellTest::Unary(..) => None,
                 })
                 .collect(),
@@ -214,7 +214,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, t: &'a Table) -> NodeR
         };
         let field = format!("rows.{}.when", row.id.value);
         match scope.expr(file, when, &t.id.value, &field, &[], &mut reads) {
-            Ok(expr) => rows.push(compiled(RowTest::When(expr))),
+            Ok(expr) => rows.push(compiled(RowTest::When(Box::new(expr)))),
             Err(e) => errors.push(e),
         }
     }
@@ -283,6 +283,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, t: &'a Table) -> NodeR
     Ok((body, reads))
 }
 
+#[allow(clippy::too_many_lines)] // each kind of cell error with its own words
 /// A row's cells, one per input in the inputs' order: each read as a unary test (typed
 /// against its input) or compiled as an expression where `$` is the input.
 fn cells<'a>(
@@ -322,16 +323,16 @@ fn cells<'a>(
             out.push(CellTest::Unary(UnaryTest::Any, "-"));
             continue;
         };
-        let text = &cell.text;
+        let written = &cell.text;
         let located = |e: crate::expr::parser::SyntaxError, what: &str| {
             let source = &policy.sources[file];
-            let exact = crate::policy::located::locate_in_scalar(
+            let place = crate::policy::located::locate_in_scalar(
                 &source.text,
-                text.referenced,
-                &text.value,
+                written.referenced,
+                &written.value,
                 e.span.start,
-            );
-            let place = exact.or_else(|| crate::policy::position(text.referenced));
+            )
+            .or_else(|| crate::policy::position(written.referenced));
             let mut err = Error::new(
                 crate::error::ErrorKind::Rules,
                 format!(
@@ -346,7 +347,7 @@ fn cells<'a>(
             }
             err
         };
-        match crate::expr::unary::parse(&text.value) {
+        match crate::expr::unary::parse(&written.value) {
             Ok(Some(test)) => {
                 if let Some(problem) = crate::expr::unary::type_problem(&test, input.expr.ty)
                     .or_else(|| choice_problem(&test, input.expr.text))
@@ -367,7 +368,7 @@ fn cells<'a>(
                         )),
                     );
                 } else {
-                    out.push(CellTest::Unary(test, text.value.as_str()));
+                    out.push(CellTest::Unary(test, written.value.as_str()));
                 }
             }
             Ok(None) => {
@@ -401,7 +402,7 @@ fn cells<'a>(
                             .help(crate::expr::unary::VALID),
                         );
                     }
-                    Ok(expr) => out.push(CellTest::Free(expr)),
+                    Ok(expr) => out.push(CellTest::Free(Box::new(expr))),
                     Err(e) => errors.push(e.help(crate::expr::unary::VALID)),
                 }
             }
