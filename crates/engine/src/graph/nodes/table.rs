@@ -283,9 +283,9 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, t: &'a Table) -> NodeR
     Ok((body, reads))
 }
 
-#[allow(clippy::too_many_lines)] // each kind of cell error with its own words
 /// A row's cells, one per input in the inputs' order: each read as a unary test (typed
 /// against its input) or compiled as an expression where `$` is the input.
+#[allow(clippy::too_many_lines)] // each kind of cell error with its own words
 fn cells<'a>(
     scope: &Scope<'a>,
     file: usize,
