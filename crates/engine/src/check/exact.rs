@@ -12,7 +12,7 @@ use minijinja::value::Value;
 
 use crate::expr::ast::Lit;
 use crate::expr::types::Type;
-use crate::expr::unary::{End, Interval, UnaryTest, as_number, equals, written};
+use crate::expr::unary::{Interval, IntervalEnd, UnaryTest, as_number, equals, written};
 use crate::graph::nodes::table::{CellTest, RowTest, TableBody};
 use crate::policy::rules::HitPolicy;
 use crate::profile::fields::FieldKind;
@@ -23,7 +23,7 @@ pub const MAX_CELLS: u128 = 2_000_000;
 /// One elementary cell of one input's domain: the values in it, one of them to test the rows
 /// with, and how a finding writes it.
 #[derive(Debug, Clone)]
-pub(crate) struct Piece {
+pub(crate) struct DomainPiece {
     kind: PieceKind,
     value: Value,
     label: String,
@@ -41,7 +41,7 @@ enum PieceKind {
     Other,
 }
 
-impl Piece {
+impl DomainPiece {
     /// Whether the input's `value` lies in this piece.
     fn contains(&self, value: &Value) -> bool {
         match &self.kind {
@@ -59,7 +59,7 @@ impl Piece {
 #[derive(Debug, Clone)]
 pub(crate) struct Domain {
     pub id: String,
-    pub pieces: Vec<Piece>,
+    pub pieces: Vec<DomainPiece>,
 }
 
 impl Domain {
@@ -153,7 +153,7 @@ fn mentioned(tests: &[&UnaryTest]) -> Mentioned {
     m
 }
 
-fn is(lit: Lit, id: &str) -> Piece {
+fn is(lit: Lit, id: &str) -> DomainPiece {
     let value = match &lit {
         Lit::None => Value::from(()),
         Lit::Bool(b) => Value::from(*b),
@@ -161,19 +161,19 @@ fn is(lit: Lit, id: &str) -> Piece {
         Lit::Int(i) => Value::from(*i),
         Lit::Float(f) => Value::from(*f),
     };
-    Piece {
+    DomainPiece {
         label: format!("{id} = {}", written(&lit)),
         kind: PieceKind::Is(lit),
         value,
     }
 }
 
-fn other_text(texts: &[Box<str>], id: &str) -> Piece {
+fn other_text(texts: &[Box<str>], id: &str) -> DomainPiece {
     let mut value = String::from("other");
     while texts.iter().any(|t| **t == *value) {
         value.push('_');
     }
-    Piece {
+    DomainPiece {
         label: if texts.is_empty() {
             format!("{id} = any text")
         } else {
@@ -192,7 +192,7 @@ fn other_text(texts: &[Box<str>], id: &str) -> Piece {
 }
 
 /// One input's pieces: from its profile field where it is one, else from its type.
-fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<Piece> {
+fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<DomainPiece> {
     let m = mentioned(tests);
     let field = expr
         .trim()
@@ -214,9 +214,11 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<Piece> {
         Some(FieldKind::Number(bounds)) => {
             let low = bounds
                 .min
-                .map(|at| End { at, closed: true })
-                .or(bounds.exclusive_min.map(|at| End { at, closed: false }));
-            let high = bounds.max.map(|at| End { at, closed: true });
+                .map(|at| IntervalEnd { at, closed: true })
+                .or(bounds
+                    .exclusive_min
+                    .map(|at| IntervalEnd { at, closed: false }));
+            let high = bounds.max.map(|at| IntervalEnd { at, closed: true });
             out.extend(numbers(id, &m.numbers, low, high, bounds.integer));
         }
         Some(FieldKind::String) => {
@@ -241,7 +243,7 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<Piece> {
                     out.extend(numbers(id, &m.numbers, None, None, false));
                 }
                 out.push(is(Lit::None, id));
-                out.push(Piece {
+                out.push(DomainPiece {
                     kind: PieceKind::Other,
                     value: Value::from(Vec::<Value>::new()),
                     label: format!("{id} = any other value"),
@@ -262,37 +264,37 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<Piece> {
 fn numbers(
     id: &str,
     cuts: &[f64],
-    low: Option<End>,
-    high: Option<End>,
+    low: Option<IntervalEnd>,
+    high: Option<IntervalEnd>,
     integer: bool,
-) -> Vec<Piece> {
+) -> Vec<DomainPiece> {
     let inside = |x: f64| {
         low.is_none_or(|l| x > l.at || (l.closed && x == l.at))
             && high.is_none_or(|h| x < h.at || (h.closed && x == h.at))
             && (!integer || x.fract() == 0.0)
     };
     let points: Vec<f64> = cuts.iter().copied().filter(|&x| inside(x)).collect();
-    let mut ends: Vec<(Option<End>, Option<End>)> = Vec::new();
+    let mut ends: Vec<(Option<IntervalEnd>, Option<IntervalEnd>)> = Vec::new();
     let mut from = low;
     for &p in &points {
         ends.push((
             from,
-            Some(End {
+            Some(IntervalEnd {
                 at: p,
                 closed: false,
             }),
         ));
         ends.push((
-            Some(End {
+            Some(IntervalEnd {
                 at: p,
                 closed: true,
             }),
-            Some(End {
+            Some(IntervalEnd {
                 at: p,
                 closed: true,
             }),
         ));
-        from = Some(End {
+        from = Some(IntervalEnd {
             at: p,
             closed: false,
         });
@@ -302,7 +304,7 @@ fn numbers(
         .filter_map(|(low, high)| {
             let interval = Interval { low, high };
             let value = representative(interval, integer)?;
-            Some(Piece {
+            Some(DomainPiece {
                 label: label(id, interval),
                 kind: PieceKind::Numbers(interval),
                 value: Value::from(value),
@@ -381,7 +383,7 @@ pub(crate) struct Exact {
     pub gaps: Vec<usize>,
     /// Per row: the cells it matches, and (hit `first`) the cells it wins.
     pub matched: Vec<Vec<usize>>,
-    pub won: Vec<usize>,
+    pub won: Vec<Vec<usize>>,
     /// Per row that matches but never wins: the earlier row that takes its first cell.
     pub taken_by: Vec<Option<usize>>,
     /// Per pair of rows both matching somewhere (hit `unique`): the cells.
@@ -443,7 +445,7 @@ pub(crate) fn enumerate(table: &TableBody<'_>, domains: &[Domain], cells: usize)
         .collect();
     let mut out = Exact {
         matched: vec![Vec::new(); rows],
-        won: vec![0; rows],
+        won: vec![Vec::new(); rows],
         taken_by: vec![None; rows],
         ..Exact::default()
     };
@@ -460,7 +462,7 @@ pub(crate) fn enumerate(table: &TableBody<'_>, domains: &[Domain], cells: usize)
             out.gaps.push(cell);
             continue;
         };
-        out.won[first] += 1;
+        out.won[first].push(cell);
         for (n, &j) in hits.iter().enumerate() {
             out.matched[j].push(cell);
             if n > 0 {
@@ -604,7 +606,12 @@ pub(crate) fn example<'e, T>(cells: &[usize], examples: &'e HashMap<usize, T>) -
 mod tests {
     use super::*;
 
-    fn cut(cuts: &[f64], low: Option<End>, high: Option<End>, integer: bool) -> Vec<String> {
+    fn cut(
+        cuts: &[f64],
+        low: Option<IntervalEnd>,
+        high: Option<IntervalEnd>,
+        integer: bool,
+    ) -> Vec<String> {
         numbers("x", cuts, low, high, integer)
             .into_iter()
             .map(|p| p.label)
@@ -623,7 +630,7 @@ mod tests {
                 "x > 10.5"
             ]
         );
-        let positive = Some(End {
+        let positive = Some(IntervalEnd {
             at: 0.0,
             closed: false,
         });
@@ -631,7 +638,7 @@ mod tests {
             cut(
                 &[0.0, 7.0],
                 positive,
-                Some(End {
+                Some(IntervalEnd {
                     at: 100.0,
                     closed: true
                 }),
@@ -643,7 +650,7 @@ mod tests {
         assert_eq!(
             cut(
                 &[7.0, 8.0],
-                Some(End {
+                Some(IntervalEnd {
                     at: 1.0,
                     closed: true
                 }),

@@ -143,7 +143,15 @@ fn analyse_table(
                 hit: *hit,
                 rows: rows.len(),
             };
-            exact_findings(graph, &space, as_of, &domains, cells, &mut report);
+            exact_findings(
+                graph,
+                &space,
+                as_of,
+                &domains,
+                cells,
+                witnesses,
+                &mut report,
+            );
             return report;
         }
         Err(why) => report.sampled_because = Some(why),
@@ -319,6 +327,7 @@ fn exact_findings(
     as_of: jiff::civil::Date,
     domains: &[super::exact::Domain],
     cells: u128,
+    witnesses: &[Profile],
     report: &mut TableReport,
 ) {
     use super::exact::{enumerate, regions};
@@ -402,7 +411,7 @@ fn exact_findings(
                 )
                 .help("its cells may ask for a value its input cannot have"),
             );
-        } else if space.hit == HitPolicy::First && found.won[j] == 0 {
+        } else if space.hit == HitPolicy::First && found.won[j].is_empty() {
             let by = found.taken_by[j].map(|b| rows[b].id).unwrap_or_default();
             findings.push(
                 place(
@@ -460,7 +469,115 @@ fn exact_findings(
             .help("add a row that covers it, a `default:` row, or `no_match: none` if no row is a valid answer"),
         );
     }
+    // A row alive over the inputs' domains that no generated profile shows alive (matching it,
+    // or for `first` winning one), at this date or another a quote sheet takes effect, and no
+    // profile of the policy's test cases either: its inputs are tied through facts (say, one of
+    // them is always false), and no profile reaches it.
+    let alive = |j: usize| {
+        if space.hit == HitPolicy::First {
+            &found.won[j]
+        } else {
+            &found.matched[j]
+        }
+    };
+    let candidates: Vec<usize> = (0..rows.len())
+        .filter(|&j| !alive(j).is_empty() && super::exact::example(alive(j), &examples).is_none())
+        .collect();
+    if !candidates.is_empty() {
+        let cell_of = |g: &Graph, profile: &Profile, date: jiff::civil::Date| {
+            let values = g
+                .table_inputs(profile, date, space.table, space.needed)
+                .ok()?;
+            let pieces: Option<Vec<usize>> = domains
+                .iter()
+                .zip(&values)
+                .map(|(d, v)| d.piece_of(v))
+                .collect();
+            pieces.map(|p| super::exact::encode(&p, domains))
+        };
+        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let mut by_cases: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let mut dates = vec![(as_of, None)];
+        dates.extend(
+            graphs_at_other_dates(graph)
+                .into_iter()
+                .map(|(d, g)| (d, Some(g))),
+        );
+        for (date, other) in &dates {
+            let g = other.as_ref().unwrap_or(graph);
+            if other.is_some() {
+                seen.extend(reached_cells(g, space, *date, domains));
+            }
+            by_cases.extend(witnesses.iter().filter_map(|p| cell_of(g, p, *date)));
+        }
+        for j in candidates {
+            let cells_j = alive(j);
+            if cells_j.iter().any(|c| seen.contains(c)) {
+                continue;
+            }
+            if cells_j.iter().any(|c| by_cases.contains(c)) {
+                report.witnessed += 1;
+                continue;
+            }
+            let what = if space.hit == HitPolicy::First {
+                "wins"
+            } else {
+                "matches"
+            };
+            let (written, more) = regions(cells_j, domains, 3);
+            let mut where_ = written.join("; ");
+            if more > 0 {
+                where_ = format!("{where_}; and {more} more");
+            }
+            findings.push(
+                at_row(
+                    j,
+                    format!(
+                        "table `{}`: row `{}` {what} only where no generated profile reaches ({} tried, at every date a quote sheet takes effect), nor a profile of the policy's test cases",
+                        node.id,
+                        rows[j].id,
+                        thousands(report.evaluated as u128)
+                    ),
+                )
+                .help(format!("over its inputs' values it {what} where {where_}"))
+                .help("its inputs may be tied to one another through the facts they read (one always true, say), so no profile may ever be there"),
+            );
+        }
+    }
     report.findings = findings;
+}
+
+/// The elementary cells generated profiles land in, at `as_of` under `graph`.
+fn reached_cells(
+    graph: &Graph,
+    space: &RowSpace,
+    as_of: jiff::civil::Date,
+    domains: &[super::exact::Domain],
+) -> std::collections::HashSet<usize> {
+    let mut out = std::collections::HashSet::new();
+    let base = base_value();
+    for k in 0..space.samples {
+        let index = sample_index(k, space.combinations, space.samples);
+        let assignment = decode(index, space.dimensions);
+        let mut value = base.clone();
+        for (d, v) in space.dimensions.iter().zip(&assignment) {
+            set_path(&mut value, &d.path, (*v).clone());
+        }
+        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
+            continue;
+        };
+        if let Ok(values) = graph.table_inputs(&profile, as_of, space.table, space.needed) {
+            let pieces: Option<Vec<usize>> = domains
+                .iter()
+                .zip(&values)
+                .map(|(d, v)| d.piece_of(v))
+                .collect();
+            if let Some(pieces) = pieces {
+                out.insert(super::exact::encode(&pieces, domains));
+            }
+        }
+    }
+    out
 }
 
 /// The generated profiles of one table: where its rows are evaluated.

@@ -28,7 +28,7 @@ pub enum UnaryTest {
 
 /// One end of an interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct End {
+pub struct IntervalEnd {
     pub at: f64,
     /// The end itself is in the interval.
     pub closed: bool,
@@ -37,8 +37,8 @@ pub struct End {
 /// Numbers between two ends; an end left out is unbounded.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
-    pub low: Option<End>,
-    pub high: Option<End>,
+    pub low: Option<IntervalEnd>,
+    pub high: Option<IntervalEnd>,
 }
 
 impl Interval {
@@ -122,7 +122,7 @@ pub fn parse(text: &str) -> Result<Option<UnaryTest>, SyntaxError> {
                     ),
                 });
             };
-            let end = |closed| Some(End { at, closed });
+            let end = |closed| Some(IntervalEnd { at, closed });
             let interval = match op {
                 Token::Lt => Interval { low: None, high: end(false) },
                 Token::Lte => Interval { low: None, high: end(true) },
@@ -208,11 +208,11 @@ fn interval(text: &str, offset: usize) -> Result<Interval, SyntaxError> {
         ));
     }
     Ok(Interval {
-        low: Some(End {
+        low: Some(IntervalEnd {
             at: low,
             closed: !open_low,
         }),
-        high: Some(End {
+        high: Some(IntervalEnd {
             at: high,
             closed: closed_high,
         }),

@@ -277,7 +277,7 @@ pub struct Table {
     /// What the rows test, each an expression evaluated once per profile: with inputs, a row
     /// gives `cells:` (a unary test per input) instead of `when:`.
     #[serde(default)]
-    pub inputs: Vec<Input>,
+    pub inputs: Vec<InputColumn>,
     pub rows: Vec<Row>,
     /// The row used when no row matches (it has no `when`).
     #[serde(default)]
@@ -313,7 +313,7 @@ pub struct Row {
     /// expression where `$` is the input).
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
-    pub cells: IndexMap<String, Cell>,
+    pub cells: IndexMap<String, CellText>,
     /// Values the row gives (literals), merged into the row's value.
     #[serde(default)]
     pub then: IndexMap<String, serde_json::Value>,
@@ -324,7 +324,7 @@ pub struct Row {
 /// One input of a decision table: what its rows' cells test.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub struct InputColumn {
     /// The name the rows' `cells:` use for it.
     #[schemars(with = "String")]
     pub id: Spanned<String>,
@@ -339,19 +339,19 @@ pub struct Input {
 /// unary test: `$` (the input) written as the name `_`, at the same byte offsets.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(from = "Spanned<String>")]
-pub struct Cell {
+pub struct CellText {
     pub text: Spanned<String>,
     pub expr: Spanned<String>,
 }
 
-impl From<Spanned<String>> for Cell {
+impl From<Spanned<String>> for CellText {
     fn from(text: Spanned<String>) -> Self {
         let expr = Spanned {
             value: crate::expr::unary::dollar_as_name(&text.value),
             referenced: text.referenced,
             defined: text.defined,
         };
-        Cell { text, expr }
+        CellText { text, expr }
     }
 }
 
