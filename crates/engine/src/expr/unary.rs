@@ -57,33 +57,6 @@ impl Interval {
 /// What is valid in a cell, for error messages.
 pub const VALID: &str = "a cell is `-` (any value), a literal (`'inference'`, `7`, `true`, `none`), literals separated by commas (`'pretrain', 'full_finetune'`), `< 10`, `<= 10`, `> 7`, `>= 7`, `!= 'x'`, an interval (`[7..10]`, `(7..10]`, `[7..10)`), `not none`, or an expression where `$` is the input (`$ > other_fact`)";
 
-/// `text` with every `$` outside quotes written as `_` (same length, so byte offsets hold):
-/// the name a cell's expression reads its input by.
-#[must_use]
-pub fn dollar_as_name(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in text.chars() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            out.push(c);
-        } else {
-            if c == '\'' || c == '"' {
-                quote = Some(c);
-            }
-            out.push(if c == '$' { '_' } else { c });
-        }
-    }
-    out
-}
-
 /// The name a cell's expression reads its input by (`$` as written).
 pub const INPUT_NAME: &str = "_";
 
@@ -375,7 +348,6 @@ mod tests {
     fn other_cells_are_expressions() {
         assert_eq!(parse("$ > other_fact").unwrap(), None);
         assert_eq!(parse("x in [1, 2]").unwrap(), None);
-        assert_eq!(dollar_as_name("$ > '$' and $"), "_ > '$' and _");
     }
 
     #[test]

@@ -347,12 +347,39 @@ pub struct CellText {
 impl From<Spanned<String>> for CellText {
     fn from(text: Spanned<String>) -> Self {
         let expr = Spanned {
-            value: crate::expr::unary::dollar_as_name(&text.value),
+            value: dollar_as_name(&text.value),
             referenced: text.referenced,
             defined: text.defined,
         };
         CellText { text, expr }
     }
+}
+
+/// `text` with every `$` outside quotes written as `_` (same length, so byte offsets hold):
+/// the name a cell's expression reads its input by (`expr::unary::INPUT_NAME`).
+#[must_use]
+fn dollar_as_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            out.push(c);
+        } else {
+            if c == '\'' || c == '"' {
+                quote = Some(c);
+            }
+            out.push(if c == '$' { '_' } else { c });
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -770,5 +797,16 @@ impl RuleNode {
             RuleNode::Warning(n) => n.because.as_ref(),
             RuleNode::Checklist(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cells_dollar_is_read_as_a_name_outside_quotes() {
+        assert_eq!(
+            super::dollar_as_name("$ > '$' and $ != \"a$\""),
+            "_ > '$' and _ != \"a$\""
+        );
     }
 }
