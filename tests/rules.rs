@@ -807,3 +807,111 @@ fn a_question_when_may_read_a_section_opened_before_it_but_not_a_field_answered_
         "{err}"
     );
 }
+
+/// A rules error of a copy of `rules/` edited by `edits`, with the folder written `[RULES]`.
+fn table_error(edits: &[(&str, &str, &str)]) -> String {
+    let rules = common::edited_rules(edits);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    err.replace(&rules.path().display().to_string(), "[RULES]")
+}
+
+/// A decision table's cell that starts like a unary test but is not one is refused when the
+/// rules load, at the place in the cell, with what a cell may be.
+#[test]
+fn a_table_cell_that_is_no_unary_test_is_refused_at_the_cell() {
+    let err = table_error(&[(
+        "scenarios.yaml",
+        r#"cells: {task: "'lora_finetune'", params_b: "[7..10]"}"#,
+        r#"cells: {task: "'lora_finetune'", params_b: "[7..ten]"}"#,
+    )]);
+    insta::assert_snapshot!(err);
+}
+
+/// Each cell is typed against its input: a number test on a text input, a text on a number
+/// input, a value an enumerated profile field does not have.
+#[test]
+fn a_table_cell_is_typed_against_its_input() {
+    let err = table_error(&[
+        (
+            "scenarios.yaml",
+            r#"cells: {task: "'lora_finetune'", params_b: "[7..10]"}"#,
+            r#"cells: {task: "< 10", params_b: "[7..10]"}"#,
+        ),
+        (
+            "scenarios.yaml",
+            r#"cells: {task: "'inference'", concurrency: "'high'", params_b: "[7..13]"}"#,
+            r#"cells: {task: "'inferance'", concurrency: "'high'", params_b: "'13'"}"#,
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
+/// A table uses one form: `when:` rows, or `inputs:` and `cells:`; a cell names an input.
+#[test]
+fn a_table_uses_when_or_cells_and_a_cell_names_an_input() {
+    let err = table_error(&[
+        (
+            "scenarios.yaml",
+            r#"        cells: {training: "true", budget_cny: "<= 10000"}"#,
+            "        when: is_training",
+        ),
+        (
+            "scenarios.yaml",
+            r#"cells: {domestic: "true", training: "true", params_b: "[30..70]"}"#,
+            r#"cells: {domestic: "true", trainig: "true", params_b: "[30..70]"}"#,
+        ),
+        (
+            "memory.yaml",
+            "    inputs:\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
+            "",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
+/// The `when:` form still loads (a rules folder exported before tables had inputs), and a
+/// cell may be an expression where `$` is the input: both decide as the shipped cells do.
+#[test]
+fn when_rows_and_expression_cells_decide_as_unary_tests_do() {
+    let rules = common::edited_rules(&[
+        (
+            "memory.yaml",
+            "    inputs:\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
+            "",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {params_b: "<= 10"}"#,
+            "when: profile.workload.model_params_b <= 10",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {params_b: "<= 40"}"#,
+            "when: profile.workload.model_params_b <= 40",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {params_b: "<= 80"}"#,
+            "when: profile.workload.model_params_b <= 80",
+        ),
+        (
+            "scenarios.yaml",
+            r#"budget_cny: "<= 10000""#,
+            r#"budget_cny: "$ is not none and $ <= 10000""#,
+        ),
+    ]);
+    let edited = common::compile_dir(rules.path()).unwrap();
+    let shipped = common::graph();
+    let mut seen = std::collections::BTreeSet::new();
+    for example in common::examples() {
+        let text = std::fs::read_to_string(&example).unwrap();
+        let a = common::decide_text(&shipped, &text).unwrap();
+        let b = common::decide_text(&edited, &text).unwrap();
+        for node in ["kv_cache_model", "scenario"] {
+            let (x, y) = (a.values[node].to_string(), b.values[node].to_string());
+            assert_eq!(x, y, "{node} of {}", example.display());
+            seen.insert(format!("{node}={x}"));
+        }
+    }
+    assert!(seen.len() > 4, "the examples reach several rows: {seen:?}");
+}

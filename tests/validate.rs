@@ -132,6 +132,157 @@ fn the_shipped_rules_are_clean() {
         early_text.ends_with("Clean: no findings.\n"),
         "{early_text}"
     );
-    // The table analysis really ran over the scenario table's inputs.
-    assert!(text.contains("Table `scenario` (hit first, 5 rows): 15,180 generated profiles over workload.task, workload.model_params_b, workload.concurrency, requirements.domestic_accelerator, budget.monthly_cny"), "{text}");
+    // The table analysis really ran over the scenario table's inputs, exactly: 5 tasks, 3
+    // concurrencies (none included), 13 model sizes (6 bounds and the 7 intervals around them),
+    // 2 x 2 flags, 4 budgets (below, at and above 10,000, none).
+    assert!(text.contains("Table `scenario` (hit first, 5 rows): analysed exactly, over all 3,120 elementary cells of its inputs (task, concurrency, params_b, domestic, training, budget_cny), with 15,180 generated profiles for examples: no shadowed or dead rows"), "{text}");
+}
+
+/// The reports of `decide validate`'s table analysis on the shipped rules plus `extra.yaml`
+/// holding `tables` (YAML under `tables:`), for the tables it adds.
+fn table_reports(tables: &str) -> Vec<decide::check::tables::TableReport> {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("extra.yaml"),
+        format!("tables:\n{tables}"),
+    )
+    .unwrap();
+    let graph = common::compile_dir(rules.path()).unwrap();
+    decide::check::tables::analyse(&graph, common::as_of(), &[])
+        .into_iter()
+        .filter(|r| r.id.starts_with("t_"))
+        .collect()
+}
+
+fn messages(report: &decide::check::tables::TableReport) -> String {
+    report
+        .findings
+        .iter()
+        .map(decide::Error::render)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const TITLE: &str = "{en: t, zh: t}";
+
+/// A gap half a billion parameters wide, between `<= 10` and `> 10.5` (10.5 included), written as one interval: the exact analysis cuts
+/// the range at both bounds and finds the open interval between, whatever profiles are
+/// generated; a table with a `when:` row is sampled, and says so.
+#[test]
+fn the_exact_analysis_finds_a_narrow_gap() {
+    let reports = table_reports(&format!(
+        r#"  - id: t_gap
+    title: {TITLE}
+    hit: first
+    no_match: error
+    inputs: [{{id: params_b, expr: profile.workload.model_params_b}}]
+    rows:
+      - {{id: small, title: {TITLE}, cells: {{params_b: "<= 10"}}}}
+      - {{id: large, title: {TITLE}, cells: {{params_b: "> 10.5"}}}}
+  - id: t_sampled
+    title: {TITLE}
+    hit: first
+    no_match: none
+    rows:
+      - {{id: any, title: {TITLE}, when: "profile.workload.model_params_b > 1"}}
+"#
+    ));
+    let gap = &reports[0];
+    assert_eq!(gap.id, "t_gap");
+    // (0, 10), 10, (10, 10.5), 10.5, (10.5, max]: the field is positive and bounded.
+    assert_eq!(gap.exact, Some(5));
+    assert_eq!(gap.findings.len(), 1, "{}", messages(gap));
+    let text = messages(gap);
+    assert!(
+        text.contains("a gap: no row matches in 2 of the 5 elementary cells"),
+        "{text}"
+    );
+    // Above 10 and up to 10.5 itself, which `> 10.5` leaves out.
+    assert!(text.contains("where params_b in (10, 10.5]"), "{text}");
+    let sampled = &reports[1];
+    assert_eq!(sampled.exact, None);
+    assert!(
+        sampled
+            .sampled_because
+            .as_deref()
+            .is_some_and(|w| w.contains("`when:`")),
+        "{:?}",
+        sampled.sampled_because
+    );
+}
+
+/// `hit: unique` rows that share one point (`[7..10]` and `>= 10`): the overlap is exactly
+/// that point; and a row an earlier one takes whole is reported as never winning, a row whose
+/// cell no value passes as never matching.
+#[test]
+fn the_exact_analysis_finds_overlaps_and_rows_that_never_win() {
+    let reports = table_reports(&format!(
+        r#"  - id: t_unique
+    title: {TITLE}
+    hit: unique
+    no_match: none
+    inputs: [{{id: params_b, expr: profile.workload.model_params_b}}]
+    rows:
+      - {{id: mid, title: {TITLE}, cells: {{params_b: "[7..10]"}}}}
+      - {{id: high, title: {TITLE}, cells: {{params_b: ">= 10"}}}}
+  - id: t_first
+    title: {TITLE}
+    hit: first
+    no_match: none
+    inputs:
+      - {{id: task, expr: profile.workload.task}}
+      - {{id: concurrency, expr: profile.workload.concurrency}}
+      - {{id: params_b, expr: profile.workload.model_params_b}}
+    rows:
+      - {{id: serving, title: {TITLE}, cells: {{task: "'inference'"}}}}
+      - {{id: busy, title: {TITLE}, cells: {{task: "'inference'", concurrency: "'high'"}}}}
+      - {{id: negative, title: {TITLE}, cells: {{params_b: "< 0"}}}}
+      - {{id: other, title: {TITLE}, cells: {{task: "!= 'inference'"}}}}
+"#
+    ));
+    let unique = messages(&reports[0]);
+    assert_eq!(reports[0].findings.len(), 1, "{unique}");
+    assert!(
+        unique.contains("rows `mid` and `high` overlap in 1 elementary cells"),
+        "{unique}"
+    );
+    assert!(unique.contains("where params_b = 10"), "{unique}");
+    let first = messages(&reports[1]);
+    assert_eq!(reports[1].findings.len(), 2, "{first}");
+    assert!(
+        first.contains("row `busy` never wins")
+            && first.contains("taken by an earlier row, e.g. `serving`"),
+        "{first}"
+    );
+    assert!(
+        first.contains("where task = 'inference', concurrency = 'high'"),
+        "{first}"
+    );
+    assert!(first.contains("row `negative` never matches"), "{first}");
+    assert!(!first.contains("row `other`"), "{first}");
+}
+
+/// Inputs tied through facts (`training` is read from `task`): the exact analysis reports the
+/// combinations no profile can have as they are, and says plainly that no generated profile
+/// reaches them.
+#[test]
+fn a_region_no_profile_reaches_is_said_so() {
+    let reports = table_reports(&format!(
+        r#"  - id: t_tied
+    title: {TITLE}
+    hit: first
+    no_match: error
+    inputs:
+      - {{id: task, expr: profile.workload.task}}
+      - {{id: training, expr: is_training}}
+    rows:
+      - {{id: trains, title: {TITLE}, cells: {{training: "true"}}}}
+      - {{id: serves, title: {TITLE}, cells: {{task: "'inference'"}}}}
+"#
+    ));
+    let text = messages(&reports[0]);
+    assert_eq!(reports[0].findings.len(), 1, "{text}");
+    assert!(text.contains("a gap"), "{text}");
+    assert!(text.contains("training = false"), "{text}");
+    assert!(text.contains("no generated profile"), "{text}");
 }

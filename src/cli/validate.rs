@@ -201,32 +201,44 @@ fn table_line(t: &TableReport) -> String {
     } else {
         String::new()
     };
+    let rows = if t.rows == 1 {
+        "1 row".to_owned()
+    } else {
+        format!("{} rows", t.rows)
+    };
+    let found = if t.findings.is_empty() && t.witnessed > 0 {
+        format!(
+            "no shadowed or dead rows ({} seen alive only in the policy's test cases), no forbidden overlaps, no unintended gaps",
+            t.witnessed
+        )
+    } else if t.findings.is_empty() {
+        "no shadowed or dead rows, no forbidden overlaps, no unintended gaps".to_owned()
+    } else {
+        match t.findings.len() {
+            1 => "1 finding".to_owned(),
+            n => format!("{n} findings"),
+        }
+    };
+    if let Some(cells) = t.exact {
+        return format!(
+            "Table `{}` (hit {hit}, {rows}): analysed exactly, over all {} elementary cells of its inputs ({}), with {} generated profiles for examples{failed}: {found}.",
+            t.id,
+            thousands(cells),
+            t.columns.join(", "),
+            thousands(t.evaluated as u128),
+        );
+    }
     format!(
-        "Table `{}` (hit {hit}, {}): {} generated profiles{sampled}{failed} over {}: {}.",
+        "Table `{}` (hit {hit}, {rows}): sampled, not analysed exactly ({}): {} generated profiles{sampled}{failed} over {}: {found}.",
         t.id,
-        if t.rows == 1 {
-            "1 row".to_owned()
-        } else {
-            format!("{} rows", t.rows)
-        },
+        t.sampled_because
+            .as_deref()
+            .unwrap_or("not a table of unary tests"),
         thousands(t.evaluated as u128),
         if t.inputs.is_empty() {
             "no profile field".to_owned()
         } else {
             t.inputs.join(", ")
         },
-        if t.findings.is_empty() && t.witnessed > 0 {
-            format!(
-                "no shadowed or dead rows ({} seen alive only in the policy's test cases), no forbidden overlaps, no unintended gaps",
-                t.witnessed
-            )
-        } else if t.findings.is_empty() {
-            "no shadowed or dead rows, no forbidden overlaps, no unintended gaps".to_owned()
-        } else {
-            match t.findings.len() {
-                1 => "1 finding".to_owned(),
-                n => format!("{n} findings"),
-            }
-        }
     )
 }

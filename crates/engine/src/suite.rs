@@ -335,7 +335,7 @@ fn universe(graph: &Graph) -> BTreeSet<CoverageItem> {
                 all.insert(item("criterion", format!("{} not met", node.id)));
             }
             Body::Table(t) => {
-                for row in t.rows.iter().map(|(_, row)| row).chain(&t.default) {
+                for row in t.rows.iter().map(|row| &row.value).chain(&t.default) {
                     all.insert(item("table row", format!("{}.{}", node.id, row_id(row))));
                 }
                 if t.default.is_none() && t.no_match == NoMatch::None && t.hit != HitPolicy::Collect

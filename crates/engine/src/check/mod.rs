@@ -8,6 +8,7 @@
 //! can never win, `catalog['h100-x8']` when the catalog says `h100-x8-ningxia1`. Those are
 //! findings: warnings that make `decide validate` exit 1.
 
+pub(crate) mod exact;
 pub mod invariants;
 pub mod reference;
 pub(crate) mod space;

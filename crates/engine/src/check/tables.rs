@@ -39,6 +39,13 @@ pub struct TableReport {
     /// Rows no generated profile showed alive (matching, or winning one) that a profile of the
     /// policy's own test cases does.
     pub witnessed: usize,
+    /// Analysed exactly: the number of elementary cells of its inputs' domains enumerated.
+    pub exact: Option<u128>,
+    /// The table's declared inputs (`inputs:`), by id.
+    pub columns: Vec<String>,
+    /// Why it was sampled, not analysed exactly (a `when:` row, a cell that is an expression,
+    /// too many elementary cells).
+    pub sampled_because: Option<String>,
     pub findings: Vec<Error>,
 }
 
@@ -69,6 +76,7 @@ fn analyse_table(
         rows,
         default,
         no_match,
+        ..
     }) = &node.body
     else {
         unreachable!("only tables are analysed")
@@ -83,7 +91,7 @@ fn analyse_table(
 
     // The input space: the profile fields the table reads, directly or through facts.
     let mut paths: BTreeSet<&str> = BTreeSet::new();
-    let mut texts: Vec<&str> = rows.iter().map(|(e, _)| e.text).collect();
+    let mut texts: Vec<&str> = Vec::new();
     for &i in needed.iter().chain(std::iter::once(&table)) {
         paths.extend(c.nodes[i].profile_paths.iter().map(String::as_str));
         texts.extend(c.nodes[i].expr_texts());
@@ -105,8 +113,49 @@ fn analyse_table(
         failed: 0,
         inputs: dimensions.iter().map(|d| d.path.join(".")).collect(),
         witnessed: 0,
+        exact: None,
+        columns: Vec::new(),
+        sampled_because: None,
         findings: Vec::new(),
     };
+    let Body::Table(body) = &node.body else {
+        unreachable!("only tables are analysed")
+    };
+    let domains = super::exact::domains(body);
+    match super::exact::not_exact(body).map_or_else(
+        || {
+            super::exact::count(&domains).ok_or_else(|| {
+                format!(
+                    "its inputs make more than {} elementary cells",
+                    thousands(super::exact::MAX_CELLS)
+                )
+            })
+        },
+        Err,
+    ) {
+        Ok(cells) => {
+            let space = RowSpace {
+                table,
+                needed: &needed,
+                dimensions: &dimensions,
+                combinations,
+                samples,
+                hit: *hit,
+                rows: rows.len(),
+            };
+            exact_findings(
+                graph,
+                &space,
+                as_of,
+                &domains,
+                cells,
+                witnesses,
+                &mut report,
+            );
+            return report;
+        }
+        Err(why) => report.sampled_because = Some(why),
+    }
     let n = rows.len();
     let space = RowSpace {
         table,
@@ -165,22 +214,14 @@ fn analyse_table(
         }
     }
     let policy = graph.policy();
-    let row_expr = |j: usize| &rows[j].0;
-    let row_id = |j: usize| {
-        rows[j]
-            .1
-            .get_attr("id")
-            .map(|v| v.to_string())
-            .unwrap_or_default()
-    };
+    let row_id = |j: usize| rows[j].id.to_owned();
     let over = format!(
         "over {} generated profiles",
         thousands(report.evaluated as u128)
     );
     let at_row = |j: usize, message: String| {
-        let e = row_expr(j);
         policy
-            .error_at(e.file, e.location, message)
+            .error_at(rows[j].file, rows[j].location, message)
             .field(format!("{}.rows.{}", node.id, row_id(j)))
             .as_warning()
     };
@@ -274,6 +315,269 @@ fn analyse_table(
         );
     }
     report
+}
+
+/// The exact analysis of a table whose cells are all unary tests ([`super::exact`]): every
+/// elementary cell of its inputs tested, each finding with its regions written out and, where
+/// a generated profile lands in one, that profile.
+#[allow(clippy::too_many_lines)] // one block per kind of finding
+fn exact_findings(
+    graph: &Graph,
+    space: &RowSpace,
+    as_of: jiff::civil::Date,
+    domains: &[super::exact::Domain],
+    cells: u128,
+    witnesses: &[Profile],
+    report: &mut TableReport,
+) {
+    use super::exact::{enumerate, regions};
+    let c = graph.compiled();
+    let node = &c.nodes[space.table];
+    let Body::Table(body) = &node.body else {
+        return;
+    };
+    let policy = graph.policy();
+    report.exact = Some(cells);
+    report.columns = domains.iter().map(|d| d.id.clone()).collect();
+    let total = usize::try_from(cells).unwrap_or(usize::MAX);
+    let found = enumerate(body, domains, total);
+    // Generated profiles, for an example in each region: the first to land in each cell.
+    let mut examples: std::collections::HashMap<usize, J> = std::collections::HashMap::new();
+    let base = base_value();
+    for k in 0..space.samples {
+        let index = sample_index(k, space.combinations, space.samples);
+        let assignment = decode(index, space.dimensions);
+        let mut value = base.clone();
+        for (d, v) in space.dimensions.iter().zip(&assignment) {
+            set_path(&mut value, &d.path, (*v).clone());
+        }
+        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
+            continue;
+        };
+        match graph.table_inputs(&profile, as_of, space.table, space.needed) {
+            Ok(values) => {
+                report.evaluated += 1;
+                let pieces: Option<Vec<usize>> = domains
+                    .iter()
+                    .zip(&values)
+                    .map(|(d, v)| d.piece_of(v))
+                    .collect();
+                if let Some(pieces) = pieces {
+                    examples
+                        .entry(super::exact::encode(&pieces, domains))
+                        .or_insert_with(|| example(space.dimensions, &assignment));
+                }
+            }
+            Err(_) => report.failed += 1,
+        }
+    }
+    let over = format!(
+        "exact, over all {} elementary cells of its inputs",
+        thousands(cells)
+    );
+    let rows = &body.rows;
+    let at_row = |j: usize, message: String| {
+        policy
+            .error_at(rows[j].file, rows[j].location, message)
+            .field(format!("{}.rows.{}", node.id, rows[j].id))
+            .as_warning()
+    };
+    // Where: the regions written out; then the example profile, or plainly that none lands.
+    let place = |e: Error, set: &[usize]| {
+        let (written, more) = regions(set, domains, 5);
+        let mut where_ = written.join("; ");
+        if more > 0 {
+            where_ = format!("{where_}; and {more} more");
+        }
+        let e = e.help(format!("where {where_}"));
+        match super::exact::example(set, &examples) {
+            Some(profile) => e.help(format!("a generated profile there: {}", show(Some(profile)))),
+            None => e.help(format!(
+                "no generated profile ({} tried) reaches it: its inputs may be tied to one another through the facts they read, so no profile may ever be there",
+                thousands(report.evaluated as u128)
+            )),
+        }
+    };
+    let mut findings = Vec::new();
+    for j in 0..rows.len() {
+        if found.matched[j].is_empty() {
+            findings.push(
+                at_row(
+                    j,
+                    format!(
+                        "table `{}`: row `{}` never matches: no value of its inputs passes all its cells ({over})",
+                        node.id, rows[j].id
+                    ),
+                )
+                .help("its cells may ask for a value its input cannot have"),
+            );
+        } else if space.hit == HitPolicy::First && found.won[j].is_empty() {
+            let by = found.taken_by[j].map(|b| rows[b].id).unwrap_or_default();
+            findings.push(
+                place(
+                    at_row(
+                        j,
+                        format!(
+                            "table `{}`: row `{}` never wins: each of the {} elementary cells it matches is taken by an earlier row, e.g. `{by}` ({over})",
+                            node.id,
+                            rows[j].id,
+                            thousands(found.matched[j].len() as u128)
+                        ),
+                    ),
+                    &found.matched[j],
+                )
+                .help("move the row above the rows that take its cases, or narrow those rows"),
+            );
+        }
+    }
+    for ((a, b), set) in &found.overlaps {
+        findings.push(
+            place(
+                at_row(
+                    *b,
+                    format!(
+                        "table `{}`: rows `{}` and `{}` overlap in {} elementary cells, and hit policy `unique` forbids it ({over})",
+                        node.id,
+                        rows[*a].id,
+                        rows[*b].id,
+                        thousands(set.len() as u128)
+                    ),
+                ),
+                set,
+            )
+            .help("narrow one of the rows, or use `hit: first` if the order settles it"),
+        );
+    }
+    if body.default.is_none() && body.no_match == NoMatch::Error && !found.gaps.is_empty() {
+        findings.push(
+            place(
+                policy
+                    .error_at(
+                        node.file,
+                        node.location,
+                        format!(
+                            "table `{}`: a gap: no row matches in {} of the {} elementary cells of its inputs, and the table says `no_match: error` (exact)",
+                            node.id,
+                            thousands(found.gaps.len() as u128),
+                            thousands(cells)
+                        ),
+                    )
+                    .field(format!("{}.rows", node.id))
+                    .as_warning(),
+                &found.gaps,
+            )
+            .help("add a row that covers it, a `default:` row, or `no_match: none` if no row is a valid answer"),
+        );
+    }
+    // A row alive over the inputs' domains that no generated profile shows alive (matching it,
+    // or for `first` winning one), at this date or another a quote sheet takes effect, and no
+    // profile of the policy's test cases either: its inputs are tied through facts (say, one of
+    // them is always false), and no profile reaches it.
+    let alive = |j: usize| {
+        if space.hit == HitPolicy::First {
+            &found.won[j]
+        } else {
+            &found.matched[j]
+        }
+    };
+    let candidates: Vec<usize> = (0..rows.len())
+        .filter(|&j| !alive(j).is_empty() && super::exact::example(alive(j), &examples).is_none())
+        .collect();
+    if !candidates.is_empty() {
+        let cell_of = |g: &Graph, profile: &Profile, date: jiff::civil::Date| {
+            let values = g
+                .table_inputs(profile, date, space.table, space.needed)
+                .ok()?;
+            let pieces: Option<Vec<usize>> = domains
+                .iter()
+                .zip(&values)
+                .map(|(d, v)| d.piece_of(v))
+                .collect();
+            pieces.map(|p| super::exact::encode(&p, domains))
+        };
+        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let mut by_cases: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let mut dates = vec![(as_of, None)];
+        dates.extend(
+            graphs_at_other_dates(graph)
+                .into_iter()
+                .map(|(d, g)| (d, Some(g))),
+        );
+        for (date, other) in &dates {
+            let g = other.as_ref().unwrap_or(graph);
+            if other.is_some() {
+                seen.extend(reached_cells(g, space, *date, domains));
+            }
+            by_cases.extend(witnesses.iter().filter_map(|p| cell_of(g, p, *date)));
+        }
+        for j in candidates {
+            let cells_j = alive(j);
+            if cells_j.iter().any(|c| seen.contains(c)) {
+                continue;
+            }
+            if cells_j.iter().any(|c| by_cases.contains(c)) {
+                report.witnessed += 1;
+                continue;
+            }
+            let what = if space.hit == HitPolicy::First {
+                "wins"
+            } else {
+                "matches"
+            };
+            let (written, more) = regions(cells_j, domains, 3);
+            let mut where_ = written.join("; ");
+            if more > 0 {
+                where_ = format!("{where_}; and {more} more");
+            }
+            findings.push(
+                at_row(
+                    j,
+                    format!(
+                        "table `{}`: row `{}` {what} only where no generated profile reaches ({} tried, at every date a quote sheet takes effect), nor a profile of the policy's test cases",
+                        node.id,
+                        rows[j].id,
+                        thousands(report.evaluated as u128)
+                    ),
+                )
+                .help(format!("over its inputs' values it {what} where {where_}"))
+                .help("its inputs may be tied to one another through the facts they read (one always true, say), so no profile may ever be there"),
+            );
+        }
+    }
+    report.findings = findings;
+}
+
+/// The elementary cells generated profiles land in, at `as_of` under `graph`.
+fn reached_cells(
+    graph: &Graph,
+    space: &RowSpace,
+    as_of: jiff::civil::Date,
+    domains: &[super::exact::Domain],
+) -> std::collections::HashSet<usize> {
+    let mut out = std::collections::HashSet::new();
+    let base = base_value();
+    for k in 0..space.samples {
+        let index = sample_index(k, space.combinations, space.samples);
+        let assignment = decode(index, space.dimensions);
+        let mut value = base.clone();
+        for (d, v) in space.dimensions.iter().zip(&assignment) {
+            set_path(&mut value, &d.path, (*v).clone());
+        }
+        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
+            continue;
+        };
+        if let Ok(values) = graph.table_inputs(&profile, as_of, space.table, space.needed) {
+            let pieces: Option<Vec<usize>> = domains
+                .iter()
+                .zip(&values)
+                .map(|(d, v)| d.piece_of(v))
+                .collect();
+            if let Some(pieces) = pieces {
+                out.insert(super::exact::encode(&pieces, domains));
+            }
+        }
+    }
+    out
 }
 
 /// The generated profiles of one table: where its rows are evaluated.

@@ -119,11 +119,29 @@ impl Graph {
         let Body::Table(table) = &node.body else {
             return Ok(Vec::new());
         };
-        table
-            .rows
-            .iter()
-            .map(|(when, _)| run.condition(when, node, None).map(|v| v.is_true()))
-            .collect()
+        nodes::table::row_hits(&run, node, table)
+    }
+
+    /// The values of table `table`'s inputs over `profile`, evaluating `needed` first.
+    pub(crate) fn table_inputs(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        table: usize,
+        needed: &[usize],
+    ) -> Result<Vec<Value>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        for &i in needed {
+            let node = &c.nodes[i];
+            let value = nodes::evaluate(&run, node)?;
+            let _ = run.slots[c.slot[i]].set(value);
+        }
+        let node = &c.nodes[table];
+        let Body::Table(table) = &node.body else {
+            return Ok(Vec::new());
+        };
+        nodes::table::input_values(&run, node, table)
     }
 }
 

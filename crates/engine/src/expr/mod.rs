@@ -21,6 +21,7 @@ pub mod parser;
 pub(crate) mod template;
 pub(crate) mod text;
 pub mod types;
+pub mod unary;
 pub mod vocabulary;
 
 use serde_saphyr::Location;

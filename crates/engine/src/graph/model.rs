@@ -62,7 +62,7 @@ impl<'a> Node<'a> {
             Body::Criterion(c) => out.push(&c.when),
             Body::Warning(w) => out.push(&w.when),
             Body::Checklist(c) => out.extend(c.when.iter()),
-            Body::Table(t) => out.extend(t.rows.iter().map(|(e, _)| e)),
+            Body::Table(t) => out.extend(t.exprs()),
             Body::Select(s) => {
                 out.push(&s.from);
                 out.extend([&s.filter, &s.order_by, &s.map].into_iter().flatten());
@@ -71,9 +71,14 @@ impl<'a> Node<'a> {
         out
     }
 
-    /// The text of every expression of this node.
+    /// The text of every expression of this node, and of a table's unary-test cells (the
+    /// numbers they mention are bounds the analyses try, as a `when:`'s are).
     pub fn expr_texts(&self) -> Vec<&'a str> {
-        self.exprs().into_iter().map(|e| e.text).collect()
+        let mut out: Vec<&'a str> = self.exprs().into_iter().map(|e| e.text).collect();
+        if let Body::Table(t) = &self.body {
+            out.extend(t.unary_texts());
+        }
+        out
     }
 }
 

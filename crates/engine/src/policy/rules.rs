@@ -274,6 +274,10 @@ pub struct Table {
     #[serde(default)]
     pub because: Option<Words>,
     pub hit: HitPolicy,
+    /// What the rows test, each an expression evaluated once per profile: with inputs, a row
+    /// gives `cells:` (a unary test per input) instead of `when:`.
+    #[serde(default)]
+    pub inputs: Vec<InputColumn>,
     pub rows: Vec<Row>,
     /// The row used when no row matches (it has no `when`).
     #[serde(default)]
@@ -304,11 +308,78 @@ pub struct Row {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<ExprText>,
+    /// In a table with `inputs:`, a unary test per input id (`-` or left out: any value;
+    /// `'a', 'b'`: one of; `< 10`, `[7..10]`, `!= 'x'`, `not none`; anything else an
+    /// expression where `$` is the input).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub cells: IndexMap<String, CellText>,
     /// Values the row gives (literals), merged into the row's value.
     #[serde(default)]
     pub then: IndexMap<String, serde_json::Value>,
     #[serde(default)]
     pub because: Option<Words>,
+}
+
+/// One input of a decision table: what its rows' cells test.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InputColumn {
+    /// The name the rows' `cells:` use for it.
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// The expression (`profile.workload.task`, `deployment`, `container_offer is none`).
+    #[schemars(with = "String")]
+    pub expr: ExprText,
+    #[serde(default)]
+    pub title: Option<Words>,
+}
+
+/// A row's cell for one input, as written, with the expression it is read as when it is not a
+/// unary test: `$` (the input) written as the name `_`, at the same byte offsets.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "Spanned<String>")]
+pub struct CellText {
+    pub text: Spanned<String>,
+    pub expr: Spanned<String>,
+}
+
+impl From<Spanned<String>> for CellText {
+    fn from(text: Spanned<String>) -> Self {
+        let expr = Spanned {
+            value: dollar_as_name(&text.value),
+            referenced: text.referenced,
+            defined: text.defined,
+        };
+        CellText { text, expr }
+    }
+}
+
+/// `text` with every `$` outside quotes written as `_` (same length, so byte offsets hold):
+/// the name a cell's expression reads its input by (`expr::unary::INPUT_NAME`).
+#[must_use]
+fn dollar_as_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            out.push(c);
+        } else {
+            if c == '\'' || c == '"' {
+                quote = Some(c);
+            }
+            out.push(if c == '$' { '_' } else { c });
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -726,5 +797,16 @@ impl RuleNode {
             RuleNode::Warning(n) => n.because.as_ref(),
             RuleNode::Checklist(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cells_dollar_is_read_as_a_name_outside_quotes() {
+        assert_eq!(
+            super::dollar_as_name("$ > '$' and $ != \"a$\""),
+            "_ > '$' and _ != \"a$\""
+        );
     }
 }
