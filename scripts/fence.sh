@@ -8,7 +8,9 @@
 # decide them with `decide batch` as JSON records, in English and in Chinese, and the first MEMOS
 # of them (default 1000) as Markdown memos, in English and in Chinese (one file each, in --out
 # folders; a memo carries the sensitivity analysis, about 50 ms a profile). Prints the sha256 of
-# each output for each binary and exits 1 if any differs. The records of 100,000 profiles take
+# each output for each binary and exits 1 if any differs. Each binary's policy revision is
+# replaced by `REVISION` before hashing, so a change of the rules that decides the same is shown
+# identical (the revision is a hash of the rules' text). The records of 100,000 profiles take
 # about 2.7 GB under $TMPDIR and the run about 10 minutes on 2 cores.
 set -euo pipefail
 old=$1
@@ -22,16 +24,23 @@ trap 'rm -rf "$work"' EXIT
 head -n "$memos" "$work/sample.jsonl" > "$work/memos.jsonl"
 echo "sample: $count profiles, sha256 $(sha256sum < "$work/sample.jsonl" | cut -c1-64)"
 status=0
+# The outputs of binary $1 with its policy revision masked (standard input to output).
+masked() {
+    local revision
+    revision=$(head -n 1 "$work/sample.jsonl" > "$work/one.jsonl" \
+        && "$1" batch "$work/one.jsonl" --as-of "$as_of" | grep -o '"revision":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
+    sed "s/$revision/REVISION/g"
+}
 hashes() {
     local bin=$1 side=$2
     "$bin" batch "$work/sample.jsonl" --as-of "$as_of" > "$work/$side.en.jsonl" 2> /dev/null || true
     "$bin" batch "$work/sample.jsonl" --as-of "$as_of" --lang zh > "$work/$side.zh.jsonl" 2> /dev/null || true
     "$bin" batch "$work/memos.jsonl" --as-of "$as_of" --format md --out "$work/$side.md" 2> /dev/null || true
     "$bin" batch "$work/memos.jsonl" --as-of "$as_of" --format md --lang zh --out "$work/$side.zh.md" 2> /dev/null || true
-    echo "records en $(sha256sum < "$work/$side.en.jsonl" | cut -c1-64)"
-    echo "records zh $(sha256sum < "$work/$side.zh.jsonl" | cut -c1-64)"
+    echo "records en $(masked "$bin" < "$work/$side.en.jsonl" | sha256sum | cut -c1-64)"
+    echo "records zh $(masked "$bin" < "$work/$side.zh.jsonl" | sha256sum | cut -c1-64)"
     for memo in md zh.md; do
-        echo "memos $memo $(cd "$work/$side.$memo" && find . -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-64) ($(find "$work/$side.$memo" -type f | wc -l) files)"
+        echo "memos $memo $(cd "$work/$side.$memo" && find . -type f | LC_ALL=C sort | xargs cat | masked "$bin" | sha256sum | cut -c1-64) ($(find "$work/$side.$memo" -type f | wc -l) files)"
     done
     echo "errors     $(grep -c '"error"' "$work/$side.en.jsonl" || true) of $(wc -l < "$work/$side.en.jsonl") records"
     rm -rf "$work/$side.md" "$work/$side.zh.md" "$work/$side.en.jsonl" "$work/$side.zh.jsonl"

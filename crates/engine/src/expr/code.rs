@@ -48,7 +48,7 @@ pub(crate) struct Bound<'a> {
 
 /// An expression compiled to code.
 #[derive(Debug)]
-pub(crate) struct Code(Node);
+pub(crate) struct Code(Op);
 
 /// Why an evaluation failed, in the rule language's words, and the part of the expression's
 /// text that failed (byte range), where known.
@@ -81,10 +81,11 @@ impl fmt::Display for Fail {
     }
 }
 
+/// One operation of compiled code: a value, a read, or an operation on the values of its parts.
 #[derive(Debug)]
-enum Node {
+enum Op {
     /// A part that can fail, with its place in the text (what an error points at).
-    At(Range<usize>, Box<Node>),
+    At(Range<usize>, Box<Op>),
     Const(Value),
     /// A root or node value, by slot.
     Slot(usize),
@@ -92,28 +93,28 @@ enum Node {
     Local(usize),
     /// The item the node binds (`offer` in a per-offer fact, a select's item).
     Bound,
-    Attr(Box<Node>, Box<str>),
-    Item(Box<Node>, Box<Node>),
-    Not(Box<Node>),
-    Neg(Box<Node>),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
-    Bin(BinaryOp, Box<Node>, Box<Node>),
-    If(Box<Node>, Box<Node>, Box<Node>),
-    List(Vec<Node>),
-    Map(Vec<(Node, Node)>),
+    Attr(Box<Op>, Box<str>),
+    Item(Box<Op>, Box<Op>),
+    Not(Box<Op>),
+    Neg(Box<Op>),
+    And(Box<Op>, Box<Op>),
+    Or(Box<Op>, Box<Op>),
+    Bin(BinaryOp, Box<Op>, Box<Op>),
+    If(Box<Op>, Box<Op>, Box<Op>),
+    List(Vec<Op>),
+    Map(Vec<(Op, Op)>),
     /// A map literal with distinct constant text keys: a [`Record`].
-    Record(Arc<[Value]>, Vec<Node>),
-    Call(Builtin, Vec<Node>),
+    Record(Arc<[Value]>, Vec<Op>),
+    Call(Builtin, Vec<Op>),
     /// `item.a.b` with the item bound: the path's value for each catalog offer, worked out at
     /// compile time ([`Column`]), used when the item is a catalog offer; the general form
     /// otherwise.
-    OfferPath(Box<[Column]>, Box<Node>),
+    OfferPath(Box<[Column]>, Box<Op>),
     /// `fact[item.id]` with a catalog offer bound and `fact` (a slot) a per-offer fact: the
     /// fact's value for that offer, by position; the general form otherwise.
-    PerOfferItem(usize, Box<Node>),
+    PerOfferItem(usize, Box<Op>),
     /// `item.id in fact` (or `not in`, when the flag is set), likewise.
-    PerOfferHas(usize, bool, Box<Node>),
+    PerOfferHas(usize, bool, Box<Op>),
 }
 
 /// One catalog offer's value of a path `offer.a.b`: the value (undefined when the last field is
@@ -222,29 +223,29 @@ fn refuse(expr: &Term, message: String, help: &str) -> SyntaxError {
 }
 
 impl Compiler<'_> {
-    fn node(&self, expr: &Term) -> Result<Node, SyntaxError> {
+    fn node(&self, expr: &Term) -> Result<Op, SyntaxError> {
         if expr.is_const() {
-            return Ok(Node::Const(constant(expr)));
+            return Ok(Op::Const(constant(expr)));
         }
         let boxed = |e: &Term| self.node(e).map(Box::new);
         let node = match &expr.kind {
-            TermKind::Lit(_) => Node::Const(constant(expr)),
+            TermKind::Lit(_) => Op::Const(constant(expr)),
             TermKind::Var(name) => self.var(name),
-            TermKind::Unary(UnaryOp::Not, e) => Node::Not(boxed(e)?),
-            TermKind::Unary(UnaryOp::Neg, e) => Node::Neg(boxed(e)?),
+            TermKind::Unary(UnaryOp::Not, e) => Op::Not(boxed(e)?),
+            TermKind::Unary(UnaryOp::Neg, e) => Op::Neg(boxed(e)?),
             TermKind::Binary(op, l, r) => match op {
-                BinaryOp::And => Node::And(boxed(l)?, boxed(r)?),
-                BinaryOp::Or => Node::Or(boxed(l)?, boxed(r)?),
+                BinaryOp::And => Op::And(boxed(l)?, boxed(r)?),
+                BinaryOp::Or => Op::Or(boxed(l)?, boxed(r)?),
                 BinaryOp::In | BinaryOp::NotIn => {
-                    let general = Node::Bin(*op, boxed(l)?, boxed(r)?);
+                    let general = Op::Bin(*op, boxed(l)?, boxed(r)?);
                     match self.per_offer_fact(r, l) {
                         Some(slot) => {
-                            Node::PerOfferHas(slot, *op == BinaryOp::NotIn, Box::new(general))
+                            Op::PerOfferHas(slot, *op == BinaryOp::NotIn, Box::new(general))
                         }
                         None => general,
                     }
                 }
-                op => Node::Bin(*op, boxed(l)?, boxed(r)?),
+                op => Op::Bin(*op, boxed(l)?, boxed(r)?),
             },
             TermKind::If { test, yes, no } => {
                 let Some(no) = no else {
@@ -254,23 +255,23 @@ impl Compiler<'_> {
                         "say what the value is otherwise: `a if c else b`",
                     ));
                 };
-                Node::If(boxed(test)?, boxed(yes)?, boxed(no)?)
+                Op::If(boxed(test)?, boxed(yes)?, boxed(no)?)
             }
             TermKind::Attr(e, name) => {
-                let general = Node::Attr(boxed(e)?, name.clone());
+                let general = Op::Attr(boxed(e)?, name.clone());
                 match self.offer_path(expr) {
-                    Some(column) => Node::OfferPath(column, Box::new(general)),
+                    Some(column) => Op::OfferPath(column, Box::new(general)),
                     None => general,
                 }
             }
             TermKind::Item(e, key) => {
-                let general = Node::Item(boxed(e)?, boxed(key)?);
+                let general = Op::Item(boxed(e)?, boxed(key)?);
                 match self.per_offer_fact(e, key) {
-                    Some(slot) => Node::PerOfferItem(slot, Box::new(general)),
+                    Some(slot) => Op::PerOfferItem(slot, Box::new(general)),
                     None => general,
                 }
             }
-            TermKind::List(items) => Node::List(
+            TermKind::List(items) => Op::List(
                 items
                     .iter()
                     .map(|e| self.node(e))
@@ -282,21 +283,21 @@ impl Compiler<'_> {
             }
         };
         Ok(match fold(node) {
-            node @ (Node::Const(_)
-            | Node::Slot(_)
-            | Node::Local(_)
-            | Node::Bound
-            | Node::List(_)
-            | Node::Map(_)
-            | Node::Record(..)
-            | Node::PerOfferItem(..)
-            | Node::PerOfferHas(..)) => node,
-            node => Node::At(expr.span.clone(), Box::new(node)),
+            node @ (Op::Const(_)
+            | Op::Slot(_)
+            | Op::Local(_)
+            | Op::Bound
+            | Op::List(_)
+            | Op::Map(_)
+            | Op::Record(..)
+            | Op::PerOfferItem(..)
+            | Op::PerOfferHas(..)) => node,
+            node => Op::At(expr.span.clone(), Box::new(node)),
         })
     }
 
     /// A filter, a test or a function call, as the language's vocabulary names them.
-    fn call(&self, expr: &Term) -> Result<Node, SyntaxError> {
+    fn call(&self, expr: &Term) -> Result<Op, SyntaxError> {
         let unknown = |what: &str, name: &str| {
             refuse(
                 expr,
@@ -317,7 +318,7 @@ impl Compiler<'_> {
                 }
                 let mut all = vec![self.node(subject)?];
                 all.extend(self.args(args)?);
-                Node::Call(func, all)
+                Op::Call(func, all)
             }
             TermKind::Test {
                 name,
@@ -326,9 +327,9 @@ impl Compiler<'_> {
             } => {
                 let func = vocabulary::builtin(vocabulary::TESTS, &name.text, 0)
                     .ok_or_else(|| unknown("test", &name.text))?;
-                let test = Node::Call(func, vec![self.node(subject)?]);
+                let test = Op::Call(func, vec![self.node(subject)?]);
                 if *negated {
-                    Node::Not(Box::new(test))
+                    Op::Not(Box::new(test))
                 } else {
                     test
                 }
@@ -348,7 +349,7 @@ impl Compiler<'_> {
                 }
                 let func = vocabulary::builtin(vocabulary::FUNCTIONS, id, args.len())
                     .ok_or_else(|| unknown("function", id))?;
-                Node::Call(func, self.args(args)?)
+                Op::Call(func, self.args(args)?)
             }
             _ => unreachable!("only calls are compiled here"),
         })
@@ -356,29 +357,29 @@ impl Compiler<'_> {
 
     /// A name: a text's local, the bound item, or a slot. A name that is none of them (the
     /// rules refuse it when they load; a text may read one) reads as undefined.
-    fn var(&self, name: &str) -> Node {
+    fn var(&self, name: &str) -> Op {
         if let Some(i) = self.locals.iter().rposition(|l| *l == name) {
-            return Node::Local(i);
+            return Op::Local(i);
         }
         if self.bound.first() == Some(&name) {
-            return Node::Bound;
+            return Op::Bound;
         }
         match self.names.index.get(name) {
-            Some(&i) => Node::Slot(i),
-            None => Node::Const(Value::UNDEFINED),
+            Some(&i) => Op::Slot(i),
+            None => Op::Const(Value::UNDEFINED),
         }
     }
 
     /// A map literal: a record when its keys are distinct constant strings.
-    fn map(&self, pairs: &[(Term, Term)]) -> Result<Node, SyntaxError> {
+    fn map(&self, pairs: &[(Term, Term)]) -> Result<Op, SyntaxError> {
         if let Some(keys) = constant_keys(pairs) {
             let values = pairs
                 .iter()
                 .map(|(_, e)| self.node(e))
                 .collect::<Result<_, _>>()?;
-            return Ok(Node::Record(keys, values));
+            return Ok(Op::Record(keys, values));
         }
-        Ok(Node::Map(
+        Ok(Op::Map(
             pairs
                 .iter()
                 .map(|(k, v)| Ok((self.node(k)?, self.node(v)?)))
@@ -438,7 +439,7 @@ impl Compiler<'_> {
         self.names.index.get(&**fact).copied()
     }
 
-    fn args(&self, args: &[Term]) -> Result<Vec<Node>, SyntaxError> {
+    fn args(&self, args: &[Term]) -> Result<Vec<Op>, SyntaxError> {
         args.iter().map(|a| self.node(a)).collect()
     }
 }
@@ -465,10 +466,10 @@ fn constant(expr: &Term) -> Value {
 
 /// A node whose operands are all constants, folded into its value where it has one; the node
 /// as it is otherwise (an error is left to evaluation, which reports it for a profile).
-fn fold(node: Node) -> Node {
+fn fold(node: Op) -> Op {
     let operands_const = match &node {
-        Node::Not(e) | Node::Neg(e) => matches!(**e, Node::Const(_)),
-        Node::Bin(_, l, r) => matches!(**l, Node::Const(_)) && matches!(**r, Node::Const(_)),
+        Op::Not(e) | Op::Neg(e) => matches!(**e, Op::Const(_)),
+        Op::Bin(_, l, r) => matches!(**l, Op::Const(_)) && matches!(**r, Op::Const(_)),
         _ => false,
     };
     if !operands_const {
@@ -480,7 +481,7 @@ fn fold(node: Node) -> Node {
         locals: &[],
     };
     match eval.eval(&node) {
-        Ok(v) => Node::Const(v.into_owned()),
+        Ok(v) => Op::Const(v.into_owned()),
         Err(_) => node,
     }
 }
@@ -588,21 +589,21 @@ impl<'a> Eval<'a> {
         Some((fact, i))
     }
 
-    fn eval(&self, node: &'a Node) -> Result<Val<'a>, Fail> {
+    fn eval(&self, node: &'a Op) -> Result<Val<'a>, Fail> {
         const UNDEFINED: Val<'static> = Cow::Owned(Value::UNDEFINED);
         Ok(match node {
-            Node::At(span, inner) => return self.eval(inner).map_err(|f| f.within(span)),
-            Node::Const(v) => Cow::Borrowed(v),
-            Node::Slot(i) => self.slots[*i].get().map_or(UNDEFINED, Cow::Borrowed),
-            Node::Local(i) => self.locals.get(*i).map_or(UNDEFINED, Cow::Borrowed),
-            Node::Bound => self.bound.map_or(UNDEFINED, |b| Cow::Borrowed(b.value)),
-            Node::Attr(e, name) => Cow::Owned(attr(&*self.eval(e)?, name)?),
-            Node::Item(e, key) => {
+            Op::At(span, inner) => return self.eval(inner).map_err(|f| f.within(span)),
+            Op::Const(v) => Cow::Borrowed(v),
+            Op::Slot(i) => self.slots[*i].get().map_or(UNDEFINED, Cow::Borrowed),
+            Op::Local(i) => self.locals.get(*i).map_or(UNDEFINED, Cow::Borrowed),
+            Op::Bound => self.bound.map_or(UNDEFINED, |b| Cow::Borrowed(b.value)),
+            Op::Attr(e, name) => Cow::Owned(attr(&*self.eval(e)?, name)?),
+            Op::Item(e, key) => {
                 let v = self.eval(e)?;
                 Cow::Owned(item(&v, &*self.eval(key)?)?)
             }
-            Node::Not(e) => Cow::Owned(Value::from(!truth(&*self.eval(e)?, "`not`")?)),
-            Node::Neg(e) => {
+            Op::Not(e) => Cow::Owned(Value::from(!truth(&*self.eval(e)?, "`not`")?)),
+            Op::Neg(e) => {
                 let v = self.eval(e)?;
                 Cow::Owned(match num(defined(&v, "`-`")?) {
                     Some(Num::Int(i)) => int_value(i.checked_neg().ok_or_else(|| overflow(&v))?),
@@ -610,7 +611,7 @@ impl<'a> Eval<'a> {
                     None => return Err(Fail::new(format!("`-` needs a number, not {}", what(&v)))),
                 })
             }
-            Node::And(l, r) => {
+            Op::And(l, r) => {
                 let l = self.eval(l)?;
                 if truth(&l, "`and`")? {
                     self.eval(r)?
@@ -618,54 +619,54 @@ impl<'a> Eval<'a> {
                     l
                 }
             }
-            Node::Or(l, r) => {
+            Op::Or(l, r) => {
                 let l = self.eval(l)?;
                 if truth(&l, "`or`")? { l } else { self.eval(r)? }
             }
-            Node::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
-            Node::If(test, yes, no) => {
+            Op::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
+            Op::If(test, yes, no) => {
                 if truth(&*self.eval(test)?, "`if`")? {
                     self.eval(yes)?
                 } else {
                     self.eval(no)?
                 }
             }
-            Node::List(items) => Cow::Owned(Value::from(
+            Op::List(items) => Cow::Owned(Value::from(
                 items
                     .iter()
                     .map(|e| self.eval(e).map(Cow::into_owned))
                     .collect::<Result<Vec<_>, _>>()?,
             )),
-            Node::Map(pairs) => {
+            Op::Map(pairs) => {
                 let pairs = pairs
                     .iter()
                     .map(|(k, v)| Ok((self.eval(k)?.into_owned(), self.eval(v)?.into_owned())))
                     .collect::<Result<Vec<_>, Fail>>()?;
                 Cow::Owned(Value::from_pairs(pairs))
             }
-            Node::Record(keys, values) => Cow::Owned(Record::value(
+            Op::Record(keys, values) => Cow::Owned(Record::value(
                 keys.clone(),
                 values
                     .iter()
                     .map(|e| self.eval(e).map(Cow::into_owned))
                     .collect::<Result<Vec<_>, _>>()?,
             )),
-            Node::OfferPath(column, general) => match self.offer().and_then(|i| column.get(i)) {
+            Op::OfferPath(column, general) => match self.offer().and_then(|i| column.get(i)) {
                 Some(Column::Value(v)) => Cow::Borrowed(v),
                 Some(Column::Missing(name)) => {
                     return Err(attr(&Value::UNDEFINED, name).unwrap_err());
                 }
                 None => self.eval(general)?,
             },
-            Node::PerOfferItem(slot, general) => match self.per_offer(*slot) {
+            Op::PerOfferItem(slot, general) => match self.per_offer(*slot) {
                 Some((fact, i)) => fact.at(i).map_or(UNDEFINED, Cow::Borrowed),
                 None => self.eval(general)?,
             },
-            Node::PerOfferHas(slot, negated, general) => match self.per_offer(*slot) {
+            Op::PerOfferHas(slot, negated, general) => match self.per_offer(*slot) {
                 Some((fact, i)) => Cow::Owned(Value::from(fact.at(i).is_some() != *negated)),
                 None => self.eval(general)?,
             },
-            Node::Call(func, args) => {
+            Op::Call(func, args) => {
                 let subject = self.eval(&args[0])?;
                 let second = match args.get(1) {
                     Some(e) => Some(self.eval(e)?),
@@ -794,7 +795,7 @@ fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
                 }
             })
         }
-        // Short-circuiting: nodes of their own ([`Node::And`], [`Node::Or`]).
+        // Short-circuiting: nodes of their own ([`Op::And`], [`Op::Or`]).
         BinaryOp::And | BinaryOp::Or => unreachable!("`and` and `or` are nodes of their own"),
         BinaryOp::Concat => Ok(Value::from(match (l.as_str(), r.as_str()) {
             (Some(a), Some(b)) => [a, b].concat(),

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use minijinja::value::Value;
 
 use super::Slots;
-use super::ast::{Term, TermKind};
+use super::ast::{Lit, Term, TermKind};
 use super::code::Code;
 use super::template::{Segment, segments};
 
@@ -374,6 +374,30 @@ fn write(
     Some(())
 }
 
+/// What `{{ e }}` writes, as a rule expression: `{{ a if c }}` writes nothing when `c` is false
+/// (minijinja's silent undefined), which is `{{ a if c else '' }}`; the rule language asks for
+/// the `else`.
+fn written(e: &Term) -> std::borrow::Cow<'_, Term> {
+    match &e.kind {
+        TermKind::If {
+            test,
+            yes,
+            no: None,
+        } => std::borrow::Cow::Owned(Term {
+            kind: TermKind::If {
+                test: test.clone(),
+                yes: yes.clone(),
+                no: Some(Box::new(Term {
+                    kind: TermKind::Lit(Lit::Str("".into())),
+                    span: e.span.clone(),
+                })),
+            },
+            span: e.span.clone(),
+        }),
+        _ => std::borrow::Cow::Borrowed(e),
+    }
+}
+
 struct TextCompiler<'a> {
     slots: &'a Slots,
     offers: &'a [Value],
@@ -393,7 +417,7 @@ impl<'a> TextCompiler<'a> {
     fn piece(&mut self, node: &Stmt<'a>) -> Option<Piece> {
         Some(match node {
             Stmt::Raw(r) => Piece::Raw((*r).into()),
-            Stmt::Emit(e) => Piece::Emit(self.expr(e)?),
+            Stmt::Emit(e) => Piece::Emit(self.expr(&written(e))?),
             Stmt::If(test, yes, no) => Piece::If(self.expr(test)?, self.body(yes)?, self.body(no)?),
             Stmt::For(_) => return None,
             Stmt::Set(name, e) => {
@@ -475,6 +499,7 @@ mod tests {
             "{% set p = e.l %}{% if 2 in p %}has two{% endif %} of {{ p | length }}",
             "{{ a | cny }} {{ b | num }} {{ 7 | plural('GPU') }} {{ 0.25 | pct }}",
             "{{ {'x': a, 'y': c} }} {{ [a, b, c] }} {{ e }}",
+            "{{ '+' if a > 1 }}{{ '-' if a > 100 }}{{ a }}",
         ] {
             let (fast, slow) = both(source, &values());
             assert!(fast.is_some(), "no fast answer for {source:?}");
