@@ -28,7 +28,7 @@ status=0
 masked() {
     local revision
     revision=$(head -n 1 "$work/sample.jsonl" > "$work/one.jsonl" \
-        && "$1" batch "$work/one.jsonl" --as-of "$as_of" | grep -o '"revision":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
+        && "$1" batch "$work/one.jsonl" --as-of "$as_of" 2> /dev/null | grep -o '"revision":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
     sed "s/$revision/REVISION/g"
 }
 hashes() {
