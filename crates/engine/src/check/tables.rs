@@ -343,17 +343,7 @@ fn exact_findings(
     let found = enumerate(body, domains, total);
     // Generated profiles, for an example in each region: the first to land in each cell.
     let mut examples: std::collections::HashMap<usize, J> = std::collections::HashMap::new();
-    let base = base_value();
-    for k in 0..space.samples {
-        let index = sample_index(k, space.combinations, space.samples);
-        let assignment = decode(index, space.dimensions);
-        let mut value = base.clone();
-        for (d, v) in space.dimensions.iter().zip(&assignment) {
-            set_path(&mut value, &d.path, (*v).clone());
-        }
-        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
-            continue;
-        };
+    for (assignment, profile) in space.profiles() {
         match graph.table_inputs(&profile, as_of, space.table, space.needed) {
             Ok(values) => {
                 report.evaluated += 1;
@@ -555,17 +545,7 @@ fn reached_cells(
     domains: &[super::exact::Domain],
 ) -> std::collections::HashSet<usize> {
     let mut out = std::collections::HashSet::new();
-    let base = base_value();
-    for k in 0..space.samples {
-        let index = sample_index(k, space.combinations, space.samples);
-        let assignment = decode(index, space.dimensions);
-        let mut value = base.clone();
-        for (d, v) in space.dimensions.iter().zip(&assignment) {
-            set_path(&mut value, &d.path, (*v).clone());
-        }
-        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
-            continue;
-        };
+    for (_, profile) in space.profiles() {
         if let Ok(values) = graph.table_inputs(&profile, as_of, space.table, space.needed) {
             let pieces: Option<Vec<usize>> = domains
                 .iter()
@@ -589,6 +569,24 @@ struct RowSpace<'a> {
     samples: usize,
     hit: HitPolicy,
     rows: usize,
+}
+
+impl RowSpace<'_> {
+    /// The generated profiles, spread evenly over the space, each with its assignment; the
+    /// combinations the profile format refuses are left out.
+    fn profiles(&self) -> impl Iterator<Item = (Vec<&J>, Profile)> + '_ {
+        let base = base_value();
+        (0..self.samples).filter_map(move |k| {
+            let index = sample_index(k, self.combinations, self.samples);
+            let assignment = decode(index, self.dimensions);
+            let mut value = base.clone();
+            for (d, v) in self.dimensions.iter().zip(&assignment) {
+                set_path(&mut value, &d.path, (*v).clone());
+            }
+            let profile = serde_json::from_value::<Profile>(value).ok()?;
+            Some((assignment, profile))
+        })
+    }
 }
 
 /// What evaluating a table's rows over its generated profiles saw.
@@ -617,17 +615,7 @@ fn scan(graph: &Graph, space: &RowSpace, as_of: jiff::civil::Date) -> Scan {
     let mut gap: Option<(J, usize)> = None;
     let mut first_failure: Option<Error> = None;
     let (mut evaluated, mut failed) = (0, 0);
-    let base = base_value();
-    for k in 0..space.samples {
-        let index = sample_index(k, space.combinations, space.samples);
-        let assignment = decode(index, space.dimensions);
-        let mut value = base.clone();
-        for (d, v) in space.dimensions.iter().zip(&assignment) {
-            set_path(&mut value, &d.path, (*v).clone());
-        }
-        let Ok(profile) = serde_json::from_value::<Profile>(value) else {
-            continue; // the profile format refuses this combination
-        };
+    for (assignment, profile) in space.profiles() {
         match graph.table_rows_matching(&profile, as_of, space.table, space.needed) {
             Ok(hits) => {
                 evaluated += 1;

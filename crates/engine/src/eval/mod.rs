@@ -108,18 +108,28 @@ impl Graph {
         table: usize,
         needed: &[usize],
     ) -> Result<Vec<bool>> {
-        let run = Run::new(self, profile, as_of);
-        let c = self.compiled();
-        for &i in needed {
-            let node = &c.nodes[i];
-            let value = nodes::evaluate(&run, node)?;
-            let _ = run.slots[c.slot[i]].set(value);
-        }
-        let node = &c.nodes[table];
+        let run = self.run_needed(profile, as_of, needed)?;
+        let node = &self.compiled().nodes[table];
         let Body::Table(table) = &node.body else {
             return Ok(Vec::new());
         };
         nodes::table::row_hits(&run, node, table)
+    }
+
+    /// A run over `profile` with the nodes `needed` evaluated, in that order.
+    fn run_needed<'g>(
+        &'g self,
+        profile: &'g Profile,
+        as_of: jiff::civil::Date,
+        needed: &[usize],
+    ) -> Result<Run<'g>> {
+        let run = Run::new(self, profile, as_of);
+        let c = self.compiled();
+        for &i in needed {
+            let value = nodes::evaluate(&run, &c.nodes[i])?;
+            let _ = run.slots[c.slot[i]].set(value);
+        }
+        Ok(run)
     }
 
     /// The values of table `table`'s inputs over `profile`, evaluating `needed` first.
@@ -130,14 +140,8 @@ impl Graph {
         table: usize,
         needed: &[usize],
     ) -> Result<Vec<Value>> {
-        let run = Run::new(self, profile, as_of);
-        let c = self.compiled();
-        for &i in needed {
-            let node = &c.nodes[i];
-            let value = nodes::evaluate(&run, node)?;
-            let _ = run.slots[c.slot[i]].set(value);
-        }
-        let node = &c.nodes[table];
+        let run = self.run_needed(profile, as_of, needed)?;
+        let node = &self.compiled().nodes[table];
         let Body::Table(table) = &node.body else {
             return Ok(Vec::new());
         };
