@@ -880,6 +880,7 @@ fn builtin_name(func: Builtin) -> &'static str {
         Builtin::Cny => "`cny`",
         Builtin::Length => "`length`",
         Builtin::Hours => "`hours`",
+        Builtin::Each => "`each`",
         Builtin::Join => "`join`",
         Builtin::List => "`list`",
         Builtin::Max => "`max`",
@@ -991,6 +992,10 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
                 out.push_str(&item.to_string());
             }
             Ok(Value::from(out))
+        }
+        Builtin::Each => {
+            let map = second.expect("`each` takes a map");
+            helper(crate::expr::functions::each(subject, map))
         }
         Builtin::List => Ok(Value::from(
             subject

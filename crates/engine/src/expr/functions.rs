@@ -35,6 +35,7 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("cell", table_cell);
     env.add_filter("plural", plural);
     env.add_filter("brief", brief);
+    env.add_filter("each", |list: &Value, map: &Value| each(list, map));
     env
 }
 
@@ -296,6 +297,28 @@ pub fn table_cell(text: &str) -> String {
         b'\n' | b'\r' => Some(" "),
         _ => None,
     })
+}
+
+/// `list | each(map)`: each item of `list` replaced by `map`'s entry for it (a word for each
+/// value, `['data', 'tensor'] | each({'data': '数据并行', 'tensor': '张量并行'})`); an item the
+/// map has no entry for is an error.
+pub(crate) fn each(list: &Value, map: &Value) -> Result<Value, MjError> {
+    let invalid = |detail: String| MjError::new(MjErrorKind::InvalidOperation, detail);
+    if map.kind() != minijinja::value::ValueKind::Map {
+        return Err(invalid(format!("`each` takes a map, not {}", map.kind())));
+    }
+    let items = list
+        .try_iter()
+        .map_err(|_| invalid(format!("`each` goes over a list, not {}", list.kind())))?;
+    items
+        .map(|item| match map.get_item(&item) {
+            Ok(v) if !v.is_undefined() => Ok(v),
+            _ => Err(invalid(format!(
+                "`each`: the map has no entry for {item:?}"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::from)
 }
 
 /// A short, readable rendering of any value: numbers to two decimals, maps as `key: value`.

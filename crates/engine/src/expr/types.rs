@@ -202,6 +202,10 @@ fn filtered(filter: &str, subject: &Term, s: Type, args: &[Type]) -> Result<Type
             takes(&[Type::List], "it joins a list")?;
             Type::Text
         }
+        "each" => {
+            takes(&[Type::List], "it goes over a list")?;
+            Type::List
+        }
         "list" => {
             takes(
                 &[Type::List, Type::Map, Type::Text],

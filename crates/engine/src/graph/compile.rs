@@ -7,11 +7,12 @@
 //! only when it must render it. Invariants (`holds:`) are compiled like the
 //! outputs: they read nodes and are no node themselves.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use minijinja::value::Value;
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Result};
 use crate::expr::text::Text;
@@ -31,37 +32,86 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     for name in ROOT_NAMES {
         index.insert((*name).to_owned(), index.len());
     }
-    // (file, node or invariant id, part, text, rendered from an evaluation's slots)
-    let mut texts: Vec<(usize, &str, String, &Template, bool)> = Vec::new();
+    // (file, node or invariant id, part, the template's source in `lang`, where it is written,
+    // rendered from an evaluation's slots)
+    let mut texts: Vec<(usize, &str, String, Cow<'_, str>, Location, bool)> = Vec::new();
+    fn words(t: &Template, lang: Lang) -> Cow<'_, str> {
+        Cow::Borrowed(t.value.get(lang))
+    }
     for n in &policy.nodes {
         let id = n.item.id().value.as_str();
         match &n.item {
             RuleNode::Criterion(c) => {
-                texts.push((n.file, id, "met".into(), &c.met, true));
-                texts.push((n.file, id, "not_met".into(), &c.not_met, true));
+                for (part, e) in [("met", &c.met), ("not_met", &c.not_met)] {
+                    let source = e.value.source(lang, &c.phrases);
+                    texts.push((n.file, id, part.into(), source, e.referenced, true));
+                }
             }
-            RuleNode::Warning(w) => texts.push((n.file, id, "message".into(), &w.message, true)),
-            RuleNode::Checklist(c) => texts.push((n.file, id, "text".into(), &c.text, true)),
+            RuleNode::Warning(w) => {
+                let source = w.message.value.source(lang, &w.phrases);
+                texts.push((
+                    n.file,
+                    id,
+                    "message".into(),
+                    source,
+                    w.message.referenced,
+                    true,
+                ));
+            }
+            RuleNode::Checklist(c) => {
+                texts.push((
+                    n.file,
+                    id,
+                    "text".into(),
+                    words(&c.text, lang),
+                    c.text.referenced,
+                    true,
+                ));
+            }
             _ => {}
         }
     }
     // An invariant's `message:` is shown only when it is broken.
     for n in &policy.invariants {
-        let id = n.item.id.value.as_str();
-        texts.push((n.file, id, "message".into(), &n.item.message, true));
+        let (id, m) = (n.item.id.value.as_str(), &n.item.message);
+        texts.push((
+            n.file,
+            id,
+            "message".into(),
+            words(m, lang),
+            m.referenced,
+            true,
+        ));
     }
     // The sensitivity texts are rendered with values of their own, by minijinja.
     if let Some(n) = &policy.sensitivity {
-        texts.push((n.file, "sensitivity", "text".into(), &n.item.text, false));
-        if let Some(unchanged) = &n.item.unchanged {
-            texts.push((n.file, "sensitivity", "unchanged".into(), unchanged, false));
+        let t = &n.item.text;
+        texts.push((
+            n.file,
+            "sensitivity",
+            "text".into(),
+            words(t, lang),
+            t.referenced,
+            false,
+        ));
+        if let Some(u) = &n.item.unchanged {
+            texts.push((
+                n.file,
+                "sensitivity",
+                "unchanged".into(),
+                words(u, lang),
+                u.referenced,
+                false,
+            ));
         }
         for (i, probe) in n.item.fields.iter().enumerate() {
+            let says = &probe.says;
             texts.push((
                 n.file,
                 "sensitivity",
                 format!("says.{i}"),
-                &probe.says,
+                words(says, lang),
+                says.referenced,
                 false,
             ));
         }
@@ -89,13 +139,12 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     );
     let mut parsed = HashMap::with_capacity(texts.len());
     let mut sources = HashMap::with_capacity(texts.len());
-    for (file, id, part, text, from_slots) in texts {
+    for (file, id, part, source, location, from_slots) in texts {
         let name = format!("{id}.{part}");
-        let source = text.value.get(lang);
         let fast = from_slots.then_some((&slots, offers.as_slice()));
-        let t = Text::parse(&name, source, fast)
-            .map_err(|e| template_error(&policy, file, text, id, &part, &e))?;
-        sources.insert(name.clone(), source.to_owned());
+        let t = Text::parse(&name, &source, fast)
+            .map_err(|e| template_error(&policy, file, location, id, &part, &e))?;
+        sources.insert(name.clone(), source.into_owned());
         parsed.insert(name, t);
     }
     // minijinja compiles a text the first time it renders it (most never: the fast form
@@ -286,7 +335,7 @@ fn invariant<'a>(
     let id = &n.id.value;
     let mut reads = Reads::default();
     let holds = scope.expr(file, &n.holds, id, "holds", &[], &mut reads);
-    let text = scope.text(file, &n.message, id, "message", &mut reads);
+    let text = scope.text(file, n.message.referenced, id, "message", &mut reads);
     let holds = match (holds, text) {
         (Ok(holds), Ok(())) => holds,
         (Err(a), Err(b)) => return Err(Error::many(vec![a, b]).expect("two errors")),

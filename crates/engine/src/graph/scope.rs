@@ -16,6 +16,7 @@ use crate::expr::Expr;
 use crate::expr::types::Type;
 use crate::graph::Owner;
 use crate::graph::model::Body;
+use crate::policy::explanation::{self, Explanation, Phrases, SentenceRow};
 use crate::policy::rules::Template;
 use crate::policy::rules::{FieldType, RuleNode};
 use crate::policy::{Policy, ROOT_NAMES};
@@ -295,7 +296,7 @@ impl<'a> Scope<'a> {
     pub(crate) fn text(
         &self,
         file: usize,
-        text: &Template,
+        location: Location,
         node: &str,
         part: &str,
         reads: &mut Reads,
@@ -305,14 +306,14 @@ impl<'a> Scope<'a> {
         let Some(template) = self.owner.texts.get(&name) else {
             return Err(self.owner.policy.error_at(
                 file,
-                text.referenced,
+                location,
                 format!("no text template `{name}`"),
             ));
         };
         let mut mentioned = Reads::default();
         self.resolve(
             file,
-            text.referenced,
+            location,
             node,
             part,
             &[],
@@ -344,7 +345,7 @@ pub(crate) const TOO_LARGE_HELP: &str =
 pub(crate) fn template_error(
     policy: &Policy,
     file: usize,
-    text: &Template,
+    location: Location,
     node: &str,
     part: &str,
     e: &minijinja::Error,
@@ -356,7 +357,7 @@ pub(crate) fn template_error(
     policy
         .error_at(
             file,
-            text.referenced,
+            location,
             format!(
                 "{}: `{part}` template does not compile: {detail}{line}",
                 subject(policy, node)
@@ -380,13 +381,14 @@ pub(crate) struct Reads {
 pub(crate) type NodeResult<'a> = Result<(Body<'a>, Reads)>;
 
 impl<'a> Scope<'a> {
-    /// A criterion, warning or checklist item: an optional condition and texts rendered last.
+    /// A criterion, warning or checklist item: an optional condition and texts rendered last
+    /// (each a template, or rows of condition and sentence inserting the node's phrases).
     pub(crate) fn condition_node(
         &self,
         file: usize,
         id: &str,
         when: Option<&'a Spanned<String>>,
-        texts: &[(&str, &Template)],
+        texts: &[(&str, Said<'a>)],
         body: impl FnOnce(Option<Expr<'a>>, &[String]) -> Body<'a>,
     ) -> NodeResult<'a> {
         let mut reads = Reads::default();
@@ -395,11 +397,72 @@ impl<'a> Scope<'a> {
             .transpose();
         let mut errors = Vec::new();
         let mut names = Vec::with_capacity(texts.len());
+        let mut phrases = None;
+        let mut inserted = HashSet::new();
         for (part, text) in texts {
-            if let Err(e) = self.text(file, text, id, part, &mut reads) {
+            let location = match text {
+                Said::Template(t) => t.referenced,
+                Said::Explained(e, node_phrases) => {
+                    if let Some(rows) = e.value.rows() {
+                        let rows = RowList {
+                            file,
+                            id,
+                            field: (*part).to_owned(),
+                            rows,
+                        };
+                        self.rows(
+                            &rows,
+                            node_phrases,
+                            None,
+                            &mut reads,
+                            &mut errors,
+                            &mut inserted,
+                        );
+                        phrases = Some((e.referenced, *node_phrases));
+                    }
+                    e.referenced
+                }
+            };
+            if let Err(e) = self.text(file, location, id, part, &mut reads) {
                 errors.push(e);
             }
             names.push(format!("{id}.{part}"));
+        }
+        if let Some((at, phrases)) = phrases {
+            for (name, rows) in phrases {
+                let list = RowList {
+                    file,
+                    id,
+                    field: format!("phrases.{name}"),
+                    rows,
+                };
+                self.rows(
+                    &list,
+                    phrases,
+                    Some(name),
+                    &mut reads,
+                    &mut errors,
+                    &mut inserted,
+                );
+                if !inserted.contains(name.as_str()) {
+                    errors.push(
+                        self.owner
+                            .policy
+                            .error_at(
+                                file,
+                                at,
+                                format!(
+                                    "{}: the phrase `{name}` is never inserted",
+                                    subject(&self.owner.policy, id)
+                                ),
+                            )
+                            .field(format!("{id}.phrases.{name}"))
+                            .help(
+                                "insert it in a sentence with `{{ phrases.NAME }}`, or remove it",
+                            ),
+                    );
+                }
+            }
         }
         let when = match when {
             Ok(when) => when,
@@ -413,7 +476,116 @@ impl<'a> Scope<'a> {
             None => Ok((body(when, &names), reads)),
         }
     }
+
+    /// Checks one list of sentence rows (a text's, or phrase `phrase`'s): each `when:` a
+    /// condition of the rule language (typed, located at its row), only the last row without
+    /// one, no `{% %}` tag in a sentence, and every `{{ phrases.NAME }}` a phrase of the node
+    /// (a phrase inserts none), recording the phrases inserted.
+    fn rows(
+        &self,
+        list: &RowList<'a, '_>,
+        phrases: &'a Phrases,
+        phrase: Option<&str>,
+        reads: &mut Reads,
+        errors: &mut Vec<Error>,
+        inserted: &mut HashSet<&'a str>,
+    ) {
+        let policy = &self.owner.policy;
+        let RowList {
+            file,
+            id,
+            ref field,
+            rows,
+        } = *list;
+        let fault = |at: Location, path: String, message: String| {
+            policy
+                .error_at(file, at, format!("{}: {message}", subject(policy, id)))
+                .field(format!("{id}.{path}"))
+        };
+        for (i, row) in rows.iter().enumerate() {
+            let last = i + 1 == rows.len();
+            let at = format!("{field}[{i}]");
+            match &row.when {
+                Some(when) => {
+                    if let Err(e) = self.expr(file, when, id, &format!("{at}.when"), &[], reads) {
+                        errors.push(e);
+                    }
+                    if last {
+                        errors.push(
+                            fault(when.referenced, format!("{at}.when"), format!(
+                                "the last row of `{field}` has a `when:`, so a profile may match no row"
+                            ))
+                            .help(ROWS_HELP),
+                        );
+                    }
+                }
+                None if !last => errors.push(
+                    fault(row.says.referenced, at.clone(), format!(
+                        "row {} of `{field}` has no `when:`, so the rows after it are never said",
+                        i + 1
+                    ))
+                    .help(ROWS_HELP),
+                ),
+                None => {}
+            }
+            let words = &row.says.value;
+            for sentence in std::iter::once(words.en.as_str()).chain(words.zh.as_deref()) {
+                if sentence.contains("{%") {
+                    errors.push(
+                        fault(row.says.referenced, format!("{at}.says"), format!(
+                            "a sentence of `{field}` has a `{{% %}}` tag: a sentence only inserts values"
+                        ))
+                        .help("put the condition in a row's `when:` (a row per case), or in a phrase the sentence inserts with `{{ phrases.NAME }}`"),
+                    );
+                }
+                for name in explanation::phrase_names(sentence) {
+                    let message = match phrases.get_key_value(name) {
+                        _ if phrase.is_some() => format!(
+                            "the phrase `{}` inserts `phrases.{name}`: a phrase does not insert phrases",
+                            phrase.unwrap_or_default()
+                        ),
+                        Some((key, _)) => {
+                            inserted.insert(key.as_str());
+                            continue;
+                        }
+                        None => format!("`phrases.{name}` is not a phrase of this node"),
+                    };
+                    let mut err = fault(row.says.referenced, format!("{at}.says"), message);
+                    if let Some(s) = suggest_name(name, phrases.keys().map(String::as_str)) {
+                        err = err.help(format!("did you mean `phrases.{s}`?"));
+                    }
+                    let known: Vec<&str> = phrases.keys().map(String::as_str).collect();
+                    errors.push(err.help(format!(
+                        "the node's phrases: {}",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    )));
+                }
+            }
+        }
+    }
 }
+
+/// A text of a criterion, warning or checklist item, as [`Scope::condition_node`] checks it.
+pub(crate) enum Said<'a> {
+    Template(&'a Template),
+    /// An explanation (rows or a template) and the node's phrases.
+    Explained(&'a Spanned<Explanation>, &'a Phrases),
+}
+
+/// One list of sentence rows and where it is: file, node, field (`met`, `phrases.tail`).
+struct RowList<'a, 's> {
+    file: usize,
+    id: &'s str,
+    field: String,
+    rows: &'a [SentenceRow],
+}
+
+/// How sentence rows are written.
+const ROWS_HELP: &str = "rows are tried in order and the first whose `when:` is true gives the sentence; the last row has no `when:` and says what holds otherwise";
 
 #[cfg(test)]
 mod tests {

@@ -157,7 +157,8 @@ fn collect(
     for s in schemas {
         words |= schema.expand(s, &mut expanded);
     }
-    if words {
+    // An explanation is a text or rows of texts: rows are read below, item by item.
+    if words && !matches!(node.value, YamlTree::Seq(_)) {
         if let Some(text) = text_at(source, path, node) {
             out.push(text);
         }

@@ -8,6 +8,7 @@
 //! the catalog holds the hardware and [`quotes`] reads the prices, each row checked, and
 //! prices the catalog at a date ([`Policy::at`]).
 
+pub mod explanation;
 mod languages;
 pub(crate) mod located;
 mod prepared;

@@ -11,6 +11,7 @@ use serde_saphyr::Spanned;
 
 use crate::kind::NodeKind;
 pub use crate::lang::Words;
+pub use crate::policy::explanation::{Explanation, Phrases, SentenceRow};
 
 /// An expression in minijinja's expression language, with where it was written.
 pub type ExprText = Spanned<String>;
@@ -245,12 +246,15 @@ pub struct Criterion {
     /// Must evaluate to true or false.
     #[schemars(with = "String")]
     pub when: ExprText,
-    /// Template explaining why the criterion is met.
-    #[schemars(with = "Words")]
-    pub met: Template,
-    /// Template explaining why it is not.
-    #[schemars(with = "Words")]
-    pub not_met: Template,
+    /// Why the criterion is met: first-hit rows of `when:` and `says:` (or a template).
+    #[schemars(with = "Explanation")]
+    pub met: Spanned<Explanation>,
+    /// Why it is not, likewise.
+    #[schemars(with = "Explanation")]
+    pub not_met: Spanned<Explanation>,
+    /// Named phrases the rows' sentences insert with `{{ phrases.NAME }}`, each first-hit rows.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 /// How a decision table picks among matching rows.
@@ -442,9 +446,12 @@ pub struct Warning {
     /// Raises the warning when true.
     #[schemars(with = "String")]
     pub when: ExprText,
-    /// Template of the message shown.
-    #[schemars(with = "Words")]
-    pub message: Template,
+    /// The message shown: first-hit rows of `when:` and `says:` (or a template).
+    #[schemars(with = "Explanation")]
+    pub message: Spanned<Explanation>,
+    /// Named phrases the rows' sentences insert with `{{ phrases.NAME }}`, each first-hit rows.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 /// A statement that must hold for every decision. It reads nodes like an output expression

@@ -9,7 +9,7 @@ use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
-use crate::graph::scope::{NodeResult, Scope};
+use crate::graph::scope::{NodeResult, Said, Scope};
 use crate::policy::rules::ChecklistItem;
 
 /// How the kind is drawn in `decide graph`: a stadium (a note in DOT).
@@ -31,7 +31,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, c: &'a ChecklistItem) 
         file,
         &c.id.value,
         c.when.as_ref(),
-        &[("text", &c.text)],
+        &[("text", Said::Template(&c.text))],
         |when, texts| {
             Body::Checklist(ChecklistBody {
                 when,

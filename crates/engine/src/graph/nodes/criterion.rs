@@ -9,7 +9,7 @@ use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
-use crate::graph::scope::{NodeResult, Scope};
+use crate::graph::scope::{NodeResult, Said, Scope};
 use crate::policy::rules::Criterion;
 
 /// How the kind is drawn in `decide graph`: a rhombus.
@@ -32,7 +32,10 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, c: &'a Criterion) -> N
         file,
         &c.id.value,
         Some(&c.when),
-        &[("met", &c.met), ("not_met", &c.not_met)],
+        &[
+            ("met", Said::Explained(&c.met, &c.phrases)),
+            ("not_met", Said::Explained(&c.not_met, &c.phrases)),
+        ],
         |when, texts| {
             Body::Criterion(CriterionBody {
                 when: when.expect("criteria have a condition"),

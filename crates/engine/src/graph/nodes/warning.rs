@@ -9,7 +9,7 @@ use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
-use crate::graph::scope::{NodeResult, Scope};
+use crate::graph::scope::{NodeResult, Said, Scope};
 use crate::policy::rules::Warning;
 
 /// How the kind is drawn in `decide graph`: a flag (an octagon in DOT).
@@ -31,7 +31,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, w: &'a Warning) -> Nod
         file,
         &w.id.value,
         Some(&w.when),
-        &[("message", &w.message)],
+        &[("message", Said::Explained(&w.message, &w.phrases))],
         |when, texts| {
             Body::Warning(WarningBody {
                 when: when.expect("warnings have a condition"),

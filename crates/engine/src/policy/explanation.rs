@@ -1,0 +1,248 @@
+//! Explanations as data: a criterion's `met:` / `not_met:` or a warning's `message:` written as
+//! first-hit rows of a condition (`when:`) and a sentence (`says:`, one per language), with
+//! named phrases a sentence inserts. The logic is written once, in the rows' conditions; a
+//! sentence only inserts values (`{{ }}`), so a translation never restates a condition.
+//!
+//! A row's sentence is text with `{{ expression }}` insertions and `{{ phrases.NAME }}`, which
+//! inserts the node's phrase `NAME` (itself first-hit rows). The first row whose `when:` is true
+//! gives the sentence; the last row has no `when:` and says what holds otherwise, so every
+//! profile gets a sentence. The rows are rendered as one text template of `{% if %}` /
+//! `{% elif %}` / `{% else %}` over the sentences ([`Explanation::source`]), so they mean what
+//! the same template written by hand means.
+//!
+//! A plain template (`{en: ..., zh: ...}`, as before) is still read, so a rules folder written
+//! before rows existed loads unchanged.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use crate::lang::{Lang, Words};
+
+/// A criterion's or warning's explanation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Explanation {
+    /// A text template in one or two languages, logic and all.
+    Template(Words),
+    /// First-hit rows of condition and sentence.
+    Rows(Vec<SentenceRow>),
+}
+
+/// One row: when it applies (none on the last row: otherwise), and what it says.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SentenceRow {
+    /// True or false; the first row whose condition is true gives the sentence. The last row
+    /// has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Spanned<String>>,
+    /// The sentence, in each language: text with `{{ expression }}` and `{{ phrases.NAME }}`
+    /// insertions, no `{% %}` tags.
+    #[schemars(with = "Words")]
+    pub says: Spanned<Words>,
+}
+
+/// A node's named phrases: each first-hit rows, inserted by `{{ phrases.NAME }}`.
+pub type Phrases = IndexMap<String, Vec<SentenceRow>>;
+
+/// What a phrase insertion looks like: `{{ phrases.NAME }}`, spaces inside the braces optional.
+const PHRASES: &str = "phrases.";
+
+impl Explanation {
+    /// The explanation as one text template in `lang` (English where a sentence has no
+    /// translation): a template as written, rows as `{% if %}` ... `{% endif %}` over their
+    /// sentences with each phrase inserted in place.
+    #[must_use]
+    pub fn source<'a>(&'a self, lang: Lang, phrases: &Phrases) -> Cow<'a, str> {
+        match self {
+            Explanation::Template(words) => Cow::Borrowed(words.get(lang)),
+            Explanation::Rows(rows) => Cow::Owned(chain(rows, lang, phrases)),
+        }
+    }
+
+    /// The rows, if the explanation is written as rows.
+    #[must_use]
+    pub fn rows(&self) -> Option<&[SentenceRow]> {
+        match self {
+            Explanation::Template(_) => None,
+            Explanation::Rows(rows) => Some(rows),
+        }
+    }
+}
+
+/// `rows` as one template: `{% if w1 %}s1{% elif w2 %}s2{% else %}s3{% endif %}`.
+fn chain(rows: &[SentenceRow], lang: Lang, phrases: &Phrases) -> String {
+    let mut out = String::new();
+    let conditional = rows.first().is_some_and(|r| r.when.is_some());
+    for (i, row) in rows.iter().enumerate() {
+        match (&row.when, i) {
+            (Some(when), 0) => out.push_str(&format!("{{% if {} %}}", when.value.trim())),
+            (Some(when), _) => out.push_str(&format!("{{% elif {} %}}", when.value.trim())),
+            (None, 0) => {}
+            (None, _) => out.push_str("{% else %}"),
+        }
+        out.push_str(&insert_phrases(row.says.value.get(lang), lang, phrases));
+    }
+    if conditional {
+        out.push_str("{% endif %}");
+    }
+    out
+}
+
+/// `sentence` with each `{{ phrases.NAME }}` replaced by that phrase's rows as a template (an
+/// unknown name is left as written: [`phrase_names`] finds it for the rules check).
+fn insert_phrases(sentence: &str, lang: Lang, phrases: &Phrases) -> String {
+    let mut out = String::with_capacity(sentence.len());
+    let mut rest = sentence;
+    while let Some((before, name, after)) = next_phrase(rest) {
+        out.push_str(before);
+        match phrases.get(name) {
+            Some(rows) => out.push_str(&chain(rows, lang, &Phrases::new())),
+            None => out.push_str(&rest[before.len()..rest.len() - after.len()]),
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The next `{{ phrases.NAME }}` in `text`: the text before it, the name, the text after it.
+fn next_phrase(text: &str) -> Option<(&str, &str, &str)> {
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| i + from) {
+        let close = text[open..].find("}}").map(|i| i + open)?;
+        let inside = text[open + 2..close].trim_matches(|c: char| c == '-' || c.is_whitespace());
+        if let Some(name) = inside.strip_prefix(PHRASES)
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Some((&text[..open], name, &text[close + 2..]));
+        }
+        from = close + 2;
+    }
+    None
+}
+
+/// The phrase names `sentence` inserts, in order.
+#[must_use]
+pub fn phrase_names(sentence: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = sentence;
+    while let Some((_, name, after)) = next_phrase(rest) {
+        names.push(name);
+        rest = after;
+    }
+    names
+}
+
+impl<'de> Deserialize<'de> for Explanation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ExplanationVisitor;
+
+        impl<'de> Visitor<'de> for ExplanationVisitor {
+            type Value = Explanation;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a text, `{en: ..., zh: ...}`, or rows `- {when: ..., says: ...}` (the last without `when`)",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Explanation, E> {
+                Ok(Explanation::Template(Words::from(v)))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Explanation, A::Error> {
+                Words::deserialize(MapAccessDeserializer::new(map)).map(Explanation::Template)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Explanation, A::Error> {
+                Vec::<SentenceRow>::deserialize(SeqAccessDeserializer::new(seq))
+                    .map(Explanation::Rows)
+            }
+        }
+
+        deserializer.deserialize_any(ExplanationVisitor)
+    }
+}
+
+/// How an [`Explanation`] looks in a JSON Schema: a text (or both languages), or rows.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+enum ExplanationShape {
+    Template(Words),
+    Rows(Vec<SentenceRow>),
+}
+
+impl JsonSchema for Explanation {
+    fn schema_name() -> Cow<'static, str> {
+        "Explanation".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        ExplanationShape::json_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(yaml: &str) -> Explanation {
+        serde_saphyr::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn rows_become_one_first_hit_template_per_language() {
+        let e = rows(
+            "- when: a > 1\n  says: {en: 'big {{ a }}', zh: '大 {{ a }}'}\n\
+             - when: b\n  says: 'b only'\n\
+             - says: {en: 'else{{ phrases.tail }}.', zh: '否则{{phrases.tail}}。'}\n",
+        );
+        let mut phrases = Phrases::new();
+        phrases.insert(
+            "tail".into(),
+            match rows("- when: c\n  says: {en: ' (c)', zh: '（c）'}\n- says: ''\n") {
+                Explanation::Rows(r) => r,
+                Explanation::Template(_) => unreachable!(),
+            },
+        );
+        assert_eq!(
+            e.source(Lang::En, &phrases),
+            "{% if a > 1 %}big {{ a }}{% elif b %}b only{% else %}else{% if c %} (c){% else %}{% endif %}.{% endif %}"
+        );
+        // A sentence without a translation says it in English.
+        assert_eq!(
+            e.source(Lang::Zh, &phrases),
+            "{% if a > 1 %}大 {{ a }}{% elif b %}b only{% else %}否则{% if c %}（c）{% else %}{% endif %}。{% endif %}"
+        );
+        assert_eq!(
+            phrase_names("x {{ phrases.a }} {{ b }} {{- phrases.c_2 -}}"),
+            ["a", "c_2"]
+        );
+    }
+
+    #[test]
+    fn one_row_without_condition_is_its_sentence_and_a_template_stays_as_written() {
+        let e = rows("- says: {en: 'always {{ x }}'}\n");
+        assert_eq!(e.source(Lang::En, &Phrases::new()), "always {{ x }}");
+        let t: Explanation =
+            serde_saphyr::from_str("{en: 'a {% if x %}b{% endif %}', zh: 'c'}").unwrap();
+        assert_eq!(t.source(Lang::Zh, &Phrases::new()), "c");
+        assert!(t.rows().is_none());
+        // An unknown phrase is left as written (the rules check names it).
+        assert_eq!(
+            insert_phrases("a {{ phrases.nope }} b", Lang::En, &Phrases::new()),
+            "a {{ phrases.nope }} b"
+        );
+    }
+}
