@@ -480,7 +480,7 @@ impl<'a> Scope<'a> {
     /// Checks one list of sentence rows (a text's, or phrase `phrase`'s): each `when:` a
     /// condition of the rule language (typed, located at its row), only the last row without
     /// one, no `{% %}` tag in a sentence, and every `{{ phrases.NAME }}` a phrase of the node
-    /// (a phrase inserts none), recording the phrases inserted.
+    /// in no cycle of phrases, recording the phrases inserted.
     fn rows(
         &self,
         list: &RowList<'a, '_>,
@@ -540,13 +540,15 @@ impl<'a> Scope<'a> {
                 }
                 for name in explanation::phrase_names(sentence) {
                     let message = match phrases.get_key_value(name) {
-                        _ if phrase.is_some() => format!(
-                            "the phrase `{}` inserts `phrases.{name}`: a phrase does not insert phrases",
-                            phrase.unwrap_or_default()
-                        ),
                         Some((key, _)) => {
                             inserted.insert(key.as_str());
-                            continue;
+                            match phrase.and_then(|p| cycle(phrases, p)) {
+                                Some(cycle) if cycle.contains(&name) => format!(
+                                    "phrases insert each other in a cycle: {}",
+                                    cycle.join(" → ")
+                                ),
+                                _ => continue,
+                            }
                         }
                         None => format!("`phrases.{name}` is not a phrase of this node"),
                     };
@@ -567,6 +569,38 @@ impl<'a> Scope<'a> {
             }
         }
     }
+}
+
+/// The phrases inserted from `start` back to `start` (`a → b → a`), if `start` is in a cycle.
+fn cycle<'p>(phrases: &'p Phrases, start: &'p str) -> Option<Vec<&'p str>> {
+    fn walk<'p>(phrases: &'p Phrases, start: &str, path: &mut Vec<&'p str>) -> bool {
+        let Some(rows) = path.last().and_then(|at| phrases.get(*at)) else {
+            return false;
+        };
+        let said = rows.iter().flat_map(|r| {
+            std::iter::once(r.says.value.en.as_str()).chain(r.says.value.zh.as_deref())
+        });
+        for name in said.flat_map(explanation::phrase_names) {
+            let Some((key, _)) = phrases.get_key_value(name) else {
+                continue;
+            };
+            if key == start {
+                path.push(key);
+                return true;
+            }
+            if !path.contains(&key.as_str()) {
+                path.push(key);
+                if walk(phrases, start, path) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    let (key, _) = phrases.get_key_value(start)?;
+    let mut path = vec![key.as_str()];
+    walk(phrases, start, &mut path).then_some(path)
 }
 
 /// A text of a criterion, warning or checklist item, as [`Scope::condition_node`] checks it.

@@ -4,7 +4,8 @@
 //! sentence only inserts values (`{{ }}`), so a translation never restates a condition.
 //!
 //! A row's sentence is text with `{{ expression }}` insertions and `{{ phrases.NAME }}`, which
-//! inserts the node's phrase `NAME` (itself first-hit rows). The first row whose `when:` is true
+//! inserts the node's phrase `NAME` (itself first-hit rows, whose sentences may insert other
+//! phrases, in no cycle). The first row whose `when:` is true
 //! gives the sentence; the last row has no `when:` and says what holds otherwise, so every
 //! profile gets a sentence. The rows are rendered as one text template of `{% if %}` /
 //! `{% elif %}` / `{% else %}` over the sentences ([`Explanation::source`]), so they mean what
@@ -64,7 +65,7 @@ impl Explanation {
     pub fn source<'a>(&'a self, lang: Lang, phrases: &Phrases) -> Cow<'a, str> {
         match self {
             Explanation::Template(words) => Cow::Borrowed(words.get(lang)),
-            Explanation::Rows(rows) => Cow::Owned(chain(rows, lang, phrases)),
+            Explanation::Rows(rows) => Cow::Owned(chain(rows, lang, phrases, &mut Vec::new())),
         }
     }
 
@@ -78,8 +79,14 @@ impl Explanation {
     }
 }
 
-/// `rows` as one template: `{% if w1 %}s1{% elif w2 %}s2{% else %}s3{% endif %}`.
-fn chain(rows: &[SentenceRow], lang: Lang, phrases: &Phrases) -> String {
+/// `rows` as one template: `{% if w1 %}s1{% elif w2 %}s2{% else %}s3{% endif %}`. `inside` are
+/// the phrases being inserted around it (a phrase that would insert itself is left as written).
+fn chain<'p>(
+    rows: &[SentenceRow],
+    lang: Lang,
+    phrases: &'p Phrases,
+    inside: &mut Vec<&'p str>,
+) -> String {
     let mut out = String::new();
     let conditional = rows.first().is_some_and(|r| r.when.is_some());
     for (i, row) in rows.iter().enumerate() {
@@ -89,7 +96,12 @@ fn chain(rows: &[SentenceRow], lang: Lang, phrases: &Phrases) -> String {
             (None, 0) => {}
             (None, _) => out.push_str("{% else %}"),
         }
-        out.push_str(&insert_phrases(row.says.value.get(lang), lang, phrases));
+        out.push_str(&insert_phrases(
+            row.says.value.get(lang),
+            lang,
+            phrases,
+            inside,
+        ));
     }
     if conditional {
         out.push_str("{% endif %}");
@@ -97,16 +109,26 @@ fn chain(rows: &[SentenceRow], lang: Lang, phrases: &Phrases) -> String {
     out
 }
 
-/// `sentence` with each `{{ phrases.NAME }}` replaced by that phrase's rows as a template (an
-/// unknown name is left as written: [`phrase_names`] finds it for the rules check).
-fn insert_phrases(sentence: &str, lang: Lang, phrases: &Phrases) -> String {
+/// `sentence` with each `{{ phrases.NAME }}` replaced by that phrase's rows as a template. An
+/// unknown name, or one that would insert itself, is left as written: the rules check
+/// ([`phrase_names`]) reports both.
+fn insert_phrases<'p>(
+    sentence: &str,
+    lang: Lang,
+    phrases: &'p Phrases,
+    inside: &mut Vec<&'p str>,
+) -> String {
     let mut out = String::with_capacity(sentence.len());
     let mut rest = sentence;
     while let Some((before, name, after)) = next_phrase(rest) {
         out.push_str(before);
-        match phrases.get(name) {
-            Some(rows) => out.push_str(&chain(rows, lang, &Phrases::new())),
-            None => out.push_str(&rest[before.len()..rest.len() - after.len()]),
+        match phrases.get_key_value(name) {
+            Some((key, rows)) if !inside.contains(&key.as_str()) => {
+                inside.push(key);
+                out.push_str(&chain(rows, lang, phrases, inside));
+                inside.pop();
+            }
+            _ => out.push_str(&rest[before.len()..rest.len() - after.len()]),
         }
         rest = after;
     }
