@@ -16,7 +16,7 @@ use crate::expr::Expr;
 use crate::expr::types::Type;
 use crate::graph::Owner;
 use crate::graph::model::Body;
-use crate::policy::explanation::{self, Explanation, Phrases, SentenceRow};
+use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
 use crate::policy::rules::Template;
 use crate::policy::rules::{FieldType, RuleNode};
 use crate::policy::{Policy, ROOT_NAMES};
@@ -409,6 +409,7 @@ impl<'a> Scope<'a> {
                             id,
                             field: (*part).to_owned(),
                             rows,
+                            bound: &[],
                         };
                         self.rows(
                             &rows,
@@ -429,12 +430,20 @@ impl<'a> Scope<'a> {
             names.push(format!("{id}.{part}"));
         }
         if let Some((at, phrases)) = phrases {
-            for (name, rows) in phrases {
+            let outer = items_around(phrases);
+            for (name, phrase) in phrases {
+                let field = format!("phrases.{name}");
+                let mut bound = outer.get(name.as_str()).cloned().unwrap_or_default();
+                if let Phrase::Each(each) = phrase {
+                    bound.push(each.name.as_str());
+                    self.each(file, id, &field, each, &mut reads, &mut errors);
+                }
                 let list = RowList {
                     file,
                     id,
-                    field: format!("phrases.{name}"),
-                    rows,
+                    field,
+                    rows: phrase.rows(),
+                    bound: &bound,
                 };
                 self.rows(
                     &list,
@@ -477,6 +486,64 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Checks a phrase said for each item of a list: `each:` an expression that gives a list,
+    /// `as:` a name, `where:` a condition on the item.
+    fn each(
+        &self,
+        file: usize,
+        id: &str,
+        field: &str,
+        each: &'a EachItem,
+        reads: &mut Reads,
+        errors: &mut Vec<Error>,
+    ) {
+        let policy = &self.owner.policy;
+        let name = each.name.as_str();
+        let is_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_name || self.owner.names.index.contains_key(name) {
+            errors.push(
+                policy
+                    .error_at(
+                        file,
+                        each.each.referenced,
+                        format!(
+                            "{}: `{field}` binds each item to `{name}`, which {}",
+                            subject(policy, id),
+                            if is_name { "is already a node or root name" } else { "is not a name" }
+                        ),
+                    )
+                    .field(format!("{id}.{field}.as"))
+                    .help("name the item with letters, digits and `_`, a name no node has (`as: claim`)"),
+            );
+        }
+        match self.expr(file, &each.each, id, &format!("{field}.each"), &[], reads) {
+            Ok(list) if !matches!(list.ty, Type::List | Type::Any) => errors.push(
+                policy
+                    .error_at(
+                        file,
+                        each.each.referenced,
+                        format!(
+                            "{}: `{field}.each` gives {}, not a list of items to say",
+                            subject(policy, id),
+                            list.ty.name()
+                        ),
+                    )
+                    .field(format!("{id}.{field}.each")),
+            ),
+            Ok(_) => {}
+            Err(e) => errors.push(e),
+        }
+        if let Some(filter) = &each.filter
+            && let Err(e) = self.expr(file, filter, id, &format!("{field}.where"), &[name], reads)
+        {
+            errors.push(e);
+        }
+    }
+
     /// Checks one list of sentence rows (a text's, or phrase `phrase`'s): each `when:` a
     /// condition of the rule language (typed, located at its row), only the last row without
     /// one, no `{% %}` tag in a sentence, and every `{{ phrases.NAME }}` a phrase of the node
@@ -496,6 +563,7 @@ impl<'a> Scope<'a> {
             id,
             ref field,
             rows,
+            bound,
         } = *list;
         let fault = |at: Location, path: String, message: String| {
             policy
@@ -507,7 +575,7 @@ impl<'a> Scope<'a> {
             let at = format!("{field}[{i}]");
             match &row.when {
                 Some(when) => {
-                    if let Err(e) = self.expr(file, when, id, &format!("{at}.when"), &[], reads) {
+                    if let Err(e) = self.expr(file, when, id, &format!("{at}.when"), bound, reads) {
                         errors.push(e);
                     }
                     if last {
@@ -571,24 +639,51 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The phrases `at` inserts (in either language).
+fn inserts<'p>(phrases: &'p Phrases, at: &str) -> impl Iterator<Item = &'p str> {
+    phrases
+        .get(at)
+        .into_iter()
+        .flat_map(|p| p.rows())
+        .flat_map(|r| std::iter::once(r.says.value.en.as_str()).chain(r.says.value.zh.as_deref()))
+        .flat_map(explanation::phrase_names)
+        .filter_map(|name| phrases.get_key_value(name).map(|(k, _)| k.as_str()))
+}
+
+/// For each phrase, the item names it may read: those of the phrases said for each item of a
+/// list that insert it, directly or through other phrases.
+fn items_around(phrases: &Phrases) -> HashMap<&str, Vec<&str>> {
+    let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (name, phrase) in phrases {
+        let Phrase::Each(each) = phrase else {
+            continue;
+        };
+        let mut stack = vec![name.as_str()];
+        let mut seen = HashSet::new();
+        while let Some(at) = stack.pop() {
+            for inserted in inserts(phrases, at) {
+                if seen.insert(inserted) {
+                    out.entry(inserted).or_default().push(each.name.as_str());
+                    stack.push(inserted);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The phrases inserted from `start` back to `start` (`a → b → a`), if `start` is in a cycle.
 fn cycle<'p>(phrases: &'p Phrases, start: &'p str) -> Option<Vec<&'p str>> {
     fn walk<'p>(phrases: &'p Phrases, start: &str, path: &mut Vec<&'p str>) -> bool {
-        let Some(rows) = path.last().and_then(|at| phrases.get(*at)) else {
+        let Some(&at) = path.last() else {
             return false;
         };
-        let said = rows.iter().flat_map(|r| {
-            std::iter::once(r.says.value.en.as_str()).chain(r.says.value.zh.as_deref())
-        });
-        for name in said.flat_map(explanation::phrase_names) {
-            let Some((key, _)) = phrases.get_key_value(name) else {
-                continue;
-            };
+        for key in inserts(phrases, at) {
             if key == start {
                 path.push(key);
                 return true;
             }
-            if !path.contains(&key.as_str()) {
+            if !path.contains(&key) {
                 path.push(key);
                 if walk(phrases, start, path) {
                     return true;
@@ -616,6 +711,8 @@ struct RowList<'a, 's> {
     id: &'s str,
     field: String,
     rows: &'a [SentenceRow],
+    /// The names the rows may read besides the nodes (a phrase's item, for each item).
+    bound: &'s [&'s str],
 }
 
 /// How sentence rows are written.

@@ -51,8 +51,55 @@ pub struct SentenceRow {
     pub says: Spanned<Words>,
 }
 
-/// A node's named phrases: each first-hit rows, inserted by `{{ phrases.NAME }}`.
-pub type Phrases = IndexMap<String, Vec<SentenceRow>>;
+/// A node's named phrases, inserted by `{{ phrases.NAME }}`.
+pub type Phrases = IndexMap<String, Phrase>;
+
+/// A phrase: first-hit rows, or first-hit rows said once for each item of a list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Phrase {
+    Rows(Vec<SentenceRow>),
+    Each(EachItem),
+}
+
+/// A phrase said for each item of a list, the items joined (`{each: job_costs, as: j, where:
+/// j.in_play, join: ', ', rows: [...]}`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EachItem {
+    /// An expression that gives the list.
+    #[schemars(with = "String")]
+    pub each: Spanned<String>,
+    /// The name each item is bound to in `where:`, the rows' conditions and their sentences.
+    #[serde(rename = "as", default = "EachItem::default_name")]
+    pub name: String,
+    /// Only the items for which this is true.
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub filter: Option<Spanned<String>>,
+    /// Said between two items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<Words>,
+    /// What is said for one item: first-hit rows, the last without `when:`.
+    pub rows: Vec<SentenceRow>,
+}
+
+impl EachItem {
+    fn default_name() -> String {
+        "item".to_owned()
+    }
+}
+
+impl Phrase {
+    /// The phrase's rows (for each item, if it goes over a list).
+    #[must_use]
+    pub fn rows(&self) -> &[SentenceRow] {
+        match self {
+            Phrase::Rows(rows) => rows,
+            Phrase::Each(each) => &each.rows,
+        }
+    }
+}
 
 /// What a phrase insertion looks like: `{{ phrases.NAME }}`, spaces inside the braces optional.
 const PHRASES: &str = "phrases.";
@@ -123,9 +170,33 @@ fn insert_phrases<'p>(
     while let Some((before, name, after)) = next_phrase(rest) {
         out.push_str(before);
         match phrases.get_key_value(name) {
-            Some((key, rows)) if !inside.contains(&key.as_str()) => {
+            Some((key, phrase)) if !inside.contains(&key.as_str()) => {
                 inside.push(key);
-                out.push_str(&chain(rows, lang, phrases, inside));
+                let said = chain(phrase.rows(), lang, phrases, inside);
+                match phrase {
+                    Phrase::Rows(_) => out.push_str(&said),
+                    Phrase::Each(each) => {
+                        let filter = each
+                            .filter
+                            .as_ref()
+                            .map(|w| format!(" if ({})", w.value.trim()))
+                            .unwrap_or_default();
+                        out.push_str(&format!(
+                            "{{% for {} in ({}){filter} %}}{said}",
+                            each.name,
+                            each.each.value.trim()
+                        ));
+                        if let Some(join) = each
+                            .join
+                            .as_ref()
+                            .map(|j| j.get(lang))
+                            .filter(|j| !j.is_empty())
+                        {
+                            out.push_str(&format!("{{% if not loop.last %}}{join}{{% endif %}}"));
+                        }
+                        out.push_str("{% endfor %}");
+                    }
+                }
                 inside.pop();
             }
             _ => out.push_str(&rest[before.len()..rest.len() - after.len()]),
@@ -196,6 +267,51 @@ impl<'de> Deserialize<'de> for Explanation {
     }
 }
 
+impl<'de> Deserialize<'de> for Phrase {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PhraseVisitor;
+
+        impl<'de> Visitor<'de> for PhraseVisitor {
+            type Value = Phrase;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "rows `- {when: ..., says: ...}`, or `{each: LIST, as: NAME, rows: [...]}` for each item of a list",
+                )
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Phrase, A::Error> {
+                EachItem::deserialize(MapAccessDeserializer::new(map)).map(Phrase::Each)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Phrase, A::Error> {
+                Vec::<SentenceRow>::deserialize(SeqAccessDeserializer::new(seq)).map(Phrase::Rows)
+            }
+        }
+
+        deserializer.deserialize_any(PhraseVisitor)
+    }
+}
+
+/// How a [`Phrase`] looks in a JSON Schema: rows, or rows for each item of a list.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+enum PhraseShape {
+    Rows(Vec<SentenceRow>),
+    Each(EachItem),
+}
+
+impl JsonSchema for Phrase {
+    fn schema_name() -> Cow<'static, str> {
+        "Phrase".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        PhraseShape::json_schema(generator)
+    }
+}
+
 /// How an [`Explanation`] looks in a JSON Schema: a text (or both languages), or rows.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -250,6 +366,38 @@ mod tests {
         assert_eq!(
             phrase_names("x {{ phrases.a }} {{ b }} {{- phrases.c_2 -}}"),
             ["a", "c_2"]
+        );
+    }
+
+    #[test]
+    fn a_phrase_for_each_item_is_a_loop_joined_in_each_language() {
+        let e = rows("- says: {en: 'Slow: {{ phrases.runs }}.', zh: '慢：{{ phrases.runs }}。'}\n");
+        let mut phrases = Phrases::new();
+        phrases.insert(
+            "runs".into(),
+            serde_saphyr::from_str(
+                "{each: job_costs, as: j, where: j.in_play, join: {en: ', ', zh: '、'},\n \
+                 rows: [{when: 'j.units > 1', says: '{{ j.units }} × {{ j.title }}'}, {says: '{{ j.title }}'}]}",
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            e.source(Lang::En, &phrases),
+            "Slow: {% for j in (job_costs) if (j.in_play) %}{% if j.units > 1 %}{{ j.units }} × {{ j.title }}\
+             {% else %}{{ j.title }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}."
+        );
+        assert!(
+            e.source(Lang::Zh, &phrases)
+                .contains("{% if not loop.last %}、{% endif %}")
+        );
+        // Without `as:` an item is `item`; without `join:` nothing is said between items.
+        let bare: Phrase =
+            serde_saphyr::from_str("{each: xs, rows: [{says: '{{ item }}'}]}").unwrap();
+        let mut phrases = Phrases::new();
+        phrases.insert("xs".into(), bare);
+        assert_eq!(
+            rows("- says: '{{ phrases.xs }}'\n").source(Lang::En, &phrases),
+            "{% for item in (xs) %}{{ item }}{% endfor %}"
         );
     }
 
