@@ -3,6 +3,7 @@
 mod common;
 
 use decide::ErrorKind;
+use std::path::Path;
 
 #[test]
 fn the_embedded_policy_compiles_and_orders_every_node() {
@@ -809,7 +810,7 @@ fn a_question_when_may_read_a_section_opened_before_it_but_not_a_field_answered_
 }
 
 /// A rules error of a copy of `rules/` edited by `edits`, with the folder written `[RULES]`.
-fn table_error(edits: &[(&str, &str, &str)]) -> String {
+fn edited_error(edits: &[(&str, &str, &str)]) -> String {
     let rules = common::edited_rules(edits);
     let err = common::compile_dir(rules.path()).unwrap_err();
     err.replace(&rules.path().display().to_string(), "[RULES]")
@@ -819,7 +820,7 @@ fn table_error(edits: &[(&str, &str, &str)]) -> String {
 /// rules load, at the place in the cell, with what a cell may be.
 #[test]
 fn a_table_cell_that_is_no_unary_test_is_refused_at_the_cell() {
-    let err = table_error(&[(
+    let err = edited_error(&[(
         "scenarios.yaml",
         r#"cells: {task: "'lora_finetune'", params_b: "[7..10]"}"#,
         r#"cells: {task: "'lora_finetune'", params_b: "[7..ten]"}"#,
@@ -831,7 +832,7 @@ fn a_table_cell_that_is_no_unary_test_is_refused_at_the_cell() {
 /// input, a value an enumerated profile field does not have.
 #[test]
 fn a_table_cell_is_typed_against_its_input() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "scenarios.yaml",
             r#"cells: {task: "'lora_finetune'", params_b: "[7..10]"}"#,
@@ -849,7 +850,7 @@ fn a_table_cell_is_typed_against_its_input() {
 /// A table uses one form: `when:` rows, or `inputs:` and `cells:`; a cell names an input.
 #[test]
 fn a_table_uses_when_or_cells_and_a_cell_names_an_input() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "scenarios.yaml",
             r#"        cells: {training: "true", budget_cny: "<= 10000"}"#,
@@ -914,4 +915,139 @@ fn when_rows_and_expression_cells_decide_as_unary_tests_do() {
         }
     }
     assert!(seen.len() > 4, "the examples reach several rows: {seen:?}");
+}
+
+/// Explanations written as rows are checked when the rules load, each fault where it is
+/// written: a row that is not last without `when:`, a last row with one, a `{% %}` tag in a
+/// sentence, a condition that is not true or false, an unknown phrase (with the nearest name),
+/// and a phrase no sentence inserts. One run reports them all.
+#[test]
+fn explanation_rows_are_checked_where_they_are_written() {
+    let err = edited_error(&[
+        // The first of three rows loses its `when:`.
+        (
+            "criteria.yaml",
+            "        - when: profile.requirements.custom_kernel and profile.requirements.custom_network\n",
+            "        - \n",
+        ),
+        // The interconnect's last `met` row gains one.
+        (
+            "criteria.yaml",
+            "      - says:\n          en: >-\n            Data-parallel training",
+            "      - when: is_training\n        says:\n          en: >-\n            Data-parallel training",
+        ),
+        // A sentence with a tag.
+        (
+            "warnings.yaml",
+            "          says: {en: The proposed, zh: 提议的}",
+            "          says: {en: 'The {% if true %}proposed{% endif %}', zh: 提议的}",
+        ),
+        // A condition that gives a number.
+        (
+            "warnings.yaml",
+            "        - when: undersized_units > 1",
+            "        - when: undersized_units * 2",
+        ),
+        // An unknown phrase, in English only (Chinese still inserts the right one).
+        (
+            "plans.yaml",
+            "Models native\n            to Ascend may {{ phrases.work }}",
+            "Models native\n            to Ascend may {{ phrases.wrok }}",
+        ),
+        // A phrase no sentence inserts.
+        (
+            "serving.yaml",
+            "    phrases:\n      targets:",
+            "    phrases:\n      unused:\n        - says: never said\n      targets:",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
+/// Phrases may insert phrases, but not in a cycle; a phrase said for each item goes over a
+/// list; a sentence that does not compile is reported at its row.
+#[test]
+fn phrase_cycles_lists_and_sentences_are_checked_at_load() {
+    let err = edited_error(&[
+        (
+            "warnings.yaml",
+            "            zh: ，并推荐用 {{ mixed_plan.boxes }} 台整机",
+            "            zh: ，并推荐用 {{ phrases.es }} {{ mixed_plan.boxes }} 台整机",
+        ),
+        (
+            "warnings.yaml",
+            "          says: {en: es, zh: \"\"}",
+            "          says: {en: es, zh: \"{{ phrases.mixed }}\"}",
+        ),
+        (
+            "training.yaml",
+            "each: implausible_job_claims",
+            "each: profile.usage.gpus",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+    let err = edited_error(&[(
+        "plans.yaml",
+        "          says: {en: train, zh: 训练}",
+        "          says: {en: \"train {{ is_training \", zh: 训练}",
+    )]);
+    assert!(
+        err.contains("node `porting_effort`: a sentence of `message` does not compile"),
+        "{err}"
+    );
+    assert!(err.contains("plans.yaml:"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("plans.yaml:"))
+        .unwrap_or_default()
+        .to_owned();
+    let rules =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/plans.yaml")).unwrap();
+    let at: usize = line
+        .rsplit("plans.yaml:")
+        .next()
+        .and_then(|l| l.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        rules
+            .lines()
+            .nth(at - 1)
+            .is_some_and(|l| l.contains("says: {en: train")),
+        "the error points at line {at}, not the row: {err}"
+    );
+}
+
+/// A row's sentence without Chinese is reported like any text without it, at the row; an empty
+/// sentence (a phrase that says nothing) is no text to translate, and the shipped rules lack
+/// no translation.
+#[test]
+fn a_row_sentence_without_chinese_is_reported_at_the_row() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let missing = decide::policy::missing_languages(&decide::Policy::read_dir(&shipped).unwrap());
+    assert!(
+        missing.is_empty(),
+        "{:?}",
+        missing
+            .iter()
+            .map(decide::Error::render)
+            .collect::<Vec<_>>()
+    );
+    let rules = common::edited_rules(&[(
+        "plans.yaml",
+        "          says: {en: train, zh: 训练}",
+        "          says: {en: train}",
+    )]);
+    let missing =
+        decide::policy::missing_languages(&decide::Policy::read_dir(rules.path()).unwrap());
+    let text: Vec<String> = missing.iter().map(decide::Error::render).collect();
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert!(
+        text[0].contains("this text has `en` but no `zh`"),
+        "{text:?}"
+    );
+    assert!(
+        text[0].contains("warnings[0].phrases.work[0].says"),
+        "{text:?}"
+    );
 }

@@ -147,13 +147,31 @@ fn load_faults(name: &str, faults: &Error, languages: &[Error]) -> String {
     format!("{text}\n\n{name}: {n} {stop} the rules from loading.{untranslated}\n")
 }
 
-/// What the rules' expressions and texts compiled to.
+/// What the rules' expressions and texts compiled to, and how the criteria and warnings are
+/// explained.
 fn expressions_line(r: &ExpressionReport) -> String {
+    let programs = if r.programs.is_empty() {
+        "none is a template with logic of its own".to_owned()
+    } else {
+        format!(
+            "templates with logic of their own (each language restates it): {}",
+            r.programs
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     format!(
-        "Expressions: {} rule expressions typed and compiled; {} texts ({} with a fast form, the others rendered by minijinja).",
+        "Expressions: {} rule expressions typed and compiled; {} texts ({} with a fast form, the others rendered by minijinja).\n\
+         Explanations: {} of {} criterion and warning texts written as rows of condition and sentence ({} rows, {} phrases); {programs}.",
         thousands(r.expressions as u128),
         thousands(r.texts as u128),
         thousands(r.texts_with_form as u128),
+        r.explained_as_rows,
+        r.explanations,
+        r.rows,
+        r.phrases,
     )
 }
 

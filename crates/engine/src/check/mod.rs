@@ -95,6 +95,15 @@ pub struct ExpressionReport {
     pub texts: usize,
     /// Of those texts, the ones with a fast form (the others are rendered by minijinja).
     pub texts_with_form: usize,
+    /// Criteria's and warnings' texts (`met`, `not_met`, `message`).
+    pub explanations: usize,
+    /// Of those, the ones written as rows of condition and sentence.
+    pub explained_as_rows: usize,
+    /// Their rows, phrases' rows included, and their phrases.
+    pub rows: usize,
+    pub phrases: usize,
+    /// The others whose template holds logic of its own (`{% %}` tags), by name (`id.part`).
+    pub programs: Vec<String>,
 }
 
 impl ExpressionReport {
@@ -106,7 +115,46 @@ impl ExpressionReport {
                 + c.outputs.exprs().len(),
             texts: texts.clone().count(),
             texts_with_form: texts.filter(|t| t.has_fast_form()).count(),
+            ..Self::default()
         }
+        .with_explanations(graph)
+    }
+
+    /// Counts the criteria's and warnings' texts, as rows or as templates.
+    fn with_explanations(mut self, graph: &Graph) -> Self {
+        use crate::policy::rules::{Explanation, Phrase, RuleNode};
+        for n in &graph.policy().nodes {
+            let (texts, phrases) = match &n.item {
+                RuleNode::Criterion(c) => (
+                    vec![("met", &c.met.value), ("not_met", &c.not_met.value)],
+                    &c.phrases,
+                ),
+                RuleNode::Warning(w) => (vec![("message", &w.message.value)], &w.phrases),
+                _ => continue,
+            };
+            for (part, text) in texts {
+                self.explanations += 1;
+                match text {
+                    Explanation::Rows(rows) => {
+                        self.explained_as_rows += 1;
+                        self.rows += rows.len();
+                    }
+                    Explanation::Template(words) => {
+                        if words.en.contains("{%")
+                            || words.zh.as_deref().is_some_and(|z| z.contains("{%"))
+                        {
+                            self.programs.push(format!("{}.{part}", n.item.id().value));
+                        }
+                    }
+                }
+            }
+            self.phrases += phrases.len();
+            self.rows += phrases
+                .values()
+                .map(|p| Phrase::rows(p).len())
+                .sum::<usize>();
+        }
+        self
     }
 }
 

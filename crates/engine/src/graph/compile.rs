@@ -21,9 +21,129 @@ use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
 use crate::graph::scope::{Reads, Scope, template_error};
 use crate::graph::{Owner, nodes, order};
 use crate::lang::Lang;
-use crate::policy::rules::{RuleNode, Template};
+use crate::policy::rules::{Explanation, Phrases, RuleNode, Template, Words};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::check_path;
+
+/// One text template of the policy, as [`build_owner`] parses it.
+struct TextSource<'p> {
+    file: usize,
+    /// The node's or invariant's id.
+    id: &'p str,
+    part: String,
+    /// The template in the graph's language (rows made into one template).
+    source: Cow<'p, str>,
+    location: Location,
+    /// Rendered from an evaluation's slots (so it gets a fast form).
+    from_slots: bool,
+    /// The sentences, when the text is written as rows: one that does not compile is reported
+    /// where it is written rather than in the template the rows make.
+    sentences: Vec<&'p Spanned<Words>>,
+}
+
+impl<'p> TextSource<'p> {
+    fn template(file: usize, id: &'p str, part: &str, t: &'p Template, lang: Lang) -> Self {
+        TextSource {
+            file,
+            id,
+            part: part.to_owned(),
+            source: Cow::Borrowed(t.value.get(lang)),
+            location: t.referenced,
+            from_slots: true,
+            sentences: Vec::new(),
+        }
+    }
+
+    fn explained(
+        (file, id, part): (usize, &'p str, &str),
+        e: &'p Spanned<Explanation>,
+        phrases: &'p Phrases,
+        lang: Lang,
+    ) -> Self {
+        TextSource {
+            file,
+            id,
+            part: part.to_owned(),
+            source: e.value.source(lang, phrases),
+            location: e.referenced,
+            from_slots: true,
+            sentences: e.value.sentences(phrases),
+        }
+    }
+}
+
+/// Every text template of `policy`, in `lang`.
+fn text_sources(policy: &Policy, lang: Lang) -> Vec<TextSource<'_>> {
+    let mut texts = Vec::new();
+    for n in &policy.nodes {
+        let id = n.item.id().value.as_str();
+        match &n.item {
+            RuleNode::Criterion(c) => {
+                for (part, e) in [("met", &c.met), ("not_met", &c.not_met)] {
+                    texts.push(TextSource::explained(
+                        (n.file, id, part),
+                        e,
+                        &c.phrases,
+                        lang,
+                    ));
+                }
+            }
+            RuleNode::Warning(w) => {
+                let at = (n.file, id, "message");
+                texts.push(TextSource::explained(at, &w.message, &w.phrases, lang));
+            }
+            RuleNode::Checklist(c) => {
+                texts.push(TextSource::template(n.file, id, "text", &c.text, lang));
+            }
+            _ => {}
+        }
+    }
+    // An invariant's `message:` is shown only when it is broken.
+    for n in &policy.invariants {
+        let id = n.item.id.value.as_str();
+        texts.push(TextSource::template(
+            n.file,
+            id,
+            "message",
+            &n.item.message,
+            lang,
+        ));
+    }
+    // The sensitivity texts are rendered with values of their own, by minijinja.
+    if let Some(n) = &policy.sensitivity {
+        let mut own = vec![TextSource::template(
+            n.file,
+            "sensitivity",
+            "text",
+            &n.item.text,
+            lang,
+        )];
+        if let Some(u) = &n.item.unchanged {
+            own.push(TextSource::template(
+                n.file,
+                "sensitivity",
+                "unchanged",
+                u,
+                lang,
+            ));
+        }
+        for (i, probe) in n.item.fields.iter().enumerate() {
+            let part = format!("says.{i}");
+            own.push(TextSource::template(
+                n.file,
+                "sensitivity",
+                &part,
+                &probe.says,
+                lang,
+            ));
+        }
+        for t in &mut own {
+            t.from_slots = false;
+        }
+        texts.extend(own);
+    }
+    texts
+}
 
 /// The environment, every text template of the policy parsed (with its fast form, for the texts
 /// rendered from an evaluation), the slots, and the catalog values.
@@ -31,90 +151,6 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let mut index = HashMap::new();
     for name in ROOT_NAMES {
         index.insert((*name).to_owned(), index.len());
-    }
-    // (file, node or invariant id, part, the template's source in `lang`, where it is written,
-    // rendered from an evaluation's slots)
-    let mut texts: Vec<(usize, &str, String, Cow<'_, str>, Location, bool)> = Vec::new();
-    fn words(t: &Template, lang: Lang) -> Cow<'_, str> {
-        Cow::Borrowed(t.value.get(lang))
-    }
-    for n in &policy.nodes {
-        let id = n.item.id().value.as_str();
-        match &n.item {
-            RuleNode::Criterion(c) => {
-                for (part, e) in [("met", &c.met), ("not_met", &c.not_met)] {
-                    let source = e.value.source(lang, &c.phrases);
-                    texts.push((n.file, id, part.into(), source, e.referenced, true));
-                }
-            }
-            RuleNode::Warning(w) => {
-                let source = w.message.value.source(lang, &w.phrases);
-                texts.push((
-                    n.file,
-                    id,
-                    "message".into(),
-                    source,
-                    w.message.referenced,
-                    true,
-                ));
-            }
-            RuleNode::Checklist(c) => {
-                texts.push((
-                    n.file,
-                    id,
-                    "text".into(),
-                    words(&c.text, lang),
-                    c.text.referenced,
-                    true,
-                ));
-            }
-            _ => {}
-        }
-    }
-    // An invariant's `message:` is shown only when it is broken.
-    for n in &policy.invariants {
-        let (id, m) = (n.item.id.value.as_str(), &n.item.message);
-        texts.push((
-            n.file,
-            id,
-            "message".into(),
-            words(m, lang),
-            m.referenced,
-            true,
-        ));
-    }
-    // The sensitivity texts are rendered with values of their own, by minijinja.
-    if let Some(n) = &policy.sensitivity {
-        let t = &n.item.text;
-        texts.push((
-            n.file,
-            "sensitivity",
-            "text".into(),
-            words(t, lang),
-            t.referenced,
-            false,
-        ));
-        if let Some(u) = &n.item.unchanged {
-            texts.push((
-                n.file,
-                "sensitivity",
-                "unchanged".into(),
-                words(u, lang),
-                u.referenced,
-                false,
-            ));
-        }
-        for (i, probe) in n.item.fields.iter().enumerate() {
-            let says = &probe.says;
-            texts.push((
-                n.file,
-                "sensitivity",
-                format!("says.{i}"),
-                words(says, lang),
-                says.referenced,
-                false,
-            ));
-        }
     }
     for id in node_ids(&policy) {
         index.insert(id.to_owned(), index.len());
@@ -137,14 +173,14 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .zip(&offers)
             .map(|(o, v)| (o.item.id.clone(), v.clone())),
     );
-    let mut parsed = HashMap::with_capacity(texts.len());
-    let mut sources = HashMap::with_capacity(texts.len());
-    for (file, id, part, source, location, from_slots) in texts {
-        let name = format!("{id}.{part}");
-        let fast = from_slots.then_some((&slots, offers.as_slice()));
-        let t = Text::parse(&name, &source, fast)
-            .map_err(|e| template_error(&policy, file, location, id, &part, &e))?;
-        sources.insert(name.clone(), source.into_owned());
+    let mut parsed = HashMap::new();
+    let mut sources = HashMap::new();
+    for text in text_sources(&policy, lang) {
+        let name = format!("{}.{}", text.id, text.part);
+        let fast = text.from_slots.then_some((&slots, offers.as_slice()));
+        let t =
+            Text::parse(&name, &text.source, fast).map_err(|e| text_error(&policy, &text, &e))?;
+        sources.insert(name.clone(), text.source.into_owned());
         parsed.insert(name, t);
     }
     // minijinja compiles a text the first time it renders it (most never: the fast form
@@ -165,6 +201,32 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
         policy,
         lang,
     })
+}
+
+/// Why `text` does not compile: at the sentence at fault when the text is rows, else at the text.
+fn text_error(policy: &Policy, text: &TextSource<'_>, e: &minijinja::Error) -> Error {
+    let at = text.sentences.iter().find_map(|says| {
+        [Some(says.value.en.as_str()), says.value.zh.as_deref()]
+            .into_iter()
+            .flatten()
+            .find_map(|s| Text::parse("sentence", s, None).err())
+            .map(|e| (says.referenced, e))
+    });
+    let (id, part) = (text.id, &text.part);
+    match at {
+        Some((location, e)) => policy
+            .error_at(
+                text.file,
+                location,
+                format!(
+                    "{}: a sentence of `{part}` does not compile: {}",
+                    crate::graph::scope::subject(policy, id),
+                    e.detail().unwrap_or("syntax error")
+                ),
+            )
+            .field(format!("{id}.{part}")),
+        None => template_error(policy, text.file, text.location, id, part, e),
+    }
 }
 
 fn node_ids(policy: &Policy) -> impl Iterator<Item = &str> {

@@ -571,14 +571,14 @@ impl<'a> Scope<'a> {
                 .field(format!("{id}.{path}"))
         };
         for (i, row) in rows.iter().enumerate() {
-            let last = i + 1 == rows.len();
+            let is_last = i + 1 == rows.len();
             let at = format!("{field}[{i}]");
             match &row.when {
                 Some(when) => {
                     if let Err(e) = self.expr(file, when, id, &format!("{at}.when"), bound, reads) {
                         errors.push(e);
                     }
-                    if last {
+                    if is_last {
                         errors.push(
                             fault(when.referenced, format!("{at}.when"), format!(
                                 "the last row of `{field}` has a `when:`, so a profile may match no row"
@@ -587,7 +587,7 @@ impl<'a> Scope<'a> {
                         );
                     }
                 }
-                None if !last => errors.push(
+                None if !is_last => errors.push(
                     fault(row.says.referenced, at.clone(), format!(
                         "row {} of `{field}` has no `when:`, so the rows after it are never said",
                         i + 1
@@ -597,30 +597,26 @@ impl<'a> Scope<'a> {
                 None => {}
             }
             let words = &row.says.value;
-            for sentence in std::iter::once(words.en.as_str()).chain(words.zh.as_deref()) {
-                if sentence.contains("{%") {
-                    errors.push(
-                        fault(row.says.referenced, format!("{at}.says"), format!(
-                            "a sentence of `{field}` has a `{{% %}}` tag: a sentence only inserts values"
-                        ))
-                        .help("put the condition in a row's `when:` (a row per case), or in a phrase the sentence inserts with `{{ phrases.NAME }}`"),
+            let sentences = || std::iter::once(words.en.as_str()).chain(words.zh.as_deref());
+            if sentences().any(|s| s.contains("{%")) {
+                errors.push(
+                    fault(row.says.referenced, format!("{at}.says"), format!(
+                        "a sentence of `{field}` has a `{{% %}}` tag: a sentence only inserts values"
+                    ))
+                    .help("put the condition in a row's `when:` (a row per case), or in a phrase the sentence inserts with `{{ phrases.NAME }}`"),
+                );
+            }
+            // Each phrase the row inserts, once whichever language inserts it.
+            let mut names: Vec<&str> = sentences().flat_map(explanation::phrase_names).collect();
+            names.sort_unstable();
+            names.dedup();
+            for name in names {
+                let Some((key, _)) = phrases.get_key_value(name) else {
+                    let mut err = fault(
+                        row.says.referenced,
+                        format!("{at}.says"),
+                        format!("`phrases.{name}` is not a phrase of this node"),
                     );
-                }
-                for name in explanation::phrase_names(sentence) {
-                    let message = match phrases.get_key_value(name) {
-                        Some((key, _)) => {
-                            inserted.insert(key.as_str());
-                            match phrase.and_then(|p| cycle(phrases, p)) {
-                                Some(cycle) if cycle.contains(&name) => format!(
-                                    "phrases insert each other in a cycle: {}",
-                                    cycle.join(" → ")
-                                ),
-                                _ => continue,
-                            }
-                        }
-                        None => format!("`phrases.{name}` is not a phrase of this node"),
-                    };
-                    let mut err = fault(row.says.referenced, format!("{at}.says"), message);
                     if let Some(s) = suggest_name(name, phrases.keys().map(String::as_str)) {
                         err = err.help(format!("did you mean `phrases.{s}`?"));
                     }
@@ -633,6 +629,25 @@ impl<'a> Scope<'a> {
                             known.join(", ")
                         }
                     )));
+                    continue;
+                };
+                inserted.insert(key.as_str());
+                if let Some(cycle) = phrase.and_then(|p| cycle(phrases, p))
+                    && cycle.get(1) == Some(&name)
+                {
+                    errors.push(
+                        fault(
+                            row.says.referenced,
+                            format!("{at}.says"),
+                            format!(
+                                "phrases insert each other in a cycle: {}",
+                                cycle.join(" → ")
+                            ),
+                        )
+                        .help(
+                            "a phrase may insert other phrases, but none may come back to itself",
+                        ),
+                    );
                 }
             }
         }
@@ -644,7 +659,7 @@ fn inserts<'p>(phrases: &'p Phrases, at: &str) -> impl Iterator<Item = &'p str> 
     phrases
         .get(at)
         .into_iter()
-        .flat_map(|p| p.rows())
+        .flat_map(Phrase::rows)
         .flat_map(|r| std::iter::once(r.says.value.en.as_str()).chain(r.says.value.zh.as_deref()))
         .flat_map(explanation::phrase_names)
         .filter_map(|name| phrases.get_key_value(name).map(|(k, _)| k.as_str()))

@@ -15,7 +15,7 @@
 //! before rows existed loads unchanged.
 
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -59,7 +59,7 @@ pub type Phrases = IndexMap<String, Phrase>;
 #[serde(untagged)]
 pub enum Phrase {
     Rows(Vec<SentenceRow>),
-    Each(EachItem),
+    Each(Box<EachItem>),
 }
 
 /// A phrase said for each item of a list, the items joined (`{each: job_costs, as: j, where:
@@ -116,6 +116,18 @@ impl Explanation {
         }
     }
 
+    /// Every sentence of the rows and of the phrases (none for a template), where it is written.
+    #[must_use]
+    pub fn sentences<'a>(&'a self, phrases: &'a Phrases) -> Vec<&'a Spanned<Words>> {
+        let Some(rows) = self.rows() else {
+            return Vec::new();
+        };
+        rows.iter()
+            .chain(phrases.values().flat_map(Phrase::rows))
+            .map(|r| &r.says)
+            .collect()
+    }
+
     /// The rows, if the explanation is written as rows.
     #[must_use]
     pub fn rows(&self) -> Option<&[SentenceRow]> {
@@ -134,31 +146,38 @@ fn chain<'p>(
     phrases: &'p Phrases,
     inside: &mut Vec<&'p str>,
 ) -> String {
+    let said = |row: &SentenceRow, inside: &mut Vec<&'p str>| {
+        insert_phrases(row.says.value.get(lang), lang, phrases, inside)
+    };
+    if let [row] = rows
+        && row.when.is_none()
+    {
+        return said(row, inside);
+    }
+    // Rows out of order (a `when:` missing before the last row, or on the last) still make a
+    // template that compiles, so that the rules check reports them where they are written.
     let mut out = String::new();
-    let conditional = rows.first().is_some_and(|r| r.when.is_some());
     for (i, row) in rows.iter().enumerate() {
-        match (&row.when, i) {
-            (Some(when), 0) => out.push_str(&format!("{{% if {} %}}", when.value.trim())),
-            (Some(when), _) => out.push_str(&format!("{{% elif {} %}}", when.value.trim())),
-            (None, 0) => {}
-            (None, _) => out.push_str("{% else %}"),
+        let last = i + 1 == rows.len();
+        let when = row.when.as_ref().map_or("true", |w| w.value.trim());
+        match (i, last && row.when.is_none()) {
+            (0, _) => {
+                let _ = write!(out, "{{% if {when} %}}");
+            }
+            (_, true) => out.push_str("{% else %}"),
+            (_, false) => {
+                let _ = write!(out, "{{% elif {when} %}}");
+            }
         }
-        out.push_str(&insert_phrases(
-            row.says.value.get(lang),
-            lang,
-            phrases,
-            inside,
-        ));
+        out.push_str(&said(row, inside));
     }
-    if conditional {
-        out.push_str("{% endif %}");
-    }
+    out.push_str("{% endif %}");
     out
 }
 
 /// `sentence` with each `{{ phrases.NAME }}` replaced by that phrase's rows as a template. An
-/// unknown name, or one that would insert itself, is left as written: the rules check
-/// ([`phrase_names`]) reports both.
+/// unknown name, or one that would insert itself, says nothing: the rules check (reading
+/// [`phrase_names`]) refuses the rules for both, where the sentence is written.
 fn insert_phrases<'p>(
     sentence: &str,
     lang: Lang,
@@ -181,25 +200,27 @@ fn insert_phrases<'p>(
                             .as_ref()
                             .map(|w| format!(" if ({})", w.value.trim()))
                             .unwrap_or_default();
-                        out.push_str(&format!(
+                        let _ = write!(
+                            out,
                             "{{% for {} in ({}){filter} %}}{said}",
                             each.name,
                             each.each.value.trim()
-                        ));
+                        );
                         if let Some(join) = each
                             .join
                             .as_ref()
                             .map(|j| j.get(lang))
                             .filter(|j| !j.is_empty())
                         {
-                            out.push_str(&format!("{{% if not loop.last %}}{join}{{% endif %}}"));
+                            let _ = write!(out, "{{% if not loop.last %}}{join}{{% endif %}}");
                         }
                         out.push_str("{% endfor %}");
                     }
                 }
                 inside.pop();
             }
-            _ => out.push_str(&rest[before.len()..rest.len() - after.len()]),
+            // Nothing is said for it: the rules check refuses the rules with the reason.
+            _ => {}
         }
         rest = after;
     }
@@ -281,7 +302,8 @@ impl<'de> Deserialize<'de> for Phrase {
             }
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Phrase, A::Error> {
-                EachItem::deserialize(MapAccessDeserializer::new(map)).map(Phrase::Each)
+                EachItem::deserialize(MapAccessDeserializer::new(map))
+                    .map(|each| Phrase::Each(Box::new(each)))
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Phrase, A::Error> {
@@ -299,7 +321,7 @@ impl<'de> Deserialize<'de> for Phrase {
 #[allow(dead_code)] // only its schema is used
 enum PhraseShape {
     Rows(Vec<SentenceRow>),
-    Each(EachItem),
+    Each(Box<EachItem>),
 }
 
 impl JsonSchema for Phrase {
@@ -349,10 +371,8 @@ mod tests {
         let mut phrases = Phrases::new();
         phrases.insert(
             "tail".into(),
-            match rows("- when: c\n  says: {en: ' (c)', zh: '（c）'}\n- says: ''\n") {
-                Explanation::Rows(r) => r,
-                Explanation::Template(_) => unreachable!(),
-            },
+            serde_saphyr::from_str("- when: c\n  says: {en: ' (c)', zh: '（c）'}\n- says: ''\n")
+                .unwrap(),
         );
         assert_eq!(
             e.source(Lang::En, &phrases),
@@ -409,10 +429,27 @@ mod tests {
             serde_saphyr::from_str("{en: 'a {% if x %}b{% endif %}', zh: 'c'}").unwrap();
         assert_eq!(t.source(Lang::Zh, &Phrases::new()), "c");
         assert!(t.rows().is_none());
-        // An unknown phrase is left as written (the rules check names it).
+        // An unknown phrase says nothing (the rules check refuses it), and neither does a phrase
+        // that would insert itself.
+        let none = Phrases::new();
         assert_eq!(
-            insert_phrases("a {{ phrases.nope }} b", Lang::En, &Phrases::new()),
-            "a {{ phrases.nope }} b"
+            insert_phrases("a {{ phrases.nope }} b", Lang::En, &none, &mut Vec::new()),
+            "a  b"
+        );
+        let mut looped = Phrases::new();
+        looped.insert(
+            "a".into(),
+            serde_saphyr::from_str("- says: 'x{{ phrases.a }}'\n").unwrap(),
+        );
+        assert_eq!(
+            insert_phrases("{{ phrases.a }}", Lang::En, &looped, &mut Vec::new()),
+            "x"
+        );
+        // Rows out of order still make a template that compiles (the rules check refuses them).
+        let e = rows("- says: a\n- when: c\n  says: b\n");
+        assert_eq!(
+            e.source(Lang::En, &none),
+            "{% if true %}a{% elif c %}b{% endif %}"
         );
     }
 }

@@ -203,6 +203,8 @@ fn collect(
 /// `node` as a text: a map of language keys to strings, or a plain string (English).
 fn text_at(source: usize, path: &str, node: &Spanned<YamlTree>) -> Option<TextAt> {
     let languages = match &node.value {
+        // Nothing said (a phrase that is empty in this case): no text to translate.
+        YamlTree::Str(s) if s.is_empty() => return None,
         YamlTree::Str(_) => BTreeSet::from(["en"]),
         YamlTree::Map(entries) => LANGUAGE_KEYS
             .into_iter()

@@ -11,7 +11,7 @@ use serde_saphyr::Spanned;
 
 use crate::kind::NodeKind;
 pub use crate::lang::Words;
-pub use crate::policy::explanation::{Explanation, Phrases, SentenceRow};
+pub use crate::policy::explanation::{EachItem, Explanation, Phrase, Phrases, SentenceRow};
 
 /// An expression in minijinja's expression language, with where it was written.
 pub type ExprText = Spanned<String>;
