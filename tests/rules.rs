@@ -136,6 +136,58 @@ fn a_condition_that_is_not_true_or_false_is_refused_when_the_rules_load() {
     assert!(err.contains("help: compare it"), "{err}");
 }
 
+/// A bound catalog offer's field that no offer has is a rules error at the term, naming the
+/// field and listing the fields there are at that level, with the nearest one.
+#[test]
+fn a_field_no_offer_has_is_refused_with_the_fields_there_are() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * offer.gpu.memory_gbs * memory_usable_fraction",
+        ),
+        (
+            "scenarios.yaml",
+            "order_by: offer.price.list_cny",
+            "order_by: offer.prices.list_cny",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
+/// A bound catalog offer's fields have the types the catalog's offers give them: arithmetic on
+/// an offer's text is refused (in a per-offer fact and in a select's item from `offers`), joining
+/// its number as text is not; a field a quote may give (`price.daily_cny`) is known at any date.
+#[test]
+fn a_catalog_offers_fields_are_typed() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.title * 2",
+        ),
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'container'",
+            "where: offer.kind + 1 > 0",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+    let rules = common::edited_rules(&[
+        (
+            "scenarios.yaml",
+            "order_by: offer.price.list_cny",
+            "order_by: offer.gpu.memory_gb ~ 'x'",
+        ),
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'container'",
+            "where: offer.kind == 'container' and offer.price.daily_cny is not defined",
+        ),
+    ]);
+    common::compile_dir(rules.path()).unwrap();
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(

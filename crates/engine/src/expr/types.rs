@@ -62,16 +62,46 @@ impl Type {
     }
 }
 
+/// What the typechecker asks about the names an expression reads.
+pub(crate) trait Names {
+    /// The type of a name or of a field path (`profile.usage.gpus`, `offer.gpu.memory_gb`):
+    /// `Ok(None)` where it declares none, an error where no value could have the path (a field
+    /// no catalog offer has).
+    ///
+    /// # Errors
+    /// Why no value has the path, in the language's words.
+    fn path(&self, path: &str) -> Result<Option<Type>, Unknown>;
+
+    /// The type of the values of node `name`, a map by offer id (a per-offer fact or
+    /// select), where it declares one: what `name[offer.id]` gives.
+    fn per_offer(&self, name: &str) -> Option<Type>;
+}
+
+/// A path no value has: what to say, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unknown {
+    pub message: String,
+    pub help: Option<String>,
+}
+
 /// The type of `term`, reading the types of names and of their fields (`profile.usage.gpus`)
-/// from `name` (`None` where it declares none); or the first thing in it no value could make
-/// right.
+/// from `names`; or the first thing in it no value could make right.
 ///
 /// # Errors
-/// An operator, filter or function given a type it cannot take, with its place.
-pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, SyntaxError> {
-    let ty = |t: &Term| infer(t, name);
+/// An operator, filter or function given a type it cannot take, or a field no value has, with
+/// its place.
+pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
+    let ty = |t: &Term| infer(t, names);
+    let declared = |path: &str| {
+        names.path(path).map_err(|u| SyntaxError {
+            message: u.message,
+            span: term.span.clone(),
+            help: u.help,
+        })
+    };
     if let TermKind::Attr(..) = term.kind
-        && let Some(t) = term.path().and_then(|p| name(&p))
+        && let Some(path) = term.path()
+        && let Some(t) = declared(&path)?
     {
         return Ok(t);
     }
@@ -80,7 +110,7 @@ pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, S
         TermKind::Lit(Lit::Bool(_)) => Type::Bool,
         TermKind::Lit(Lit::Int(_) | Lit::Float(_)) => Type::Number,
         TermKind::Lit(Lit::Str(_)) => Type::Text,
-        TermKind::Var(n) => name(n).unwrap_or(Type::Any),
+        TermKind::Var(n) => declared(n)?.unwrap_or(Type::Any),
         TermKind::Attr(e, field) => {
             let t = ty(e)?;
             if !t.fits(&[Type::Map]) {
@@ -100,7 +130,13 @@ pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, S
             if t == Type::List && !k.fits(&[Type::Number]) {
                 return Err(wrong(key, k, "cannot index a list: a position is a number"));
             }
-            Type::Any
+            // `fact[offer.id]`: a per-offer node's value for one offer.
+            let by_offer_id = matches!(&key.kind, TermKind::Attr(item, field)
+                if &**field == "id" && item.path().is_some());
+            match &e.kind {
+                TermKind::Var(n) if by_offer_id => names.per_offer(n).unwrap_or(Type::Any),
+                _ => Type::Any,
+            }
         }
         TermKind::Unary(UnaryOp::Not, e) => {
             ty(e)?;
@@ -330,19 +366,34 @@ fn wrong(term: &Term, t: Type, what: &str) -> SyntaxError {
 mod tests {
     use super::*;
 
-    fn names(name: &str) -> Option<Type> {
-        Some(match name {
-            "n" | "m.n" => Type::Number,
-            "t" => Type::Text,
-            "b" => Type::Bool,
-            "l" => Type::List,
-            "m" => Type::Map,
-            _ => return None,
-        })
+    /// Names of each type; `o` a map by offer id of numbers; `m.gone` a path no value has.
+    struct Test;
+
+    impl Names for Test {
+        fn path(&self, name: &str) -> Result<Option<Type>, Unknown> {
+            Ok(Some(match name {
+                "n" | "m.n" => Type::Number,
+                "t" => Type::Text,
+                "b" => Type::Bool,
+                "l" => Type::List,
+                "m" | "o" => Type::Map,
+                "m.gone" => {
+                    return Err(Unknown {
+                        message: "no value has `gone`".to_owned(),
+                        help: None,
+                    });
+                }
+                _ => return Ok(None),
+            }))
+        }
+
+        fn per_offer(&self, name: &str) -> Option<Type> {
+            (name == "o").then_some(Type::Number)
+        }
     }
 
     fn infer_text(text: &str) -> Result<Type, String> {
-        infer(&crate::expr::parser::parse(text).unwrap(), &names).map_err(|e| e.message)
+        infer(&crate::expr::parser::parse(text).unwrap(), &Test).map_err(|e| e.message)
     }
 
     #[test]
@@ -364,6 +415,10 @@ mod tests {
             ("m.n", Type::Number),
             ("x.k * 2", Type::Number),
             ("days_between(t, x)", Type::Number),
+            ("o[x.id] * 2", Type::Number),
+            ("o[x.id]", Type::Number),
+            ("o['a']", Type::Any),
+            ("m[x.id]", Type::Any),
         ] {
             assert_eq!(infer_text(text), Ok(ty), "{text}");
         }
@@ -410,6 +465,12 @@ mod tests {
                 "this is none and is not a number: `+` is arithmetic",
             ),
             ("l + 1", "this is a number and cannot be added to a list"),
+            ("m.gone + 1", "no value has `gone`"),
+            ("1 + (m.gone | abs)", "no value has `gone`"),
+            (
+                "o[x.id] ~ 'a' if b else o[x.id] | join(',')",
+                "this is a number and cannot go through `join`: it joins a list",
+            ),
         ] {
             assert_eq!(infer_text(text), Err(message.to_owned()), "{text}");
         }

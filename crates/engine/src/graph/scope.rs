@@ -13,7 +13,7 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::expr::types::Type;
+use crate::expr::types::{Names, Type, Unknown};
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
@@ -29,6 +29,33 @@ pub(crate) struct Scope<'a> {
     pub node_index: HashMap<&'a str, usize>,
     /// Each node's type, by index, as it declares it ([`node_type`]).
     pub node_types: Vec<Type>,
+    /// The catalog's offers (at the policy's date) and its hardware (at every date), each as
+    /// JSON in the graph's language: the fields and types of a bound offer's paths.
+    pub offers: Vec<serde_json::Value>,
+    pub hardware: Vec<serde_json::Value>,
+}
+
+/// The names an expression reads, typed for [`crate::expr::types::infer`]: the scope's, with
+/// the names the node binds, which are catalog offers where `offers` says so.
+struct Typing<'s, 'a> {
+    scope: &'s Scope<'a>,
+    bound: &'s [&'s str],
+    offers: bool,
+}
+
+impl Names for Typing<'_, '_> {
+    fn path(&self, path: &str) -> std::result::Result<Option<Type>, Unknown> {
+        let mut fields = path.split('.');
+        let root = fields.next().unwrap_or(path);
+        if self.bound.first() == Some(&root) && self.offers {
+            return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
+        }
+        Ok(self.scope.type_of(path, self.bound))
+    }
+
+    fn per_offer(&self, _name: &str) -> Option<Type> {
+        None
+    }
 }
 
 /// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
@@ -81,7 +108,7 @@ fn condition(
 
 impl<'a> Scope<'a> {
     /// Compiles `text` and returns it with the node indices it reads. `bound` are names the
-    /// node binds itself (`offer` in a per-offer fact, a select's item).
+    /// node binds itself (a select's item), of no declared type.
     pub(crate) fn expr(
         &self,
         file: usize,
@@ -89,6 +116,33 @@ impl<'a> Scope<'a> {
         node: &str,
         field: &str,
         bound: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        self.expr_in(file, text, node, field, (bound, false), reads)
+    }
+
+    /// [`Scope::expr`] where the name the node binds is a catalog offer (`offer` in a per-offer
+    /// fact, the item of a select from `offers`): its paths are typed as the catalog's offers
+    /// have them, and a path no offer has is an error.
+    pub(crate) fn expr_over_offers(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        bound: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        self.expr_in(file, text, node, field, (bound, true), reads)
+    }
+
+    fn expr_in(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        (bound, offers): (&[&str], bool),
         reads: &mut Reads,
     ) -> Result<Expr<'a>> {
         let policy = &self.owner.policy;
@@ -132,7 +186,12 @@ impl<'a> Scope<'a> {
             .collect();
         names.sort();
         names.dedup();
-        let ty = crate::expr::types::infer(&tree, &|name| self.type_of(name, bound))
+        let typing = Typing {
+            scope: self,
+            bound,
+            offers,
+        };
+        let ty = crate::expr::types::infer(&tree, &typing)
             .and_then(|ty| condition(field, ty, &tree))
             .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
         let code = crate::expr::code::Code::from_tree(
@@ -185,6 +244,81 @@ impl<'a> Scope<'a> {
             "as_of" => Some(Type::Text),
             _ => None,
         }
+    }
+
+    /// The type of path `fields` below `item`, a bound catalog offer (`gpu.memory_gb` of
+    /// `offer.gpu.memory_gb`): the JSON type every offer gives it, `None` where they do not all
+    /// have it or disagree (or the catalog is empty); an error where no offer could have it:
+    /// neither an offer at the policy's date, nor the catalog's hardware, nor `offer_fields`,
+    /// nor a quote has it.
+    fn offer_field(
+        &self,
+        item: &str,
+        fields: &[&str],
+    ) -> std::result::Result<Option<Type>, Unknown> {
+        if self.offers.is_empty() && self.hardware.is_empty() {
+            return Ok(None);
+        }
+        if fields.is_empty() {
+            return Ok(Some(Type::Map));
+        }
+        let declared: Vec<Vec<&str>> = self
+            .owner
+            .policy
+            .offer_fields
+            .keys()
+            .map(String::as_str)
+            .chain(crate::policy::quotes::QUOTED_PATHS.iter().copied())
+            .map(|p| p.split('.').collect())
+            .collect();
+        for (level, name) in fields.iter().enumerate() {
+            let above = &fields[..level];
+            let mut known: BTreeSet<&str> = BTreeSet::new();
+            for value in self.offers.iter().chain(&self.hardware) {
+                if let Some(serde_json::Value::Object(map)) = at_path(value, above) {
+                    known.extend(map.keys().map(String::as_str));
+                }
+            }
+            known.extend(
+                declared
+                    .iter()
+                    .filter(|p| p.len() > level && p[..level] == *above)
+                    .map(|p| p[level]),
+            );
+            if known.is_empty() {
+                // Not a map in any offer: reading a field of it is the typechecker's to refuse.
+                return Ok(None);
+            }
+            if !known.contains(name) {
+                let place = std::iter::once(item)
+                    .chain(above.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let listed = known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let help = match suggest_name(name, known.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? `{place}` has the fields {listed}"),
+                    None => format!("`{place}` has the fields {listed}"),
+                };
+                return Err(Unknown {
+                    message: format!(
+                        "no offer of the catalog has a field `{name}` under `{place}`"
+                    ),
+                    help: Some(help),
+                });
+            }
+        }
+        let mut types = self
+            .offers
+            .iter()
+            .map(|o| at_path(o, fields).map(Type::of_json));
+        let Some(Some(first)) = types.next() else {
+            return Ok(None);
+        };
+        Ok(types.all(|t| t == Some(first)).then_some(first))
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the
@@ -323,6 +457,11 @@ impl<'a> Scope<'a> {
         reads.texts.extend(mentioned.nodes);
         Ok(())
     }
+}
+
+/// The value at `path` below `value`, if every field on the way is there.
+fn at_path<'v>(value: &'v serde_json::Value, path: &[&str]) -> Option<&'v serde_json::Value> {
+    path.iter().try_fold(value, |v, name| v.get(name))
 }
 
 /// How errors name what `id` is: "node `x`", or "invariant `x`" (invariants are not nodes).
