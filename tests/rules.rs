@@ -188,6 +188,38 @@ fn a_catalog_offers_fields_are_typed() {
     common::compile_dir(rules.path()).unwrap();
 }
 
+/// A per-offer fact read by an offer's id (`fact[offer.id]`, `fact[container_offer.id]`) has
+/// the fact's declared type: a number joined as a list, true-or-false in arithmetic or
+/// ordering are refused when the rules load.
+#[test]
+fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
+    let err = table_error(&[
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'bare_metal' and offer_fits[offer.id]",
+            "where: offer.kind == 'bare_metal' and offer_fits[offer.id] > 0",
+        ),
+        (
+            "scenarios.yaml",
+            "order_by: offer_monthly_cny[offer.id]",
+            "order_by: offer_monthly_cny[offer.id] | join(', ')",
+        ),
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * offer_fits[container_offer.id]",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+    // Where the fact's value is a condition, it is one.
+    let rules = common::edited_rules(&[(
+        "scenarios.yaml",
+        "where: offer.kind == 'bare_metal' and offer_fits[offer.id]",
+        "where: offer_fits[offer.id]",
+    )]);
+    common::compile_dir(rules.path()).unwrap();
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(

@@ -28,7 +28,7 @@ pub(crate) struct Scope<'a> {
     pub globals: HashSet<String>,
     pub node_index: HashMap<&'a str, usize>,
     /// Each node's type, by index, as it declares it ([`node_type`]).
-    pub node_types: Vec<Type>,
+    pub node_types: Vec<NodeType>,
     /// The catalog's offers (at the policy's date) and its hardware (at every date), each as
     /// JSON in the graph's language: the fields and types of a bound offer's paths.
     pub offers: Vec<serde_json::Value>,
@@ -53,23 +53,46 @@ impl Names for Typing<'_, '_> {
         Ok(self.scope.type_of(path, self.bound))
     }
 
-    fn per_offer(&self, _name: &str) -> Option<Type> {
-        None
+    fn per_offer(&self, name: &str) -> Option<Type> {
+        if self.bound.contains(&name) {
+            return None;
+        }
+        let &i = self.scope.node_index.get(name)?;
+        self.scope.node_types[i].per_offer
     }
 }
 
+/// What a node's value is, as far as the rules declare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NodeType {
+    /// The value's type.
+    pub ty: Type,
+    /// For a map by offer id (a per-offer fact), the type of its values, where declared: what
+    /// `fact[offer.id]` gives.
+    pub per_offer: Option<Type>,
+}
+
 /// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
-/// value), a per-offer fact's map, a criterion's true or false; the others undeclared.
-pub(crate) fn node_type(node: &RuleNode) -> Type {
+/// value), a per-offer fact's map (of values of its `type:`), a criterion's true or false; the
+/// others undeclared.
+pub(crate) fn node_type(node: &RuleNode) -> NodeType {
+    let ty = |ty| NodeType {
+        ty,
+        per_offer: None,
+    };
     match node {
-        RuleNode::Fact(f) if f.per_offer => Type::Map,
-        RuleNode::Fact(f) => match &f.value {
+        // Its map leaves out the offers it gives none for: every value is of its type.
+        RuleNode::Fact(f) if f.per_offer => NodeType {
+            ty: Type::Map,
+            per_offer: Some(declared(f.kind)).filter(|t| *t != Type::Any),
+        },
+        RuleNode::Fact(f) => ty(match &f.value {
             Some(v) => Type::of_json(&v.value),
             None if f.nullable => Type::Any,
             None => declared(f.kind),
-        },
-        RuleNode::Criterion(_) => Type::Bool,
-        _ => Type::Any,
+        }),
+        RuleNode::Criterion(_) => ty(Type::Bool),
+        _ => ty(Type::Any),
     }
 }
 
@@ -236,7 +259,7 @@ impl<'a> Scope<'a> {
             return None;
         }
         if let Some(&i) = self.node_index.get(root) {
-            return Some(self.node_types[i]);
+            return Some(self.node_types[i].ty);
         }
         match root {
             "profile" | "catalog" => Some(Type::Map),
