@@ -220,6 +220,36 @@ fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
     common::compile_dir(rules.path()).unwrap();
 }
 
+/// Tables and selects give a type: a select that picks the first offer is a map or none (and
+/// its fields are the catalog offers'), one that picks all a list, a table's row a map whose
+/// `then:` values are typed where every row gives one JSON type.
+#[test]
+fn tables_and_selects_give_a_type() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * container_offer",
+        ),
+        (
+            "plans.yaml",
+            "when: cadence == 'weekly' and fastest_job is not none and cadence_keepers | length == 0",
+            "when: cadence == 'weekly' and fastest_job is not none and cadence_keepers > 0",
+        ),
+        (
+            "scenarios.yaml",
+            "and offer.gpu.family == scenario.gpu_family and offer_fits[offer.id]",
+            "and offer.gpu.family == scenario.gpu_family * 2 and offer_fits[offer.id]",
+        ),
+        (
+            "scenarios.yaml",
+            "offer.gpu.family == container_offer.gpu.family",
+            "offer.gpu.family == container_offer.gpu.famly",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(

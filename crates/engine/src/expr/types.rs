@@ -21,6 +21,9 @@ pub enum Type {
     Text,
     List,
     Map,
+    /// A map, or none: what a table without a default row or a select that picks the first
+    /// item gives where nothing is chosen.
+    MapOrNone,
     Null,
 }
 
@@ -35,6 +38,7 @@ impl Type {
             Type::Text => "text",
             Type::List => "a list",
             Type::Map => "a map",
+            Type::MapOrNone => "a map or none",
             Type::Null => "none",
         }
     }
@@ -56,9 +60,12 @@ impl Type {
         self != Type::Any
     }
 
-    /// Whether a value of this type may stand where `wanted` is needed.
+    /// Whether a value of this type may stand where `wanted` is needed (a map or none where a
+    /// map is: some profiles give the map).
     fn fits(self, wanted: &[Type]) -> bool {
-        !self.known() || wanted.contains(&self)
+        !self.known()
+            || wanted.contains(&self)
+            || (self == Type::MapOrNone && wanted.contains(&Type::Map))
     }
 }
 
@@ -353,6 +360,9 @@ fn wrong(term: &Term, t: Type, what: &str) -> SyntaxError {
     let help = match t {
         Type::Text => Some("`~` joins texts; arithmetic, ordering and number filters need numbers"),
         Type::Null => Some("`none` is no value: test it first (`x is none`) or give a default"),
+        Type::MapOrNone => Some(
+            "a chosen item or row is a map, and none where nothing is chosen: read one of its fields (`x.field`) or test it (`x is not none`)",
+        ),
         _ => None,
     };
     SyntaxError {
@@ -377,6 +387,7 @@ mod tests {
                 "b" => Type::Bool,
                 "l" => Type::List,
                 "m" | "o" => Type::Map,
+                "s" => Type::MapOrNone,
                 "m.gone" => {
                     return Err(Unknown {
                         message: "no value has `gone`".to_owned(),
@@ -416,6 +427,11 @@ mod tests {
             ("x.k * 2", Type::Number),
             ("days_between(t, x)", Type::Number),
             ("o[x.id] * 2", Type::Number),
+            ("s.k", Type::Any),
+            ("s is none", Type::Bool),
+            ("s.k * 2", Type::Number),
+            ("'a' in s", Type::Bool),
+            ("s | length", Type::Number),
             ("o[x.id]", Type::Number),
             ("o['a']", Type::Any),
             ("m[x.id]", Type::Any),
@@ -466,6 +482,14 @@ mod tests {
             ),
             ("l + 1", "this is a number and cannot be added to a list"),
             ("m.gone + 1", "no value has `gone`"),
+            (
+                "s + 1",
+                "this is a map or none and is not a number: `+` is arithmetic",
+            ),
+            (
+                "s < 3",
+                "this is a map or none and cannot be compared with `<`: only numbers and texts are ordered",
+            ),
             ("1 + (m.gone | abs)", "no value has `gone`"),
             (
                 "o[x.id] ~ 'a' if b else o[x.id] | join(',')",

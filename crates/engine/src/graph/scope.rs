@@ -18,7 +18,7 @@ use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
 use crate::policy::rules::Template;
-use crate::policy::rules::{FieldType, RuleNode};
+use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 
@@ -50,6 +50,14 @@ impl Names for Typing<'_, '_> {
         if self.bound.first() == Some(&root) && self.offers {
             return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
         }
+        // A select's chosen catalog offer (or none), read below.
+        if !self.bound.contains(&root)
+            && path != root
+            && let Some(&i) = self.scope.node_index.get(root)
+            && self.scope.node_types[i].offer
+        {
+            return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
+        }
         Ok(self.scope.type_of(path, self.bound))
     }
 
@@ -63,13 +71,19 @@ impl Names for Typing<'_, '_> {
 }
 
 /// What a node's value is, as far as the rules declare it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NodeType {
     /// The value's type.
     pub ty: Type,
-    /// For a map by offer id (a per-offer fact), the type of its values, where declared: what
-    /// `fact[offer.id]` gives.
+    /// For a map by offer id (a per-offer fact or select), the type of its values, where
+    /// declared: what `fact[offer.id]` gives.
     pub per_offer: Option<Type>,
+    /// The types of the value's fields where they are known: a table's row's (`id`, `title`,
+    /// and each `then:` value every row gives with one JSON type).
+    pub fields: Vec<(String, Type)>,
+    /// The value is a catalog offer (or none): a select from `offers` that picks the first
+    /// and maps nothing. Its fields are typed as the catalog's offers have them.
+    pub offer: bool,
 }
 
 /// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
@@ -79,12 +93,14 @@ pub(crate) fn node_type(node: &RuleNode) -> NodeType {
     let ty = |ty| NodeType {
         ty,
         per_offer: None,
+        fields: Vec::new(),
+        offer: false,
     };
     match node {
         // Its map leaves out the offers it gives none for: every value is of its type.
         RuleNode::Fact(f) if f.per_offer => NodeType {
-            ty: Type::Map,
             per_offer: Some(declared(f.kind)).filter(|t| *t != Type::Any),
+            ..ty(Type::Map)
         },
         RuleNode::Fact(f) => ty(match &f.value {
             Some(v) => Type::of_json(&v.value),
@@ -92,7 +108,69 @@ pub(crate) fn node_type(node: &RuleNode) -> NodeType {
             None => declared(f.kind),
         }),
         RuleNode::Criterion(_) => ty(Type::Bool),
+        RuleNode::Table(t) => table_type(t),
+        RuleNode::Select(s) => select_type(s),
         _ => ty(Type::Any),
+    }
+}
+
+/// A table's value: a list of rows (`collect`), or a row, a map (or none, where no row may
+/// match and nothing says otherwise); a row's fields typed where every row (the default
+/// included) gives them with one JSON type.
+fn table_type(t: &Table) -> NodeType {
+    let ty = match t.hit {
+        HitPolicy::Collect => Type::List,
+        _ if t.default.is_some() || t.no_match == Some(NoMatch::Error) => Type::Map,
+        _ => Type::MapOrNone,
+    };
+    let rows: Vec<&Row> = t.rows.iter().chain(&t.default).collect();
+    let mut fields = Vec::new();
+    if ty != Type::List && !rows.is_empty() {
+        fields.push(("id".to_owned(), Type::Text));
+        fields.push(("title".to_owned(), Type::Text));
+        if rows.iter().all(|r| r.because.is_some()) {
+            fields.push(("because".to_owned(), Type::Text));
+        }
+        for key in rows[0].then.keys() {
+            let mut types = rows.iter().map(|r| r.then.get(key).map(Type::of_json));
+            let first = types.next().flatten();
+            if let Some(first) = first
+                && types.all(|t| t == Some(first))
+            {
+                fields.push((key.clone(), first));
+            }
+        }
+    }
+    NodeType {
+        ty,
+        per_offer: None,
+        fields,
+        offer: false,
+    }
+}
+
+/// A select's value: a list (`pick: all`), or the first item or none (`pick: first`), which is
+/// a map where the items are (the catalog's offers, or a map literal's `map:`); per offer, a
+/// map by offer id of those (an offer it gives none for left out).
+fn select_type(s: &Select) -> NodeType {
+    let offers = s.from.value.trim() == "offers";
+    let item_is_map = match &s.map {
+        None => offers,
+        Some(map) => crate::expr::parser::parse(&map.value)
+            .is_ok_and(|t| matches!(t.kind, crate::expr::ast::TermKind::Map(_))),
+    };
+    let (ty, per_offer) = match (s.pick, s.per_offer) {
+        (Pick::All, false) => (Type::List, None),
+        (Pick::All, true) => (Type::Map, Some(Type::List)),
+        (Pick::First, false) if item_is_map => (Type::MapOrNone, None),
+        (Pick::First, false) => (Type::Any, None),
+        (Pick::First, true) => (Type::Map, item_is_map.then_some(Type::Map)),
+    };
+    NodeType {
+        ty,
+        per_offer,
+        fields: Vec::new(),
+        offer: offers && s.map.is_none() && s.pick == Pick::First && !s.per_offer,
     }
 }
 
@@ -241,6 +319,12 @@ impl<'a> Scope<'a> {
         let root = path.split('.').next().unwrap_or(path);
         if bound.contains(&root) {
             return None;
+        }
+        if let Some((node, field)) = path.split_once('.')
+            && let Some(&i) = self.node_index.get(node)
+        {
+            let fields = &self.node_types[i].fields;
+            return fields.iter().find(|(f, _)| f == field).map(|(_, t)| *t);
         }
         if let Some(inner) = path.strip_prefix("profile.") {
             let field = crate::profile::fields::field(inner)?;

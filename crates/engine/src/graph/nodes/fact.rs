@@ -46,6 +46,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                 && gives != Type::Any
                 && gives != declared
                 && !(f.nullable && gives == Type::Null)
+                && !(declared == Type::Map && gives == Type::MapOrNone)
             {
                 return Err(policy
                     .error_at(
