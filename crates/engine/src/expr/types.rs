@@ -129,22 +129,7 @@ pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError>
             }
             Type::Any
         }
-        TermKind::Item(e, key) => {
-            let (t, k) = (ty(e)?, ty(key)?);
-            if !t.fits(&[Type::Map, Type::List, Type::Text]) {
-                return Err(wrong(e, t, "cannot be read with `[ ]`"));
-            }
-            if t == Type::List && !k.fits(&[Type::Number]) {
-                return Err(wrong(key, k, "cannot index a list: a position is a number"));
-            }
-            // `fact[offer.id]`: a per-offer node's value for one offer.
-            let by_offer_id = matches!(&key.kind, TermKind::Attr(item, field)
-                if &**field == "id" && item.path().is_some());
-            match &e.kind {
-                TermKind::Var(n) if by_offer_id => names.per_offer(n).unwrap_or(Type::Any),
-                _ => Type::Any,
-            }
-        }
+        TermKind::Item(e, key) => item(e, key, ty(e)?, ty(key)?, names)?,
         TermKind::Unary(UnaryOp::Not, e) => {
             ty(e)?;
             Type::Bool
@@ -209,6 +194,23 @@ pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError>
             }
             Type::Number
         }
+    })
+}
+
+/// What `e[key]` gives, `e` of type `t` and `key` of type `k`: a per-offer node's value where
+/// the key is an offer's id (`fact[offer.id]`), else undeclared.
+fn item(e: &Term, key: &Term, t: Type, k: Type, names: &dyn Names) -> Result<Type, SyntaxError> {
+    if !t.fits(&[Type::Map, Type::List, Type::Text]) {
+        return Err(wrong(e, t, "cannot be read with `[ ]`"));
+    }
+    if t == Type::List && !k.fits(&[Type::Number]) {
+        return Err(wrong(key, k, "cannot index a list: a position is a number"));
+    }
+    let by_offer_id = matches!(&key.kind, TermKind::Attr(item, field)
+        if &**field == "id" && item.path().is_some());
+    Ok(match &e.kind {
+        TermKind::Var(n) if by_offer_id => names.per_offer(n).unwrap_or(Type::Any),
+        _ => Type::Any,
     })
 }
 
