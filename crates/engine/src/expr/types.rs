@@ -1,8 +1,10 @@
 //! The rule language's types: every rule expression gets one when the rules load, from the
 //! types of the names it reads (a fact's declared `type:`, a constant's value, a criterion's
-//! true-or-false, the roots), and what no profile could make right is a rules error then, with
-//! its place: a condition that is not true or false, arithmetic on text, a comparison of a
-//! number with text, a filter or function given what it cannot take.
+//! true-or-false, the roots, a bound catalog offer's fields as the catalog gives them, a
+//! per-offer fact's values read by an offer's id, a table's row, a select's list or item), and
+//! what no profile could make right is a rules error then, with its place: a condition that is
+//! not true or false, arithmetic on text, a comparison of a number with text, a filter or
+//! function given what it cannot take, a field no catalog offer has.
 //!
 //! The typing is gradual, as Cedar's validator is strict: where a name's type is not declared
 //! (`anything`), nothing is assumed and nothing is refused; the check at run time still stands
