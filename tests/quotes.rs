@@ -1039,3 +1039,65 @@ fn offers_on_a_terminal_is_a_table() {
     let rest = p.exp_eof().unwrap();
     assert!(!rest.contains("| `"), "no Markdown on a terminal: {rest}");
 }
+
+/// Every field a quote gives an offer, at every date the shipped sheets quote, is one the
+/// typechecker knows an offer may have (`QUOTED_PATHS`), or one the catalog entry itself
+/// writes: a rule reading it never fails to load at a date where no quote gives it.
+#[test]
+fn every_field_a_quote_gives_is_known_to_the_typechecker() {
+    use decide::policy::quotes::QUOTED_PATHS;
+    fn leaves(value: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) if !map.contains_key("en") => {
+                for (k, v) in map {
+                    let path = if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    leaves(v, &path, out);
+                }
+            }
+            _ => out.push(at.to_owned()),
+        }
+    }
+    let policy = Policy::embedded().unwrap();
+    let mut dates: Vec<_> = policy.quotes.iter().map(|q| q.valid_from).collect();
+    dates.sort();
+    dates.dedup();
+    assert!(dates.len() > 1);
+    let mut checked = 0;
+    for date in dates {
+        let priced = policy.at(date);
+        for offer in &priced.offers {
+            let hardware = policy
+                .hardware
+                .iter()
+                .find(|h| {
+                    offer.item.fields.get("hardware").and_then(|v| v.as_str()) == Some(&h.item.id)
+                })
+                .unwrap();
+            let mut written = Vec::new();
+            leaves(
+                &serde_json::Value::Object(hardware.item.fields.clone()),
+                "",
+                &mut written,
+            );
+            let mut paths = Vec::new();
+            leaves(
+                &serde_json::Value::Object(offer.item.fields.clone()),
+                "",
+                &mut paths,
+            );
+            for path in paths {
+                assert!(
+                    QUOTED_PATHS.contains(&path.as_str()) || written.contains(&path),
+                    "offer `{}` at {date} has `{path}`, which QUOTED_PATHS does not list",
+                    offer.item.id
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

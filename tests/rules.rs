@@ -137,6 +137,120 @@ fn a_condition_that_is_not_true_or_false_is_refused_when_the_rules_load() {
     assert!(err.contains("help: compare it"), "{err}");
 }
 
+/// A bound catalog offer's field that no offer has is a rules error at the term, naming the
+/// field and listing the fields there are at that level, with the nearest one.
+#[test]
+fn a_field_no_offer_has_is_refused_with_the_fields_there_are() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * offer.gpu.memory_gbs * memory_usable_fraction",
+        ),
+        (
+            "scenarios.yaml",
+            "order_by: offer.price.list_cny",
+            "order_by: offer.prices.list_cny",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
+/// A bound catalog offer's fields have the types the catalog's offers give them: arithmetic on
+/// an offer's text is refused (in a per-offer fact and in a select's item from `offers`), joining
+/// its number as text is not; a field a quote may give (`price.daily_cny`) is known at any date.
+#[test]
+fn a_catalog_offers_fields_are_typed() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.title * 2",
+        ),
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'container'",
+            "where: offer.kind + 1 > 0",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+    let rules = common::edited_rules(&[
+        (
+            "scenarios.yaml",
+            "order_by: offer.price.list_cny",
+            "order_by: offer.gpu.memory_gb ~ 'x'",
+        ),
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'container'",
+            "where: offer.kind == 'container' and offer.price.daily_cny is not defined",
+        ),
+    ]);
+    common::compile_dir(rules.path()).unwrap();
+}
+
+/// A per-offer fact read by an offer's id (`fact[offer.id]`, `fact[container_offer.id]`) has
+/// the fact's declared type: a number joined as a list, true-or-false in arithmetic or
+/// ordering are refused when the rules load.
+#[test]
+fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
+    let err = table_error(&[
+        (
+            "scenarios.yaml",
+            "where: offer.kind == 'bare_metal' and offer_fits[offer.id]",
+            "where: offer.kind == 'bare_metal' and offer_fits[offer.id] > 0",
+        ),
+        (
+            "scenarios.yaml",
+            "order_by: offer_monthly_cny[offer.id]",
+            "order_by: offer_monthly_cny[offer.id] | join(', ')",
+        ),
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * offer_fits[container_offer.id]",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+    // Where the fact's value is a condition, it is one.
+    let rules = common::edited_rules(&[(
+        "scenarios.yaml",
+        "where: offer.kind == 'bare_metal' and offer_fits[offer.id]",
+        "where: offer_fits[offer.id]",
+    )]);
+    common::compile_dir(rules.path()).unwrap();
+}
+
+/// Tables and selects give a type: a select that picks the first offer is a map or none (and
+/// its fields are the catalog offers'), one that picks all a list, a table's row a map whose
+/// `then:` values are typed where every row gives one JSON type.
+#[test]
+fn tables_and_selects_give_a_type() {
+    let err = table_error(&[
+        (
+            "sizing.yaml",
+            "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
+            "expr: offer.gpus * container_offer",
+        ),
+        (
+            "plans.yaml",
+            "when: cadence == 'weekly' and fastest_job is not none and cadence_keepers | length == 0",
+            "when: cadence == 'weekly' and fastest_job is not none and cadence_keepers > 0",
+        ),
+        (
+            "scenarios.yaml",
+            "and offer.gpu.family == scenario.gpu_family and offer_fits[offer.id]",
+            "and offer.gpu.family == scenario.gpu_family * 2 and offer_fits[offer.id]",
+        ),
+        (
+            "scenarios.yaml",
+            "offer.gpu.family == container_offer.gpu.family",
+            "offer.gpu.family == container_offer.gpu.famly",
+        ),
+    ]);
+    insta::assert_snapshot!(err);
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(

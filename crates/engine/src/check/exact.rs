@@ -233,7 +233,7 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<DomainPie
                 out.push(other_text(&m.texts, id));
             }
             Type::Null => {}
-            Type::Any | Type::List | Type::Map => {
+            Type::Any | Type::List | Type::Map | Type::MapOrNone => {
                 if m.bools {
                     out.extend([is(Lit::Bool(true), id), is(Lit::Bool(false), id)]);
                 }

@@ -1,8 +1,10 @@
 //! The rule language's types: every rule expression gets one when the rules load, from the
 //! types of the names it reads (a fact's declared `type:`, a constant's value, a criterion's
-//! true-or-false, the roots), and what no profile could make right is a rules error then, with
-//! its place: a condition that is not true or false, arithmetic on text, a comparison of a
-//! number with text, a filter or function given what it cannot take.
+//! true-or-false, the roots, a bound catalog offer's fields as the catalog gives them, a
+//! per-offer fact's values read by an offer's id, a table's row, a select's list or item), and
+//! what no profile could make right is a rules error then, with its place: a condition that is
+//! not true or false, arithmetic on text, a comparison of a number with text, a filter or
+//! function given what it cannot take, a field no catalog offer has.
 //!
 //! The typing is gradual, as Cedar's validator is strict: where a name's type is not declared
 //! (`anything`), nothing is assumed and nothing is refused; the check at run time still stands
@@ -21,6 +23,9 @@ pub enum Type {
     Text,
     List,
     Map,
+    /// A map, or none: what a table without a default row or a select that picks the first
+    /// item gives where nothing is chosen.
+    MapOrNone,
     Null,
 }
 
@@ -35,6 +40,7 @@ impl Type {
             Type::Text => "text",
             Type::List => "a list",
             Type::Map => "a map",
+            Type::MapOrNone => "a map or none",
             Type::Null => "none",
         }
     }
@@ -56,22 +62,55 @@ impl Type {
         self != Type::Any
     }
 
-    /// Whether a value of this type may stand where `wanted` is needed.
+    /// Whether a value of this type may stand where `wanted` is needed (a map or none where a
+    /// map is: some profiles give the map).
     fn fits(self, wanted: &[Type]) -> bool {
-        !self.known() || wanted.contains(&self)
+        !self.known()
+            || wanted.contains(&self)
+            || (self == Type::MapOrNone && wanted.contains(&Type::Map))
     }
 }
 
+/// What the typechecker asks about the names an expression reads.
+pub(crate) trait Names {
+    /// The type of a name or of a field path (`profile.usage.gpus`, `offer.gpu.memory_gb`):
+    /// `Ok(None)` where it declares none, an error where no value could have the path (a field
+    /// no catalog offer has).
+    ///
+    /// # Errors
+    /// Why no value has the path, in the language's words.
+    fn path(&self, path: &str) -> Result<Option<Type>, Unknown>;
+
+    /// The type of the values of node `name`, a map by offer id (a per-offer fact or
+    /// select), where it declares one: what `name[offer.id]` gives.
+    fn per_offer(&self, name: &str) -> Option<Type>;
+}
+
+/// A path no value has: what to say, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unknown {
+    pub message: String,
+    pub help: Option<String>,
+}
+
 /// The type of `term`, reading the types of names and of their fields (`profile.usage.gpus`)
-/// from `name` (`None` where it declares none); or the first thing in it no value could make
-/// right.
+/// from `names`; or the first thing in it no value could make right.
 ///
 /// # Errors
-/// An operator, filter or function given a type it cannot take, with its place.
-pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, SyntaxError> {
-    let ty = |t: &Term| infer(t, name);
+/// An operator, filter or function given a type it cannot take, or a field no value has, with
+/// its place.
+pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
+    let ty = |t: &Term| infer(t, names);
+    let declared = |path: &str| {
+        names.path(path).map_err(|u| SyntaxError {
+            message: u.message,
+            span: term.span.clone(),
+            help: u.help,
+        })
+    };
     if let TermKind::Attr(..) = term.kind
-        && let Some(t) = term.path().and_then(|p| name(&p))
+        && let Some(path) = term.path()
+        && let Some(t) = declared(&path)?
     {
         return Ok(t);
     }
@@ -80,7 +119,7 @@ pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, S
         TermKind::Lit(Lit::Bool(_)) => Type::Bool,
         TermKind::Lit(Lit::Int(_) | Lit::Float(_)) => Type::Number,
         TermKind::Lit(Lit::Str(_)) => Type::Text,
-        TermKind::Var(n) => name(n).unwrap_or(Type::Any),
+        TermKind::Var(n) => declared(n)?.unwrap_or(Type::Any),
         TermKind::Attr(e, field) => {
             let t = ty(e)?;
             if !t.fits(&[Type::Map]) {
@@ -92,16 +131,7 @@ pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, S
             }
             Type::Any
         }
-        TermKind::Item(e, key) => {
-            let (t, k) = (ty(e)?, ty(key)?);
-            if !t.fits(&[Type::Map, Type::List, Type::Text]) {
-                return Err(wrong(e, t, "cannot be read with `[ ]`"));
-            }
-            if t == Type::List && !k.fits(&[Type::Number]) {
-                return Err(wrong(key, k, "cannot index a list: a position is a number"));
-            }
-            Type::Any
-        }
+        TermKind::Item(e, key) => item(e, key, ty(e)?, ty(key)?, names)?,
         TermKind::Unary(UnaryOp::Not, e) => {
             ty(e)?;
             Type::Bool
@@ -166,6 +196,23 @@ pub fn infer(term: &Term, name: &dyn Fn(&str) -> Option<Type>) -> Result<Type, S
             }
             Type::Number
         }
+    })
+}
+
+/// What `e[key]` gives, `e` of type `t` and `key` of type `k`: a per-offer node's value where
+/// the key is an offer's id (`fact[offer.id]`), else undeclared.
+fn item(e: &Term, key: &Term, t: Type, k: Type, names: &dyn Names) -> Result<Type, SyntaxError> {
+    if !t.fits(&[Type::Map, Type::List, Type::Text]) {
+        return Err(wrong(e, t, "cannot be read with `[ ]`"));
+    }
+    if t == Type::List && !k.fits(&[Type::Number]) {
+        return Err(wrong(key, k, "cannot index a list: a position is a number"));
+    }
+    let by_offer_id = matches!(&key.kind, TermKind::Attr(item, field)
+        if &**field == "id" && item.path().is_some());
+    Ok(match &e.kind {
+        TermKind::Var(n) if by_offer_id => names.per_offer(n).unwrap_or(Type::Any),
+        _ => Type::Any,
     })
 }
 
@@ -317,6 +364,9 @@ fn wrong(term: &Term, t: Type, what: &str) -> SyntaxError {
     let help = match t {
         Type::Text => Some("`~` joins texts; arithmetic, ordering and number filters need numbers"),
         Type::Null => Some("`none` is no value: test it first (`x is none`) or give a default"),
+        Type::MapOrNone => Some(
+            "a chosen item or row is a map, and none where nothing is chosen: read one of its fields (`x.field`) or test it (`x is not none`)",
+        ),
         _ => None,
     };
     SyntaxError {
@@ -330,19 +380,35 @@ fn wrong(term: &Term, t: Type, what: &str) -> SyntaxError {
 mod tests {
     use super::*;
 
-    fn names(name: &str) -> Option<Type> {
-        Some(match name {
-            "n" | "m.n" => Type::Number,
-            "t" => Type::Text,
-            "b" => Type::Bool,
-            "l" => Type::List,
-            "m" => Type::Map,
-            _ => return None,
-        })
+    /// Names of each type; `o` a map by offer id of numbers; `m.gone` a path no value has.
+    struct Test;
+
+    impl Names for Test {
+        fn path(&self, name: &str) -> Result<Option<Type>, Unknown> {
+            Ok(Some(match name {
+                "n" | "m.n" => Type::Number,
+                "t" => Type::Text,
+                "b" => Type::Bool,
+                "l" => Type::List,
+                "m" | "o" => Type::Map,
+                "s" => Type::MapOrNone,
+                "m.gone" => {
+                    return Err(Unknown {
+                        message: "no value has `gone`".to_owned(),
+                        help: None,
+                    });
+                }
+                _ => return Ok(None),
+            }))
+        }
+
+        fn per_offer(&self, name: &str) -> Option<Type> {
+            (name == "o").then_some(Type::Number)
+        }
     }
 
     fn infer_text(text: &str) -> Result<Type, String> {
-        infer(&crate::expr::parser::parse(text).unwrap(), &names).map_err(|e| e.message)
+        infer(&crate::expr::parser::parse(text).unwrap(), &Test).map_err(|e| e.message)
     }
 
     #[test]
@@ -364,6 +430,15 @@ mod tests {
             ("m.n", Type::Number),
             ("x.k * 2", Type::Number),
             ("days_between(t, x)", Type::Number),
+            ("o[x.id] * 2", Type::Number),
+            ("s.k", Type::Any),
+            ("s is none", Type::Bool),
+            ("s.k * 2", Type::Number),
+            ("'a' in s", Type::Bool),
+            ("s | length", Type::Number),
+            ("o[x.id]", Type::Number),
+            ("o['a']", Type::Any),
+            ("m[x.id]", Type::Any),
         ] {
             assert_eq!(infer_text(text), Ok(ty), "{text}");
         }
@@ -410,6 +485,20 @@ mod tests {
                 "this is none and is not a number: `+` is arithmetic",
             ),
             ("l + 1", "this is a number and cannot be added to a list"),
+            ("m.gone + 1", "no value has `gone`"),
+            (
+                "s + 1",
+                "this is a map or none and is not a number: `+` is arithmetic",
+            ),
+            (
+                "s < 3",
+                "this is a map or none and cannot be compared with `<`: only numbers and texts are ordered",
+            ),
+            ("1 + (m.gone | abs)", "no value has `gone`"),
+            (
+                "o[x.id] ~ 'a' if b else o[x.id] | join(',')",
+                "this is a number and cannot go through `join`: it joins a list",
+            ),
         ] {
             assert_eq!(infer_text(text), Err(message.to_owned()), "{text}");
         }

@@ -259,6 +259,8 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         globals,
         node_index,
         node_types,
+        offers: localized(&policy.offers, lang),
+        hardware: localized(&policy.hardware, lang),
     };
     let mut errors: Vec<Error> = Vec::new();
     let mut nodes: Vec<Node<'_>> = Vec::with_capacity(policy.nodes.len());
@@ -766,4 +768,15 @@ fn check_question_when(
         }
     }
     Ok(())
+}
+
+/// Offers as JSON in the graph's language (two-language texts as text).
+fn localized(
+    offers: &[crate::policy::Located<crate::policy::Offer>],
+    lang: Lang,
+) -> Vec<serde_json::Value> {
+    offers
+        .iter()
+        .map(|o| crate::lang::localize(&serde_json::Value::Object(o.item.fields.clone()), lang))
+        .collect()
 }

@@ -13,12 +13,12 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::expr::types::Type;
+use crate::expr::types::{Names, Type, Unknown};
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
 use crate::policy::rules::Template;
-use crate::policy::rules::{FieldType, RuleNode};
+use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 
@@ -28,21 +28,149 @@ pub(crate) struct Scope<'a> {
     pub globals: HashSet<String>,
     pub node_index: HashMap<&'a str, usize>,
     /// Each node's type, by index, as it declares it ([`node_type`]).
-    pub node_types: Vec<Type>,
+    pub node_types: Vec<NodeType>,
+    /// The catalog's offers (at the policy's date) and its hardware (at every date), each as
+    /// JSON in the graph's language: the fields and types of a bound offer's paths.
+    pub offers: Vec<serde_json::Value>,
+    pub hardware: Vec<serde_json::Value>,
+}
+
+/// The names an expression reads, typed for [`crate::expr::types::infer`]: the scope's, with
+/// the names the node binds, which are catalog offers where `offers` says so.
+struct Typing<'s, 'a> {
+    scope: &'s Scope<'a>,
+    bound: &'s [&'s str],
+    offers: bool,
+}
+
+impl Names for Typing<'_, '_> {
+    fn path(&self, path: &str) -> std::result::Result<Option<Type>, Unknown> {
+        let mut fields = path.split('.');
+        let root = fields.next().unwrap_or(path);
+        if self.bound.first() == Some(&root) && self.offers {
+            return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
+        }
+        // A select's chosen catalog offer (or none), read below.
+        if !self.bound.contains(&root)
+            && path != root
+            && let Some(&i) = self.scope.node_index.get(root)
+            && self.scope.node_types[i].offer
+        {
+            return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
+        }
+        Ok(self.scope.type_of(path, self.bound))
+    }
+
+    fn per_offer(&self, name: &str) -> Option<Type> {
+        if self.bound.contains(&name) {
+            return None;
+        }
+        let &i = self.scope.node_index.get(name)?;
+        self.scope.node_types[i].per_offer
+    }
+}
+
+/// What a node's value is, as far as the rules declare it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodeType {
+    /// The value's type.
+    pub ty: Type,
+    /// For a map by offer id (a per-offer fact or select), the type of its values, where
+    /// declared: what `fact[offer.id]` gives.
+    pub per_offer: Option<Type>,
+    /// The types of the value's fields where they are known: a table's row's (`id`, `title`,
+    /// and each `then:` value every row gives with one JSON type).
+    pub fields: Vec<(String, Type)>,
+    /// The value is a catalog offer (or none): a select from `offers` that picks the first
+    /// and maps nothing. Its fields are typed as the catalog's offers have them.
+    pub offer: bool,
 }
 
 /// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
-/// value), a per-offer fact's map, a criterion's true or false; the others undeclared.
-pub(crate) fn node_type(node: &RuleNode) -> Type {
+/// value), a per-offer fact's map (of values of its `type:`), a criterion's true or false; the
+/// others undeclared.
+pub(crate) fn node_type(node: &RuleNode) -> NodeType {
+    let ty = |ty| NodeType {
+        ty,
+        per_offer: None,
+        fields: Vec::new(),
+        offer: false,
+    };
     match node {
-        RuleNode::Fact(f) if f.per_offer => Type::Map,
-        RuleNode::Fact(f) => match &f.value {
+        // Its map leaves out the offers it gives none for: every value is of its type.
+        RuleNode::Fact(f) if f.per_offer => NodeType {
+            per_offer: Some(declared(f.kind)).filter(|t| *t != Type::Any),
+            ..ty(Type::Map)
+        },
+        RuleNode::Fact(f) => ty(match &f.value {
             Some(v) => Type::of_json(&v.value),
             None if f.nullable => Type::Any,
             None => declared(f.kind),
-        },
-        RuleNode::Criterion(_) => Type::Bool,
-        _ => Type::Any,
+        }),
+        RuleNode::Criterion(_) => ty(Type::Bool),
+        RuleNode::Table(t) => table_type(t),
+        RuleNode::Select(s) => select_type(s),
+        _ => ty(Type::Any),
+    }
+}
+
+/// A table's value: a list of rows (`collect`), or a row, a map (or none, where no row may
+/// match and nothing says otherwise); a row's fields typed where every row (the default
+/// included) gives them with one JSON type.
+fn table_type(t: &Table) -> NodeType {
+    let ty = match t.hit {
+        HitPolicy::Collect => Type::List,
+        _ if t.default.is_some() || t.no_match == Some(NoMatch::Error) => Type::Map,
+        _ => Type::MapOrNone,
+    };
+    let rows: Vec<&Row> = t.rows.iter().chain(&t.default).collect();
+    let mut fields = Vec::new();
+    if ty != Type::List && !rows.is_empty() {
+        fields.push(("id".to_owned(), Type::Text));
+        fields.push(("title".to_owned(), Type::Text));
+        if rows.iter().all(|r| r.because.is_some()) {
+            fields.push(("because".to_owned(), Type::Text));
+        }
+        for key in rows[0].then.keys() {
+            let mut types = rows.iter().map(|r| r.then.get(key).map(Type::of_json));
+            let first = types.next().flatten();
+            if let Some(first) = first
+                && types.all(|t| t == Some(first))
+            {
+                fields.push((key.clone(), first));
+            }
+        }
+    }
+    NodeType {
+        ty,
+        per_offer: None,
+        fields,
+        offer: false,
+    }
+}
+
+/// A select's value: a list (`pick: all`), or the first item or none (`pick: first`), which is
+/// a map where the items are (the catalog's offers, or a map literal's `map:`); per offer, a
+/// map by offer id of those (an offer it gives none for left out).
+fn select_type(s: &Select) -> NodeType {
+    let offers = s.from.value.trim() == "offers";
+    let item_is_map = match &s.map {
+        None => offers,
+        Some(map) => crate::expr::parser::parse(&map.value)
+            .is_ok_and(|t| matches!(t.kind, crate::expr::ast::TermKind::Map(_))),
+    };
+    let (ty, per_offer) = match (s.pick, s.per_offer) {
+        (Pick::All, false) => (Type::List, None),
+        (Pick::All, true) => (Type::Map, Some(Type::List)),
+        (Pick::First, false) if item_is_map => (Type::MapOrNone, None),
+        (Pick::First, false) => (Type::Any, None),
+        (Pick::First, true) => (Type::Map, item_is_map.then_some(Type::Map)),
+    };
+    NodeType {
+        ty,
+        per_offer,
+        fields: Vec::new(),
+        offer: offers && s.map.is_none() && s.pick == Pick::First && !s.per_offer,
     }
 }
 
@@ -81,7 +209,7 @@ fn condition(
 
 impl<'a> Scope<'a> {
     /// Compiles `text` and returns it with the node indices it reads. `bound` are names the
-    /// node binds itself (`offer` in a per-offer fact, a select's item).
+    /// node binds itself (a select's item), of no declared type.
     pub(crate) fn expr(
         &self,
         file: usize,
@@ -89,6 +217,33 @@ impl<'a> Scope<'a> {
         node: &str,
         field: &str,
         bound: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        self.expr_in(file, text, node, field, (bound, false), reads)
+    }
+
+    /// [`Scope::expr`] where the name the node binds is a catalog offer (`offer` in a per-offer
+    /// fact, the item of a select from `offers`): its paths are typed as the catalog's offers
+    /// have them, and a path no offer has is an error.
+    pub(crate) fn expr_over_offers(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        bound: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        self.expr_in(file, text, node, field, (bound, true), reads)
+    }
+
+    fn expr_in(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        (bound, offers): (&[&str], bool),
         reads: &mut Reads,
     ) -> Result<Expr<'a>> {
         let policy = &self.owner.policy;
@@ -132,7 +287,12 @@ impl<'a> Scope<'a> {
             .collect();
         names.sort();
         names.dedup();
-        let ty = crate::expr::types::infer(&tree, &|name| self.type_of(name, bound))
+        let typing = Typing {
+            scope: self,
+            bound,
+            offers,
+        };
+        let ty = crate::expr::types::infer(&tree, &typing)
             .and_then(|ty| condition(field, ty, &tree))
             .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
         let code = crate::expr::code::Code::from_tree(
@@ -160,6 +320,12 @@ impl<'a> Scope<'a> {
         if bound.contains(&root) {
             return None;
         }
+        if let Some((node, field)) = path.split_once('.')
+            && let Some(&i) = self.node_index.get(node)
+        {
+            let fields = &self.node_types[i].fields;
+            return fields.iter().find(|(f, _)| f == field).map(|(_, t)| *t);
+        }
         if let Some(inner) = path.strip_prefix("profile.") {
             let field = crate::profile::fields::field(inner)?;
             if field.nullable {
@@ -177,7 +343,7 @@ impl<'a> Scope<'a> {
             return None;
         }
         if let Some(&i) = self.node_index.get(root) {
-            return Some(self.node_types[i]);
+            return Some(self.node_types[i].ty);
         }
         match root {
             "profile" | "catalog" => Some(Type::Map),
@@ -185,6 +351,81 @@ impl<'a> Scope<'a> {
             "as_of" => Some(Type::Text),
             _ => None,
         }
+    }
+
+    /// The type of path `fields` below `item`, a bound catalog offer (`gpu.memory_gb` of
+    /// `offer.gpu.memory_gb`): the JSON type every offer gives it, `None` where they do not all
+    /// have it or disagree (or the catalog is empty); an error where no offer could have it:
+    /// neither an offer at the policy's date, nor the catalog's hardware, nor `offer_fields`,
+    /// nor a quote has it.
+    fn offer_field(
+        &self,
+        item: &str,
+        fields: &[&str],
+    ) -> std::result::Result<Option<Type>, Unknown> {
+        if self.offers.is_empty() && self.hardware.is_empty() {
+            return Ok(None);
+        }
+        if fields.is_empty() {
+            return Ok(Some(Type::Map));
+        }
+        let declared: Vec<Vec<&str>> = self
+            .owner
+            .policy
+            .offer_fields
+            .keys()
+            .map(String::as_str)
+            .chain(crate::policy::quotes::QUOTED_PATHS.iter().copied())
+            .map(|p| p.split('.').collect())
+            .collect();
+        for (level, name) in fields.iter().enumerate() {
+            let above = &fields[..level];
+            let mut known: BTreeSet<&str> = BTreeSet::new();
+            for value in self.offers.iter().chain(&self.hardware) {
+                if let Some(serde_json::Value::Object(map)) = at_path(value, above) {
+                    known.extend(map.keys().map(String::as_str));
+                }
+            }
+            known.extend(
+                declared
+                    .iter()
+                    .filter(|p| p.len() > level && p[..level] == *above)
+                    .map(|p| p[level]),
+            );
+            if known.is_empty() {
+                // Not a map in any offer: reading a field of it is the typechecker's to refuse.
+                return Ok(None);
+            }
+            if !known.contains(name) {
+                let place = std::iter::once(item)
+                    .chain(above.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let listed = known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let help = match suggest_name(name, known.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? `{place}` has the fields {listed}"),
+                    None => format!("`{place}` has the fields {listed}"),
+                };
+                return Err(Unknown {
+                    message: format!(
+                        "no offer of the catalog has a field `{name}` under `{place}`"
+                    ),
+                    help: Some(help),
+                });
+            }
+        }
+        let mut types = self
+            .offers
+            .iter()
+            .map(|o| at_path(o, fields).map(Type::of_json));
+        let Some(Some(first)) = types.next() else {
+            return Ok(None);
+        };
+        Ok(types.all(|t| t == Some(first)).then_some(first))
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the
@@ -323,6 +564,11 @@ impl<'a> Scope<'a> {
         reads.texts.extend(mentioned.nodes);
         Ok(())
     }
+}
+
+/// The value at `path` below `value`, if every field on the way is there.
+fn at_path<'v>(value: &'v serde_json::Value, path: &[&str]) -> Option<&'v serde_json::Value> {
+    path.iter().try_fold(value, |v, name| v.get(name))
 }
 
 /// How errors name what `id` is: "node `x`", or "invariant `x`" (invariants are not nodes).

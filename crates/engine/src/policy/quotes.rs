@@ -38,6 +38,43 @@ pub const QUOTED_FIELDS: &[&str] = &[
     "price", "billing", "source", "as_of", "vendor", "hardware", "quote", "history", "previous",
 ];
 
+/// The paths below an offer that a quote may give or leave out ([`offer_fields`] and
+/// [`resolve`] write them): the typechecker knows them as an offer's fields even at a date
+/// where no quote gives them (`price.daily_cny` on a sheet with no daily prices, say).
+pub const QUOTED_PATHS: &[&str] = &[
+    "price.unit",
+    "price.list_cny",
+    "price.discounted_cny",
+    "price.daily_cny",
+    "price.quoted_list_cny",
+    "price.quoted_discounted_cny",
+    "billing.unit",
+    "billing.discount_commits",
+    "billing.min_term",
+    "billing.min_months",
+    "billing.vat",
+    "billing.vat_rate",
+    "billing.invoice",
+    "region",
+    "source",
+    "id",
+    "as_of",
+    "vendor",
+    "hardware",
+    "quote.sheet",
+    "quote.line",
+    "history",
+    "previous.as_of",
+    "previous.unit",
+    "previous.list_cny",
+    "previous.discounted_cny",
+    "previous.daily_cny",
+    "previous.quoted_list_cny",
+    "previous.quoted_discounted_cny",
+    "previous.quote.sheet",
+    "previous.quote.line",
+];
+
 /// One row of a quote sheet as written: every cell as text (numbers and dates are read, and
 /// refused with their column, by [`read_sheet`]). Empty cells of optional columns, and
 /// optional columns left out, are absent.

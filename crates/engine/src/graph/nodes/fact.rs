@@ -34,8 +34,11 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
     let mut reads = Reads::default();
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
-            let bound: &[&str] = if f.per_offer { &["offer"] } else { &[] };
-            let expr = scope.expr(file, e, &f.id.value, "expr", bound, &mut reads)?;
+            let expr = if f.per_offer {
+                scope.expr_over_offers(file, e, &f.id.value, "expr", &["offer"], &mut reads)?
+            } else {
+                scope.expr(file, e, &f.id.value, "expr", &[], &mut reads)?
+            };
             // What the expression gives must be what the fact declares, for every profile.
             let declared = super::super::scope::declared(f.kind);
             let gives = expr.ty;
@@ -43,6 +46,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                 && gives != Type::Any
                 && gives != declared
                 && !(f.nullable && gives == Type::Null)
+                && !(declared == Type::Map && gives == Type::MapOrNone)
             {
                 return Err(policy
                     .error_at(

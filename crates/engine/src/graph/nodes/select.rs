@@ -55,17 +55,29 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Select) -> Node
             .help("name the items with `as:`, e.g. `as: candidate`"));
     }
     let item: &[&str] = &[s.item.as_str()];
-    let from_bound: &[&str] = if s.per_offer { &["offer"] } else { &[] };
+    // The items of `offers` itself are the catalog's offers.
+    let over_offers = s.from.value.trim() == "offers";
     let mut optional = |e: &'a Option<Spanned<String>>, field: &str| {
         e.as_ref()
-            .map(|e| scope.expr(file, e, id, field, item, &mut reads))
+            .map(|e| {
+                if over_offers {
+                    scope.expr_over_offers(file, e, id, field, item, &mut reads)
+                } else {
+                    scope.expr(file, e, id, field, item, &mut reads)
+                }
+            })
             .transpose()
     };
     let filter = optional(&s.filter, "where")?;
     let order_by = optional(&s.order_by, "order_by")?;
     let map = optional(&s.map, "map")?;
+    let from = if s.per_offer {
+        scope.expr_over_offers(file, &s.from, id, "from", &["offer"], &mut reads)?
+    } else {
+        scope.expr(file, &s.from, id, "from", &[], &mut reads)?
+    };
     let body = Body::Select(SelectBody {
-        from: scope.expr(file, &s.from, id, "from", from_bound, &mut reads)?,
+        from,
         item: &s.item,
         filter,
         order_by,
