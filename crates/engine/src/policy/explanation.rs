@@ -315,7 +315,8 @@ impl<'de> Deserialize<'de> for Phrase {
     }
 }
 
-/// How a [`Phrase`] looks in a JSON Schema: rows, or rows for each item of a list.
+/// First-hit rows of `when:` and `says:`, or `{each: LIST, as: NAME, where:, join:, rows:}` said
+/// for each item of a list.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)] // only its schema is used
@@ -334,7 +335,8 @@ impl JsonSchema for Phrase {
     }
 }
 
-/// How an [`Explanation`] looks in a JSON Schema: a text (or both languages), or rows.
+/// A text (plain, or `{en: ..., zh: ...}`), or first-hit rows of `when:` and `says:`, the last
+/// without `when:`.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)] // only its schema is used
