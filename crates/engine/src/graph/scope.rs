@@ -644,6 +644,8 @@ impl<'a> Scope<'a> {
         let mut errors = Vec::new();
         let mut names = Vec::with_capacity(texts.len());
         let mut phrases = None;
+        // What the rows' conditions read: like the texts' names, no edge (texts render last).
+        let mut said = Reads::default();
         let mut inserted = HashSet::new();
         for (part, text) in texts {
             let location = match text {
@@ -661,7 +663,7 @@ impl<'a> Scope<'a> {
                             &rows,
                             node_phrases,
                             None,
-                            &mut reads,
+                            &mut said,
                             &mut errors,
                             &mut inserted,
                         );
@@ -682,7 +684,7 @@ impl<'a> Scope<'a> {
                 let mut bound = outer.get(name.as_str()).cloned().unwrap_or_default();
                 if let Phrase::Each(each) = phrase {
                     bound.push(each.name.as_str());
-                    self.each(file, id, &field, each, &mut reads, &mut errors);
+                    self.each(file, id, &field, each, &mut said, &mut errors);
                 }
                 let list = RowList {
                     file,
@@ -695,7 +697,7 @@ impl<'a> Scope<'a> {
                     &list,
                     phrases,
                     Some(name),
-                    &mut reads,
+                    &mut said,
                     &mut errors,
                     &mut inserted,
                 );
@@ -719,6 +721,7 @@ impl<'a> Scope<'a> {
                 }
             }
         }
+        reads.texts.extend(said.nodes.into_iter().chain(said.texts));
         let when = match when {
             Ok(when) => when,
             Err(e) => {
