@@ -141,7 +141,7 @@ fn a_condition_that_is_not_true_or_false_is_refused_when_the_rules_load() {
 /// field and listing the fields there are at that level, with the nearest one.
 #[test]
 fn a_field_no_offer_has_is_refused_with_the_fields_there_are() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "sizing.yaml",
             "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
@@ -161,7 +161,7 @@ fn a_field_no_offer_has_is_refused_with_the_fields_there_are() {
 /// its number as text is not; a field a quote may give (`price.daily_cny`) is known at any date.
 #[test]
 fn a_catalog_offers_fields_are_typed() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "sizing.yaml",
             "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
@@ -194,7 +194,7 @@ fn a_catalog_offers_fields_are_typed() {
 /// ordering are refused when the rules load.
 #[test]
 fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "scenarios.yaml",
             "where: offer.kind == 'bare_metal' and offer_fits[offer.id]",
@@ -226,7 +226,7 @@ fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
 /// `then:` values are typed where every row gives one JSON type.
 #[test]
 fn tables_and_selects_give_a_type() {
-    let err = table_error(&[
+    let err = edited_error(&[
         (
             "sizing.yaml",
             "expr: offer.gpus * offer.gpu.memory_gb * memory_usable_fraction",
