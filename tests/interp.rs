@@ -92,8 +92,9 @@ fn faults_in_the_rules_are_reported_in_the_languages_words() {
             "9223372036854775807 * 9223372036854775807 * 9223372036854775807",
             "is too large a whole number",
         ),
+        // A key no map has (a field no offer has is refused when the rules load).
         (
-            "profile.usage.gpus * container_offer.price.no_such_price",
+            "profile.usage.gpus * catalog[profile.workload.task]",
             "node `container_hours` failed: `*` was given an undefined value",
         ),
     ];
@@ -114,7 +115,7 @@ fn faults_in_the_rules_are_reported_in_the_languages_words() {
 /// A fault at run time points at the part of the expression that failed, in the rule file.
 #[test]
 fn a_fault_at_run_time_points_at_the_part_that_failed() {
-    let to = "profile.usage.gpus * container_offer.price.no_such_price.cny";
+    let to = "profile.usage.gpus * catalog[profile.workload.task].price";
     let dir = common::edited_rules(&[(
         "facts.yaml",
         "container_gpus * profile.usage.hours_per_gpu_month",
@@ -128,12 +129,12 @@ fn a_fault_at_run_time_points_at_the_part_that_failed() {
         .lines()
         .enumerate()
         .find_map(|(i, l)| {
-            l.find("container_offer.price.no_such_price")
+            l.find("catalog[profile.workload.task]")
                 .map(|c| (i + 1, c + 1))
         })
         .unwrap();
     assert!(
-        err.contains("`cny` was read from an undefined value")
+        err.contains("`price` was read from an undefined value")
             && err.contains(&format!("facts.yaml:{line}:{column}")),
         "{err}"
     );
