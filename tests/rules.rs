@@ -1033,7 +1033,7 @@ fn when_rows_and_expression_cells_decide_as_unary_tests_do() {
 
 /// Explanations written as rows are checked when the rules load, each fault where it is
 /// written: a row that is not last without `when:`, a last row with one, a `{% %}` tag in a
-/// sentence, a condition that is not true or false, an unknown phrase (with the nearest name),
+/// sentence, a value chosen in a sentence (`x if c else y`), a condition that is not true or false, an unknown phrase (with the nearest name),
 /// and a phrase no sentence inserts. One run reports them all.
 #[test]
 fn explanation_rows_are_checked_where_they_are_written() {
@@ -1055,6 +1055,12 @@ fn explanation_rows_are_checked_where_they_are_written() {
             "warnings.yaml",
             "          says: {en: The proposed, zh: 提议的}",
             "          says: {en: 'The {% if true %}proposed{% endif %}', zh: 提议的}",
+        ),
+        // A value chosen inside a sentence.
+        (
+            "plans.yaml",
+            "          says: {en: train, zh: 训练}",
+            "          says: {en: \"{{ 'train' if is_training else 'run' }}\", zh: 训练}",
         ),
         // A condition that gives a number.
         (

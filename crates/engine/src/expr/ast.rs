@@ -138,6 +138,26 @@ impl Term {
         }
     }
 
+    /// Whether the expression chooses between values (`yes if test else no`) anywhere in it.
+    #[must_use]
+    pub fn chooses(&self) -> bool {
+        match &self.kind {
+            TermKind::If { .. } => true,
+            TermKind::Lit(_) | TermKind::Var(_) => false,
+            TermKind::Attr(e, _) | TermKind::Unary(_, e) | TermKind::Test { subject: e, .. } => {
+                e.chooses()
+            }
+            TermKind::Item(a, b) | TermKind::Binary(_, a, b) => a.chooses() || b.chooses(),
+            TermKind::List(items) | TermKind::Call { args: items, .. } => {
+                items.iter().any(Term::chooses)
+            }
+            TermKind::Map(pairs) => pairs.iter().any(|(k, v)| k.chooses() || v.chooses()),
+            TermKind::Filter { subject, args, .. } => {
+                subject.chooses() || args.iter().any(Term::chooses)
+            }
+        }
+    }
+
     /// Every name the expression reads, with the attribute path after it where there is one
     /// (`profile.workload.gpus` for `profile.workload.gpus * 2`), a function's name included.
     #[must_use]

@@ -847,13 +847,8 @@ impl<'a> Scope<'a> {
             }
             let words = &row.says.value;
             let sentences = || std::iter::once(words.en.as_str()).chain(words.zh.as_deref());
-            if sentences().any(|s| s.contains("{%")) {
-                errors.push(
-                    fault(row.says.referenced, format!("{at}.says"), format!(
-                        "a sentence of `{field}` has a `{{% %}}` tag: a sentence only inserts values"
-                    ))
-                    .help("put the condition in a row's `when:` (a row per case), or in a phrase the sentence inserts with `{{ phrases.NAME }}`"),
-                );
+            for (message, help) in sentence_faults(sentences(), field) {
+                errors.push(fault(row.says.referenced, format!("{at}.says"), message).help(help));
             }
             // Each phrase the row inserts, once whichever language inserts it.
             let mut names: Vec<&str> = sentences().flat_map(explanation::phrase_names).collect();
@@ -901,6 +896,32 @@ impl<'a> Scope<'a> {
             }
         }
     }
+}
+
+/// What the sentences of one row (in each language) of `field` may not do, with the help for
+/// each: hold a `{% %}` tag, or choose a value inside a `{{ }}` (a case written in one language
+/// only): a sentence only inserts values.
+fn sentence_faults<'s>(
+    sentences: impl Iterator<Item = &'s str> + Clone,
+    field: &str,
+) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    if sentences.clone().any(|s| s.contains("{%")) {
+        out.push((
+            format!("a sentence of `{field}` has a `{{% %}}` tag: a sentence only inserts values"),
+            "put the condition in a row's `when:` (a row per case), or in a phrase the sentence inserts with `{{ phrases.NAME }}`",
+        ));
+    }
+    let chooses = sentences
+        .flat_map(explanation::insertions)
+        .any(|e| crate::expr::parser::parse(e).is_ok_and(|t| t.chooses()));
+    if chooses {
+        out.push((
+            format!("a sentence of `{field}` chooses a value with `if ... else`: a sentence only inserts values"),
+            "make each case a row (or a phrase's row) with its `when:`, so every language says it",
+        ));
+    }
+    out
 }
 
 /// The phrases `at` inserts (in either language).

@@ -245,6 +245,22 @@ fn next_phrase(text: &str) -> Option<(&str, &str, &str)> {
     None
 }
 
+/// The expressions `sentence` inserts (the text inside each `{{ }}`, whitespace control and
+/// spaces trimmed), in order.
+#[must_use]
+pub fn insertions(sentence: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = sentence;
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open..].find("}}").map(|i| i + open) else {
+            break;
+        };
+        out.push(rest[open + 2..close].trim_matches(|c: char| c == '-' || c.is_whitespace()));
+        rest = &rest[close + 2..];
+    }
+    out
+}
+
 /// The phrase names `sentence` inserts, in order.
 #[must_use]
 pub fn phrase_names(sentence: &str) -> Vec<&str> {
@@ -388,6 +404,10 @@ mod tests {
         assert_eq!(
             phrase_names("x {{ phrases.a }} {{ b }} {{- phrases.c_2 -}}"),
             ["a", "c_2"]
+        );
+        assert_eq!(
+            insertions("x {{ phrases.a }} {{b | num}} {{- c -}} {{ unclosed"),
+            ["phrases.a", "b | num", "c"]
         );
     }
 
