@@ -819,6 +819,8 @@ impl<'a> Scope<'a> {
                 .error_at(file, at, format!("{}: {message}", subject(policy, id)))
                 .field(format!("{id}.{path}"))
         };
+        // The cycle this phrase is in, if any (found once for all its rows).
+        let in_cycle = phrase.and_then(|p| cycle(phrases, p));
         for (i, row) in rows.iter().enumerate() {
             let is_last = i + 1 == rows.len();
             let at = format!("{field}[{i}]");
@@ -876,7 +878,7 @@ impl<'a> Scope<'a> {
                     continue;
                 };
                 inserted.insert(key.as_str());
-                if let Some(cycle) = phrase.and_then(|p| cycle(phrases, p))
+                if let Some(cycle) = &in_cycle
                     && cycle.get(1) == Some(&name)
                 {
                     errors.push(

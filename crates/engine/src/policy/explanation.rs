@@ -231,18 +231,25 @@ fn insert_phrases<'p>(
 /// The next `{{ phrases.NAME }}` in `text`: the text before it, the name, the text after it.
 fn next_phrase(text: &str) -> Option<(&str, &str, &str)> {
     let mut from = 0;
-    while let Some(open) = text[from..].find("{{").map(|i| i + from) {
-        let close = text[open..].find("}}").map(|i| i + open)?;
-        let inside = text[open + 2..close].trim_matches(|c: char| c == '-' || c.is_whitespace());
+    while let Some((open, inside, end)) = next_insertion(text, from) {
         if let Some(name) = inside.strip_prefix(PHRASES)
             && !name.is_empty()
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
-            return Some((&text[..open], name, &text[close + 2..]));
+            return Some((&text[..open], name, &text[end..]));
         }
-        from = close + 2;
+        from = end;
     }
     None
+}
+
+/// The first `{{ }}` in `text` at or after byte `from`: where it opens, the expression inside
+/// (whitespace control and spaces trimmed), and where it ends.
+fn next_insertion(text: &str, from: usize) -> Option<(usize, &str, usize)> {
+    let open = text[from..].find("{{")? + from;
+    let close = text[open..].find("}}")? + open;
+    let inside = text[open + 2..close].trim_matches(|c: char| c == '-' || c.is_whitespace());
+    Some((open, inside, close + 2))
 }
 
 /// The expressions `sentence` inserts (the text inside each `{{ }}`, whitespace control and
@@ -250,13 +257,10 @@ fn next_phrase(text: &str) -> Option<(&str, &str, &str)> {
 #[must_use]
 pub fn insertions(sentence: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut rest = sentence;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open..].find("}}").map(|i| i + open) else {
-            break;
-        };
-        out.push(rest[open + 2..close].trim_matches(|c: char| c == '-' || c.is_whitespace()));
-        rest = &rest[close + 2..];
+    let mut from = 0;
+    while let Some((_, inside, end)) = next_insertion(sentence, from) {
+        out.push(inside);
+        from = end;
     }
     out
 }
