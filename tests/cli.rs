@@ -297,6 +297,7 @@ const HELP_COMMANDS: &[&[&str]] = &[
     &["quotes", "check"],
     &["rules", "export"],
     &["rules", "sample"],
+    &["serve"],
 ];
 
 #[test]
@@ -327,6 +328,7 @@ fn every_command_lists_examples_in_its_help() {
         "offers",
         "quotes check",
         "rules export",
+        "serve",
     ] {
         assert!(
             top.contains(&format!("  decide {name}")),
@@ -673,6 +675,8 @@ fn help_examples_work_from_any_folder() {
                 }
             }
             let interactive = words.first() == Some(&"init");
+            // A server runs until it is stopped: tests/serve.rs starts and stops it.
+            let server = words.first() == Some(&"serve") || line.contains("decide serve");
             // `decide validate` searches thousands of profiles (minutes in a debug build); the
             // exported folder holds the shipped files, which tests/validate.rs checks.
             let searched = words.first() == Some(&"validate");
@@ -681,7 +685,7 @@ fn help_examples_work_from_any_folder() {
             let browser = words.contains(&"pdf");
             // The export line itself ran above.
             let exported = words.starts_with(&["rules", "export"]);
-            if needs_own_file || interactive || browser || exported || searched || again {
+            if needs_own_file || interactive || server || browser || exported || searched || again {
                 continue;
             }
             let out = decide_in(here, &words);

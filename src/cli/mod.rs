@@ -18,6 +18,7 @@ mod progress;
 mod quotes;
 mod rules;
 mod schema;
+mod serve;
 mod shell;
 mod signals;
 mod stdio;
@@ -75,6 +76,7 @@ Examples (from any folder; `decide rules export` writes the example profiles):
   decide test --rules my-rules
   decide diff embedded my-rules my-rules/examples/
   decide offers --as-of 2026-09-04       (what is on offer, from whom, at what price)
+  decide serve                         (a page and an HTTP API on http://127.0.0.1:8080)
   decide quotes check my-rules/quotes/2026-09-04-marketplace.csv
   decide graph --format dot | dot -Tsvg > graph.svg
   decide schema profile
@@ -195,6 +197,7 @@ pub enum Command {
     Offers(offers::Args),
     Quotes(quotes::Args),
     Rules(rules::Args),
+    Serve(serve::Args),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
 }
@@ -302,6 +305,7 @@ pub fn run() -> std::result::Result<(), u8> {
         Some(Command::Offers(a)) => offers::run(a),
         Some(Command::Quotes(a)) => quotes::run(a),
         Some(Command::Rules(a)) => rules::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
         Some(Command::Completions(a)) => shell::completions(a),
         Some(Command::Man(a)) => shell::man(a),
     };

@@ -116,8 +116,11 @@ struct ErrorRecord<'a> {
     error: ErrorFields<'a>,
 }
 
-#[derive(serde::Serialize)]
-struct ErrorFields<'a> {
+/// An error as machine-readable output reports it (a batch's error record, the web API's error
+/// responses): its kind's name, the first line of the report on standard error (without
+/// `error: `), and the field, the place (file, line, column) and the help where it has them.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorFields<'a> {
     kind: &'static str,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,9 +131,31 @@ struct ErrorFields<'a> {
     help: &'a [String],
 }
 
+impl<'a> ErrorFields<'a> {
+    /// The fields of `error`.
+    #[must_use]
+    pub fn of(error: &'a Error) -> Self {
+        let at = error.origin().map(|origin| {
+            let position = origin.file_position();
+            At {
+                file: &origin.name,
+                line: position.map(|p| p.line),
+                column: position.map(|p| p.column),
+            }
+        });
+        ErrorFields {
+            kind: error.kind().name(),
+            message: error.title(),
+            field: error.field_path(),
+            at,
+            help: error.hints(),
+        }
+    }
+}
+
 /// The file an error points into (a rule file, for a fault of the rules found at run time),
 /// with the line and column in it when the error has them.
-#[derive(serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 struct At<'a> {
     file: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -146,24 +171,10 @@ struct At<'a> {
 /// `field`, `at` and `help` appear when the error has them.
 #[must_use]
 pub fn error_record(source: &str, line: usize, error: &Error) -> String {
-    let at = error.origin().map(|origin| {
-        let position = origin.file_position();
-        At {
-            file: &origin.name,
-            line: position.map(|p| p.line),
-            column: position.map(|p| p.column),
-        }
-    });
     let record = ErrorRecord {
         source,
         line,
-        error: ErrorFields {
-            kind: error.kind().name(),
-            message: error.title(),
-            field: error.field_path(),
-            at,
-            help: error.hints(),
-        },
+        error: ErrorFields::of(error),
     };
     // Strings, numbers and lists of strings: nothing serde_json can refuse.
     let mut text = serde_json::to_string(&record).unwrap_or_default();

@@ -1,0 +1,223 @@
+//! The API for scripts: a profile decided (`POST /api/decide`), the offers at a date, the
+//! profile's JSON Schema, and a health check. Parameters are checked before any work; the
+//! decision runs off the I/O threads.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use decide::profile::Syntax;
+use decide::{Format, Lang};
+use jiff::civil::Date;
+use serde::Deserialize;
+
+use crate::reply;
+use crate::site::Site;
+
+/// `/api/decide`'s parameters, each optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DecideParams {
+    format: Option<String>,
+    lang: Option<String>,
+    as_of: Option<String>,
+}
+
+/// `/api/offers`'s parameter.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OffersParams {
+    as_of: Option<String>,
+}
+
+/// The formats the API writes, by the name a request gives.
+const FORMATS: [(&str, Format, &str); 3] = [
+    ("json", Format::Json, "application/json"),
+    ("md", Format::Markdown, "text/markdown; charset=utf-8"),
+    ("html", Format::Html, "text/html; charset=utf-8"),
+];
+
+/// A parameter that does not read: what it was, and what would be valid.
+pub(crate) struct Refused {
+    message: String,
+    help: &'static str,
+}
+
+impl Refused {
+    /// The 400 that says so.
+    pub(crate) fn response(&self) -> Response {
+        reply::refuse(StatusCode::BAD_REQUEST, &self.message, self.help)
+    }
+}
+
+/// A request's format, language and date.
+pub(crate) struct Asked {
+    pub format: Format,
+    pub content_type: &'static str,
+    pub lang: Lang,
+    pub as_of: Option<Date>,
+}
+
+impl Asked {
+    pub(crate) fn read(
+        format: Option<&str>,
+        lang: Option<&str>,
+        as_of: Option<&str>,
+    ) -> Result<Asked, Refused> {
+        let (_, format, content_type) = match format {
+            None => FORMATS[0],
+            Some(name) => *FORMATS
+                .iter()
+                .find(|(n, ..)| *n == name)
+                .ok_or_else(|| Refused {
+                    message: format!("`format` is `{name}`"),
+                    help: "give `format=json`, `md` or `html`",
+                })?,
+        };
+        let lang = match lang {
+            None => Lang::En,
+            Some(code) => Lang::ALL
+                .into_iter()
+                .find(|l| l.code() == code)
+                .ok_or_else(|| Refused {
+                    message: format!("`lang` is `{code}`"),
+                    help: "give `lang=en` or `zh`",
+                })?,
+        };
+        Ok(Asked {
+            format,
+            content_type,
+            lang,
+            as_of: as_of.map(date).transpose()?,
+        })
+    }
+}
+
+/// A date parameter, or what says how to write one.
+fn date(text: &str) -> Result<Date, Refused> {
+    text.parse::<Date>().map_err(|e| Refused {
+        message: format!("`as_of` is `{text}`, not a date: {e}"),
+        help: "give a date as YYYY-MM-DD, e.g. `as_of=2026-09-04`",
+    })
+}
+
+/// A query string that does not read: an unknown parameter, or one given twice.
+fn bad_query(e: &QueryRejection, known: &str) -> Response {
+    reply::refuse(
+        StatusCode::BAD_REQUEST,
+        &format!("the query string does not read: {}", e.body_text()),
+        &format!("the parameters are {known}"),
+    )
+}
+
+/// `POST /api/decide`: the body is a profile (YAML, or JSON with `Content-Type:
+/// application/json`); the answer is the record or the memo, as `decide` writes it.
+pub(crate) async fn decide(
+    State(site): State<Arc<Site>>,
+    params: Result<Query<DecideParams>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let params = match params {
+        Ok(Query(p)) => p,
+        Err(e) => return bad_query(&e, "`format`, `lang` and `as_of`"),
+    };
+    let asked = match Asked::read(
+        params.format.as_deref(),
+        params.lang.as_deref(),
+        params.as_of.as_deref(),
+    ) {
+        Ok(asked) => asked,
+        Err(refused) => return refused.response(),
+    };
+    let body = match body {
+        Ok(body) => body,
+        Err(e) => return body_refused(&e),
+    };
+    let syntax = if is_json(&headers) {
+        Syntax::Json
+    } else {
+        Syntax::Yaml
+    };
+    let as_of = site.as_of(asked.as_of);
+    let worker = site.clone();
+    let decided = tokio::task::spawn_blocking(move || {
+        worker.decide(body.to_vec(), syntax, asked.format, asked.lang, as_of)
+    })
+    .await;
+    match decided {
+        Ok(Ok(text)) => reply::text(asked.content_type, text),
+        Ok(Err(e)) => reply::failure(&site, &e),
+        Err(joined) => {
+            let detail = if joined.is_panic() {
+                format!(
+                    "panic: {}",
+                    reply::panic_message(joined.into_panic().as_ref())
+                )
+            } else {
+                format!("the decision did not finish: {joined}")
+            };
+            reply::internal(&site, &detail, None)
+        }
+    }
+}
+
+/// A body that could not be read: over the size limit (413), or cut off.
+pub(crate) fn body_refused(e: &BytesRejection) -> Response {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        reply::refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the profile is over the size limit of {} MiB",
+                crate::MAX_BODY_BYTES / (1024 * 1024)
+            ),
+            "a profile is a page of YAML; send one profile a request",
+        )
+    } else {
+        reply::refuse(
+            e.status(),
+            &format!("the request's body could not be read: {}", e.body_text()),
+            "",
+        )
+    }
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// `GET /api/offers?as_of=D`: what is on offer at the date, as `decide offers --format json`.
+pub(crate) async fn offers(
+    State(site): State<Arc<Site>>,
+    params: Result<Query<OffersParams>, QueryRejection>,
+) -> Response {
+    let params = match params {
+        Ok(Query(p)) => p,
+        Err(e) => return bad_query(&e, "`as_of`"),
+    };
+    let asked = match params.as_of.as_deref().map(date).transpose() {
+        Ok(asked) => asked,
+        Err(refused) => return refused.response(),
+    };
+    let as_of = site.as_of(asked);
+    let listing = decide::catalog::listing(&site.policy().at(as_of), as_of);
+    axum::Json(listing).into_response()
+}
+
+/// `GET /api/schema/profile`: the JSON Schema of a workload profile, as `decide schema profile`.
+pub(crate) async fn profile_schema() -> Response {
+    axum::Json(decide::schema::profile(decide::schema::Draft::default())).into_response()
+}
+
+/// `GET /healthz`: 200 while the server answers.
+pub(crate) async fn health() -> Response {
+    axum::Json(serde_json::json!({ "status": "ok" })).into_response()
+}

@@ -1,0 +1,120 @@
+//! `decide serve`: the decision engine over HTTP, for the people who do not run a terminal and
+//! for the scripts of those who do.
+//!
+//! One [`Site`] (the policy, the memo's templates and the graphs compiled so far) answers every
+//! request. [`router`] lays out the paths and the limits every request is held to; [`run`]
+//! serves it on an address until SIGINT or SIGTERM, letting the requests in flight finish. The
+//! API (`api`) and the page (`page`) turn HTTP into calls of the engine and back, and `reply`
+//! writes what goes back when something fails; nothing here knows how a decision is made.
+
+mod api;
+mod page;
+mod reply;
+mod site;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::routing::{get, post};
+
+pub use site::{Settings, Site};
+
+/// The largest request body: a profile's size limit (1 MiB), as `decide` reads a file.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Every path the site serves, behind the limits of [`Settings`]: a bearer token where one is
+/// set, the body size limit, a time limit on each request, a bound on the requests in flight,
+/// and a 500 with an error id for a panic.
+pub fn router(site: Arc<Site>) -> Router {
+    let settings = site.settings().clone();
+    Router::new()
+        .route("/", get(page::form).post(page::submit))
+        .route("/healthz", get(api::health))
+        .route("/api/decide", post(api::decide))
+        .route("/api/offers", get(api::offers))
+        .route("/api/schema/profile", get(api::profile_schema))
+        .fallback(reply::not_found)
+        .layer(middleware::from_fn_with_state(
+            site.clone(),
+            reply::authorise,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            reply::panicked,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            settings.request_timeout,
+        ))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            settings.max_in_flight,
+        ))
+        .with_state(site)
+}
+
+/// Serves `site` on `addr` until SIGINT or SIGTERM, then lets the requests in flight finish.
+/// `listening` is told the address bound (the port, where `addr` asked for port 0) before the
+/// first request is read.
+///
+/// # Errors
+/// The address cannot be bound, or the runtime cannot start.
+pub fn run(
+    addr: SocketAddr,
+    site: Arc<Site>,
+    listening: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        listening(listener.local_addr()?);
+        serve(listener, site, stop_signal()).await
+    })
+}
+
+/// Serves `site` on `listener` until `shutdown` completes, then lets the requests in flight
+/// finish.
+///
+/// # Errors
+/// Accepting connections failed.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    site: Arc<Site>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(site))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Completes at the first SIGINT (Ctrl-C) or SIGTERM.
+async fn stop_signal() {
+    let interrupt = async {
+        // Without a handler the signal's default action ends the process, which is what
+        // waiting forever here leaves it to.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

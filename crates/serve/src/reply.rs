@@ -1,0 +1,160 @@
+//! What goes back when a request is not answered with a decision: an error as JSON, in the
+//! shape of a batch's error records and with the words the command line uses; a 500 with an id
+//! that the log has beside the cause; a 401 without the token; a 404 for any other path.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use decide::ErrorKind;
+use decide::batch::ErrorFields;
+
+use crate::site::Site;
+
+/// `{"error": {"kind": ..., "message": ..., "field": ..., "at": {...}, "help": [...]}}` with
+/// `status`.
+pub(crate) fn error(status: StatusCode, e: &decide::Error) -> Response {
+    let body = serde_json::json!({ "error": ErrorFields::of(e) });
+    (status, axum::Json(body)).into_response()
+}
+
+/// A request the server will not take as asked (a parameter, a body too large): `status`,
+/// with the error as JSON.
+pub(crate) fn refuse(status: StatusCode, message: &str, help: &str) -> Response {
+    let mut e = decide::Error::new(ErrorKind::Usage, message);
+    if !help.is_empty() {
+        e = e.help(help);
+    }
+    error(status, &e)
+}
+
+/// The status an engine error is answered with: 422 for the profile, 400 for what the request
+/// asked (a date nothing is quoted at), 500 for a fault of the rules or of the server, which is
+/// logged under an id the client is given.
+pub(crate) fn failure(site: &Site, e: &decide::Error) -> Response {
+    match e.kind() {
+        ErrorKind::Profile => error(StatusCode::UNPROCESSABLE_ENTITY, e),
+        ErrorKind::Usage => error(StatusCode::BAD_REQUEST, e),
+        _ => internal(site, &e.render(), Some(e)),
+    }
+}
+
+static FAILURES: AtomicU64 = AtomicU64::new(0);
+
+/// A 500 whose cause, `detail`, goes to the log under a new id; the client gets the id and,
+/// for a fault of the rules, the error (its place in a rule file is what a policy owner needs).
+pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>) -> Response {
+    let id = format!(
+        "{:x}-{}",
+        jiff::Timestamp::now().as_second(),
+        FAILURES.fetch_add(1, Ordering::Relaxed) + 1
+    );
+    (site.settings().log)(&format!("error {id}: {detail}"));
+    let mut body = match shown {
+        Some(e) => serde_json::json!({ "error": ErrorFields::of(e) }),
+        None => serde_json::json!({ "error": {
+            "kind": "internal",
+            "message": "the server failed while answering this request",
+        }}),
+    };
+    body["error"]["id"] = serde_json::Value::from(id);
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+}
+
+/// A panic in a handler: a 500 with an id, the panic's message logged. Handlers decide off the
+/// I/O threads ([`crate::api`]), so a panic there is caught where it is joined; this catches
+/// the rest.
+#[allow(clippy::needless_pass_by_value)] // the signature `CatchPanicLayer::custom` calls
+pub(crate) fn panicked(cause: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let message = panic_message(cause.as_ref());
+    let id = format!(
+        "{:x}-{}",
+        jiff::Timestamp::now().as_second(),
+        FAILURES.fetch_add(1, Ordering::Relaxed) + 1
+    );
+    // No site here: the default log (standard error) is the one a panic reaches.
+    eprintln!("error {id}: panic: {message}");
+    let body = serde_json::json!({ "error": {
+        "kind": "internal",
+        "message": "the server failed while answering this request",
+        "id": id,
+    }});
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+}
+
+/// A panic's message, where it has one.
+pub(crate) fn panic_message(cause: &(dyn std::any::Any + Send)) -> String {
+    cause
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| cause.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+/// Any path the site does not serve: nothing outside the site's own pages and API is ever read.
+pub(crate) async fn not_found() -> Response {
+    refuse(
+        StatusCode::NOT_FOUND,
+        "no such page",
+        "the page is /, the API /api/decide, /api/offers and /api/schema/profile, and /healthz",
+    )
+}
+
+/// With a token set, a request without `Authorization: Bearer TOKEN` gets a 401.
+pub(crate) async fn authorise(
+    State(site): State<Arc<Site>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = &site.settings().token else {
+        return next.run(request).await;
+    };
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
+        return next.run(request).await;
+    }
+    let mut response = refuse(
+        StatusCode::UNAUTHORIZED,
+        "this server needs a token",
+        "send `Authorization: Bearer TOKEN`, with the token `decide serve` was started with",
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Whether two byte strings are equal, in a time that depends on their lengths only.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// A response of `text` as `content_type`.
+pub(crate) fn text(content_type: &'static str, text: String) -> Response {
+    let mut response = Response::new(Body::from(text));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn tokens_are_compared_whole() {
+        assert!(same(b"secret", b"secret"));
+        assert!(!same(b"secret", b"secreT"));
+        assert!(!same(b"secret", b"secret2"));
+        assert!(!same(b"", b"x"));
+    }
+}

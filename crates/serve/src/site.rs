@@ -1,0 +1,129 @@
+//! The site: the policy, the memo's templates and the settings a server is started with, and
+//! the graphs compiled for the dates and languages asked so far.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use decide::profile::Syntax;
+use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
+use jiff::civil::Date;
+
+/// What a server is held to.
+#[derive(Clone)]
+pub struct Settings {
+    /// A bearer token every request must carry (`Authorization: Bearer TOKEN`); none by default.
+    pub token: Option<String>,
+    /// The most requests handled at once; the others wait their turn.
+    pub max_in_flight: usize,
+    /// The longest a request may take, waiting its turn included; a 408 after it.
+    pub request_timeout: Duration,
+    /// Where a failure the client is not shown (a panic, a fault of the rules) is logged, with
+    /// the id the client is given.
+    pub log: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            token: None,
+            max_in_flight: 64,
+            request_timeout: Duration::from_secs(30),
+            log: Arc::new(|line| eprintln!("{line}")),
+        }
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("token", &self.token.as_ref().map(|_| "(set)"))
+            .field("max_in_flight", &self.max_in_flight)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The graphs kept compiled: the most recently used last. A graph is compiled for one date's
+/// prices and one language; a site asked about many dates keeps the latest few.
+const GRAPHS_KEPT: usize = 8;
+
+/// Everything a request is answered from.
+pub struct Site {
+    policy: Policy,
+    memo: Memo,
+    as_of: Option<Date>,
+    settings: Settings,
+    graphs: Mutex<Vec<(Date, Lang, Arc<Graph>)>>,
+}
+
+impl Site {
+    /// A site deciding with `policy` (not yet priced: each request is priced at its date) and
+    /// the memo's templates `memo`, at `as_of` where a request names no date (today where this
+    /// is `None`).
+    #[must_use]
+    pub fn new(policy: Policy, memo: Memo, as_of: Option<Date>, settings: Settings) -> Self {
+        Site {
+            policy,
+            memo,
+            as_of,
+            settings,
+            graphs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Compiles the policy at the server's date, so that rules which do not compile are
+    /// reported when the server starts rather than to the first request.
+    pub fn check(&self) -> decide::Result<()> {
+        self.graph(self.as_of(None), Lang::En).map(|_| ())
+    }
+
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub(crate) fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The date a request decides at: the one it names, else the server's `--as-of`, else today.
+    pub(crate) fn as_of(&self, asked: Option<Date>) -> Date {
+        asked.or(self.as_of).unwrap_or_else(decide::today::today)
+    }
+
+    /// The policy priced at `as_of`, compiled for `lang`: from the kept graphs where it is one.
+    fn graph(&self, as_of: Date, lang: Lang) -> decide::Result<Arc<Graph>> {
+        let mut graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = graphs
+            .iter()
+            .position(|(date, l, _)| *date == as_of && *l == lang)
+        {
+            let kept = graphs.remove(i);
+            let graph = kept.2.clone();
+            graphs.push(kept);
+            return Ok(graph);
+        }
+        let graph = Arc::new(Graph::compile_in(self.policy.at(as_of), lang)?);
+        if graphs.len() == GRAPHS_KEPT {
+            graphs.remove(0);
+        }
+        graphs.push((as_of, lang, graph.clone()));
+        Ok(graph)
+    }
+
+    /// The profile `body` (YAML, or JSON where `syntax` says so) decided at `as_of` and written
+    /// in `format` and `lang`: what `decide PROFILE --format F --lang L --as-of D` prints.
+    pub(crate) fn decide(
+        &self,
+        body: Vec<u8>,
+        syntax: Syntax,
+        format: Format,
+        lang: Lang,
+        as_of: Date,
+    ) -> decide::Result<String> {
+        let graph = self.graph(as_of, lang)?;
+        let source = Source::from_profile_bytes("the request's profile", body)?;
+        let (profile, evaluation) =
+            decide::decide_text(&graph, &source, syntax, as_of, Detail::DEFAULT)?;
+        self.memo.render(&graph, &profile, &evaluation, format)
+    }
+}

@@ -1,0 +1,76 @@
+//! `decide serve`: the policy as a local web app and an HTTP API (`crates/serve`), on the
+//! loopback address unless told otherwise.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use decide::error::{Error, ErrorKind, Result};
+
+use super::{Config, Outcome, stdio};
+
+/// Serve the memo as a local web page and an HTTP API, until Ctrl-C
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  decide serve                          (http://127.0.0.1:8080, the embedded policy)
+  decide serve --rules my-rules --addr 127.0.0.1:9000
+  DECIDE_TOKEN=s3cret decide serve --addr 0.0.0.0:8080   (other machines, with a token)
+  curl --data-binary @profile.yaml 'http://127.0.0.1:8080/api/decide?format=md'")]
+#[command(mut_args(super::config::as_of_help(
+    "The date prices are judged at where a request names none (YYYY-MM-DD); default the day of each request"
+)))]
+pub struct Args {
+    #[command(flatten)]
+    pub rules: super::RulesArgs,
+    #[command(flatten)]
+    pub as_of: super::AsOfArgs,
+    /// The address to listen on; another than the loopback address is reachable from other
+    /// machines, and a warning says so
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// A bearer token every request must carry (`Authorization: Bearer TOKEN`)
+    #[arg(long, env = "DECIDE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// Serves until SIGINT or SIGTERM; requests in flight finish first.
+pub fn run(args: &Args) -> Result<Outcome> {
+    let config = Config::newest(&args.rules);
+    let policy = config.policy()?;
+    let memo = config.memo()?;
+    let settings = decide_serve::Settings {
+        token: args.token.clone().filter(|t| !t.is_empty()),
+        log: Arc::new(|line| {
+            stdio::err(&format!("{line}\n"));
+        }),
+        ..decide_serve::Settings::default()
+    };
+    if !args.addr.ip().is_loopback() {
+        stdio::err(&format!(
+            "warning: {} is reachable from other machines{}\n",
+            args.addr,
+            if settings.token.is_some() {
+                "; every request needs the token"
+            } else {
+                ", and anyone who reaches it can use it: set --token or DECIDE_TOKEN"
+            }
+        ));
+    }
+    let site = Arc::new(decide_serve::Site::new(
+        policy,
+        memo,
+        args.as_of.as_of,
+        settings,
+    ));
+    site.check()?;
+    decide_serve::run(args.addr, site, |bound| {
+        stdio::err(&format!(
+            "decide serve: http://{bound}/ (the API: POST /api/decide); Ctrl-C stops it\n"
+        ));
+    })
+    .map_err(|e| {
+        Error::new(ErrorKind::Io, format!("cannot serve on {}: {e}", args.addr))
+            .help("choose another address with --addr, e.g. --addr 127.0.0.1:8081")
+    })?;
+    Ok(Outcome::Clean)
+}
