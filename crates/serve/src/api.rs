@@ -143,15 +143,28 @@ pub(crate) async fn decide(
         Syntax::Yaml
     };
     let as_of = site.as_of(asked.as_of);
-    let worker = site.clone();
-    let decided = tokio::task::spawn_blocking(move || {
-        worker.decide(body.to_vec(), syntax, asked.format, asked.lang, as_of)
-    })
-    .await;
+    let decided = off_thread(&site, body.to_vec(), syntax, &asked, as_of).await;
     match decided {
         Ok(Ok(text)) => reply::text(asked.content_type, text),
         Ok(Err(e)) => reply::failure(&site, &e),
-        Err(joined) => {
+        Err(response) => response,
+    }
+}
+
+/// [`Site::decide`] on the blocking pool, off the threads that read and write connections; a
+/// panic or a cancelled task is a 500 with an id.
+pub(crate) async fn off_thread(
+    site: &Arc<Site>,
+    body: Vec<u8>,
+    syntax: Syntax,
+    asked: &Asked,
+    as_of: Date,
+) -> Result<decide::Result<String>, Response> {
+    let worker = site.clone();
+    let (format, lang) = (asked.format, asked.lang);
+    tokio::task::spawn_blocking(move || worker.decide(body, syntax, format, lang, as_of))
+        .await
+        .map_err(|joined| {
             let detail = if joined.is_panic() {
                 format!(
                     "panic: {}",
@@ -160,9 +173,8 @@ pub(crate) async fn decide(
             } else {
                 format!("the decision did not finish: {joined}")
             };
-            reply::internal(&site, &detail, None)
-        }
-    }
+            reply::internal(site, &detail, None)
+        })
 }
 
 /// A body that could not be read: over the size limit (413), or cut off.

@@ -77,12 +77,8 @@ pub(crate) async fn submit(
         );
     };
     let date = site.as_of(asked.as_of);
-    let worker = site.clone();
     let body = posted.profile.clone().into_bytes();
-    let decided = tokio::task::spawn_blocking(move || {
-        worker.decide(body, Syntax::Yaml, asked.format, asked.lang, date)
-    })
-    .await;
+    let decided = crate::api::off_thread(&site, body, Syntax::Yaml, &asked, date).await;
     match decided {
         Ok(Ok(text)) => {
             let mut response = reply::text(asked.content_type, text);
@@ -93,11 +89,7 @@ pub(crate) async fn submit(
             shown(StatusCode::UNPROCESSABLE_ENTITY, &e.render())
         }
         Ok(Err(e)) => reply::failure(&site, &e),
-        Err(joined) => reply::internal(
-            &site,
-            &format!("the decision did not finish: {joined}"),
-            None,
-        ),
+        Err(response) => response,
     }
 }
 

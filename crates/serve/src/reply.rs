@@ -45,14 +45,19 @@ pub(crate) fn failure(site: &Site, e: &decide::Error) -> Response {
 
 static FAILURES: AtomicU64 = AtomicU64::new(0);
 
-/// A 500 whose cause, `detail`, goes to the log under a new id; the client gets the id and,
-/// for a fault of the rules, the error (its place in a rule file is what a policy owner needs).
-pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>) -> Response {
-    let id = format!(
+/// A new id for a failure: the second it happened (hex) and its number since the start.
+fn failure_id() -> String {
+    format!(
         "{:x}-{}",
         jiff::Timestamp::now().as_second(),
         FAILURES.fetch_add(1, Ordering::Relaxed) + 1
-    );
+    )
+}
+
+/// A 500 whose cause, `detail`, goes to the log under a new id; the client gets the id and,
+/// for a fault of the rules, the error (its place in a rule file is what a policy owner needs).
+pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>) -> Response {
+    let id = failure_id();
     (site.settings().log)(&format!("error {id}: {detail}"));
     let mut body = match shown {
         Some(e) => serde_json::json!({ "error": ErrorFields::of(e) }),
@@ -71,11 +76,7 @@ pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>)
 #[allow(clippy::needless_pass_by_value)] // the signature `CatchPanicLayer::custom` calls
 pub(crate) fn panicked(cause: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let message = panic_message(cause.as_ref());
-    let id = format!(
-        "{:x}-{}",
-        jiff::Timestamp::now().as_second(),
-        FAILURES.fetch_add(1, Ordering::Relaxed) + 1
-    );
+    let id = failure_id();
     // No site here: the default log (standard error) is the one a panic reaches.
     eprintln!("error {id}: panic: {message}");
     let body = serde_json::json!({ "error": {
