@@ -19,9 +19,16 @@ impl Server {
     // A test that fails before `stop` leaves the server to the end of the test process.
     #[allow(clippy::zombie_processes)]
     fn start(args: &[&str]) -> Server {
+        Server::start_with(args, &[])
+    }
+
+    /// [`Server::start`] with `env` set in the server's environment.
+    #[allow(clippy::zombie_processes)]
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
             .arg("serve")
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -137,28 +144,7 @@ fn off_the_loopback_address_it_warns_and_a_token_is_asked_for() {
     );
     assert_eq!(server.stop(), Some(0));
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env("DECIDE_TOKEN", "s3cret")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let server = Server {
-        child,
-        addr,
-        first_line: line,
-    };
+    let server = Server::start_with(&["--addr", "127.0.0.1:0"], &[("DECIDE_TOKEN", "s3cret")]);
     let (status, _) = server.request("GET /healthz HTTP/1.1", "");
     assert_eq!(status, 401);
     let (status, _) = server.request("GET /healthz HTTP/1.1\r\nAuthorization: Bearer s3cret", "");
