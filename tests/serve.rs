@@ -16,13 +16,12 @@ struct Server {
 }
 
 impl Server {
-    // A test that fails before `stop` leaves the server to the end of the test process.
-    #[allow(clippy::zombie_processes)]
     fn start(args: &[&str]) -> Server {
         Server::start_with(args, &[])
     }
 
-    /// [`Server::start`] with `env` set in the server's environment.
+    /// [`Server::start`] with `env` set in the server's environment. A test that fails before
+    /// `stop` leaves the server to the end of the test process.
     #[allow(clippy::zombie_processes)]
     fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
