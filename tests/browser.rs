@@ -230,6 +230,11 @@ fn main() {
             format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch,
         ),
     ];
+    trials.push(machine.trial(
+        "the_questionnaire_page_answers_downloads_and_uploads_in_chromium",
+        &all,
+        page::the_questionnaire_page_answers_downloads_and_uploads_in_chromium,
+    ));
     trials.push(Trial::test(
         "a_missing_tool_is_named_with_its_package",
         a_missing_tool_is_named_with_its_package,
@@ -1360,5 +1365,335 @@ mod fake_browser {
         assert_eq!(modes, "700\n600\n", "the scratch folder's and page's modes");
         assert!(ends(fake.pid("child")), "the browser's child outlived it");
         assert_eq!(fake.scratch_left(), Vec::<String>::new());
+    }
+}
+
+/// The questionnaire page of `decide serve`, driven as a person would in a real browser: two
+/// workloads answered (one in Chinese) with the memo following the answers and agreeing with
+/// `decide` on the profile they give, a shorthand echoed, the PDF downloaded with the button,
+/// a profile uploaded to fill the form; no console message, no request off the server, nothing
+/// wider than the window. `DECIDE_WRITE_SCREENSHOTS=1` rewrites `docs/serve.en.png` and
+/// `docs/serve.zh.png`.
+mod page {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    use super::common::{self, server::Server};
+    use super::{Browser, Tools, WIDEST, WIDTH, answer_line, pdf_pages, squeezed};
+
+    /// The longest the memo may take to follow an answer.
+    const FOLLOW: Duration = Duration::from_secs(30);
+
+    /// What the test adds to the page: `answer(name, value)` types into a field (or clicks the
+    /// radio or box with that value) the way a person does, so the page's own events fire.
+    const ANSWER: &str = "window.answer = (name, value) => {
+        const inputs = [...document.querySelectorAll('#questions [name=\"' + name + '\"]')]
+            .filter(e => !e.closest('fieldset[disabled]'));
+        if (!inputs.length) throw new Error('no field ' + name);
+        const e = inputs[0];
+        if (e.type === 'radio' || e.type === 'checkbox') {
+            inputs.find(i => i.value === value).click();
+        } else {
+            e.focus();
+            e.value = value;
+            e.dispatchEvent(new Event('input', {bubbles: true}));
+            e.dispatchEvent(new Event('change', {bubbles: true}));
+        }
+        return Number(document.body.dataset.updated || 0);
+    }; true";
+
+    /// The memo's text in the frame beside the form ('' while there is none).
+    const MEMO_TEXT: &str = "(() => { const f = document.querySelector('#memo iframe'); \
+        return f && !f.hidden && f.contentDocument && f.contentDocument.body \
+        ? f.contentDocument.body.innerText : ''; })()";
+
+    /// Evaluates `expression` until it is true, for at most [`FOLLOW`].
+    fn until(browser: &mut Browser, session: &str, expression: &str, what: &str) {
+        let start = Instant::now();
+        while browser.evaluate(session, expression) != json!(true) {
+            assert!(start.elapsed() < FOLLOW, "{what}: not within {FOLLOW:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Answers each of `answers` in turn, waiting after each for the page to catch up (a
+    /// question may appear only once the one before it is answered).
+    fn answer(browser: &mut Browser, session: &str, answers: &[(&str, &str)]) {
+        for (name, value) in answers {
+            let call = format!("answer({}, {})", json!(name), json!(value));
+            let before = browser.evaluate(session, &call);
+            let before = before
+                .as_u64()
+                .unwrap_or_else(|| panic!("{call}: {before}"));
+            until(
+                browser,
+                session,
+                &format!("Number(document.body.dataset.updated || 0) > {before}"),
+                &format!("the page after {call}"),
+            );
+        }
+    }
+
+    /// The memo `decide` writes for the profile the page shows, as Markdown in `lang`.
+    fn memo_of_page(browser: &mut Browser, session: &str, lang: &str, dir: &Path) -> String {
+        let yaml = browser.evaluate(
+            session,
+            "document.getElementById('profile-yaml').textContent",
+        );
+        let file = dir.join(format!("page.{lang}.yaml"));
+        std::fs::write(&file, yaml.as_str().unwrap()).unwrap();
+        common::run_ok(&[
+            file.to_str().unwrap(),
+            "--as-of",
+            common::AS_OF,
+            "--lang",
+            lang,
+        ])
+    }
+
+    /// Waits for the memo beside the form to show `markdown`'s answer, and returns its text.
+    fn memo_shows(browser: &mut Browser, session: &str, markdown: &str, what: &str) -> String {
+        let answer = squeezed(&answer_line(markdown));
+        let start = Instant::now();
+        loop {
+            let text = browser.evaluate(session, MEMO_TEXT);
+            let text = text.as_str().unwrap_or_default().to_owned();
+            if squeezed(&text).contains(&answer) {
+                return text;
+            }
+            assert!(
+                start.elapsed() < FOLLOW,
+                "{what}: the memo beside the form does not show {answer:?}; it shows:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Nothing wider than the window, no console message or error, no request off `origin`.
+    fn clean(browser: &mut Browser, session: &str, origin: &str, url: &str, what: &str) {
+        let overflow = browser.evaluate(
+            session,
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        );
+        if overflow != json!(0) {
+            let wide = browser.evaluate(session, WIDEST);
+            panic!("{what}: {overflow} pixels wider than a {WIDTH}-pixel window: {wide}");
+        }
+        let problems: Vec<String> = browser
+            .problems(session, url)
+            .into_iter()
+            // The server's own paths, and images inline in the page (a date field's calendar
+            // icon is one, drawn by the browser).
+            .filter(|p| {
+                !p.starts_with(&format!("request: \"{origin}/"))
+                    && !p.starts_with("request: \"data:")
+            })
+            .collect();
+        assert!(problems.is_empty(), "{what}: {problems:#?}");
+    }
+
+    /// A screenshot at a desktop's width; written to `docs/` where asked.
+    fn picture(browser: &mut Browser, session: &str, name: &str) {
+        browser.evaluate(
+            session,
+            "document.activeElement.blur(); window.scrollTo(0, 0); true",
+        );
+        browser.call(
+            Some(session),
+            "Emulation.setDeviceMetricsOverride",
+            &json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let png = browser.bytes(session, "Page.captureScreenshot", &json!({"format": "png"}));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}: a PNG");
+        if std::env::var_os("DECIDE_WRITE_SCREENSHOTS").is_some() {
+            let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("docs")
+                .join(name);
+            std::fs::write(file, &png).unwrap();
+        }
+        browser.call(
+            Some(session),
+            "Emulation.setDeviceMetricsOverride",
+            &json!({"width": WIDTH, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+        );
+    }
+
+    /// Clicks the PDF button and reads back the file the browser downloads: the memo whose
+    /// Markdown is `markdown`.
+    fn download_pdf(
+        browser: &mut Browser,
+        session: &str,
+        pdftotext: &Path,
+        dir: &Path,
+        markdown: &str,
+    ) {
+        // The PDF, by its button, downloaded into a folder of the test's.
+        let downloads = dir.join("downloads");
+        std::fs::create_dir(&downloads).unwrap();
+        browser.call(
+            None,
+            "Browser.setDownloadBehavior",
+            &json!({"behavior": "allow", "downloadPath": downloads.to_str().unwrap()}),
+        );
+        browser.evaluate(
+            session,
+            "document.querySelector('button[data-file=\"memo.pdf\"]').click(); true",
+        );
+        let pdf = downloads.join("memo.pdf");
+        let start = Instant::now();
+        let whole = |b: &[u8]| {
+            b.starts_with(b"%PDF-")
+                && b.len() > 32
+                && b[b.len() - 32..].windows(5).any(|w| w == b"%%EOF")
+        };
+        while !std::fs::read(&pdf).is_ok_and(|b| whole(&b)) {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "no PDF downloaded"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let pages = pdf_pages(pdftotext, &std::fs::read(&pdf).unwrap(), dir);
+        assert!(
+            squeezed(&pages[0]).contains(&squeezed(&answer_line(markdown))),
+            "the downloaded PDF's first page has the answer:\n{}",
+            pages[0]
+        );
+    }
+
+    /// Chooses `file` in the upload field, as a person picking it does, and waits for the page
+    /// that comes back.
+    fn upload(browser: &mut Browser, session: &str, file: &Path) {
+        browser
+            .events
+            .retain(|(s, m, _)| !(s == session && m == "Page.loadEventFired"));
+        let root =
+            browser.call(Some(session), "DOM.getDocument", &json!({}))["root"]["nodeId"].clone();
+        let input = browser.call(
+            Some(session),
+            "DOM.querySelector",
+            &json!({"nodeId": root, "selector": "#upload-file"}),
+        )["nodeId"]
+            .clone();
+        browser.call(
+            Some(session),
+            "DOM.setFileInputFiles",
+            &json!({"nodeId": input, "files": [file.to_str().unwrap()]}),
+        );
+        browser.wait_for(session, "Page.loadEventFired");
+    }
+
+    pub(super) fn the_questionnaire_page_answers_downloads_and_uploads_in_chromium(tools: &Tools) {
+        let Tools {
+            chromium,
+            pdftotext,
+        } = tools;
+        let dir = tempfile::tempdir().unwrap();
+        let chromium_path = chromium.to_str().unwrap();
+        let server = Server::start_with(
+            &["--addr", "127.0.0.1:0", "--as-of", common::AS_OF],
+            &[("DECIDE_BROWSER", chromium_path)],
+        );
+        let origin = format!("http://{}", server.addr);
+        let mut browser = Browser::launch(chromium);
+
+        // An inference service in English; then a smaller model, and the memo follows.
+        let url = format!("{origin}/");
+        let session = browser.open(&url);
+        assert_eq!(browser.evaluate(&session, ANSWER), json!(true));
+        answer(
+            &mut browser,
+            &session,
+            &[
+                ("name", "Support chat"),
+                ("workload.task", "inference"),
+                ("workload.model_params_b", "70B"),
+                ("usage.gpus", "8"),
+                ("usage.hours_per_gpu_month", "24/7"),
+            ],
+        );
+        let first = memo_of_page(&mut browser, &session, "en", dir.path());
+        let shown = memo_shows(&mut browser, &session, &first, "70B service");
+        assert!(shown.contains("Support chat"), "{shown}");
+        // A question of training is not asked of a service.
+        assert_eq!(
+            browser.evaluate(
+                &session,
+                "document.querySelector('[data-field=\"workload.tokens_b\"]').hidden"
+            ),
+            json!(true)
+        );
+        answer(
+            &mut browser,
+            &session,
+            &[("workload.model_params_b", "7"), ("usage.gpus", "1")],
+        );
+        let second = memo_of_page(&mut browser, &session, "en", dir.path());
+        assert_ne!(
+            answer_line(&first),
+            answer_line(&second),
+            "the answers changed the memo"
+        );
+        memo_shows(&mut browser, &session, &second, "7B service");
+        clean(&mut browser, &session, &origin, &url, "the English page");
+        picture(&mut browser, &session, "serve.en.png");
+
+        download_pdf(&mut browser, &session, pdftotext, dir.path(), &second);
+        browser.close(&session);
+
+        // A training run in Chinese, with the shorthands people type.
+        let url = format!("{origin}/?lang=zh");
+        let session = browser.open(&url);
+        assert_eq!(browser.evaluate(&session, ANSWER), json!(true));
+        answer(
+            &mut browser,
+            &session,
+            &[
+                ("name", "客服模型微调"),
+                ("workload.task", "full_finetune"),
+                ("workload.model_params_b", "13B"),
+                ("usage.gpus", "８"),
+                ("usage.hours_per_gpu_month", "300"),
+                ("budget.monthly_cny", "5万"),
+            ],
+        );
+        let understood = browser.evaluate(
+            &session,
+            "document.querySelector('[data-field=\"budget.monthly_cny\"] .msg').textContent",
+        );
+        assert_eq!(understood, json!("5万 → 50,000 元/月"));
+        let chinese = memo_of_page(&mut browser, &session, "zh", dir.path());
+        let shown = memo_shows(&mut browser, &session, &chinese, "13B fine-tune in Chinese");
+        assert!(shown.contains("客服模型微调"), "{shown}");
+        clean(&mut browser, &session, &origin, &url, "the Chinese page");
+        picture(&mut browser, &session, "serve.zh.png");
+
+        // A profile uploaded fills the form, and the memo is the file's.
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
+        upload(&mut browser, &session, &example);
+        let model: Value = browser.evaluate(
+            &session,
+            "document.querySelector('[name=\"workload.model_params_b\"]').value",
+        );
+        assert_eq!(model, json!("70"));
+        let from_file = common::run_ok(&[
+            example.to_str().unwrap(),
+            "--as-of",
+            common::AS_OF,
+            "--lang",
+            "zh",
+        ]);
+        memo_shows(&mut browser, &session, &from_file, "the uploaded profile");
+        clean(
+            &mut browser,
+            &session,
+            &origin,
+            &url,
+            "the page after the upload",
+        );
+        assert_eq!(server.stop(), Some(0));
     }
 }

@@ -33,6 +33,21 @@ pub struct Args {
     pub token: Option<String>,
 }
 
+/// The page's PDF download: the memo printed by a browser on this machine, as `--format pdf`
+/// does; none where no browser is found (the page then says why it offers no PDF).
+fn printer() -> Option<decide_serve::Printer> {
+    let printer = super::pdf::printer().ok()?;
+    Some(Arc::new(move |html: &str| {
+        match printer.print(html, &|| None) {
+            Ok(super::pdf::Printed::Done(bytes)) => Ok(bytes),
+            Ok(super::pdf::Printed::Stopped(signal)) => {
+                Err(format!("stopped by signal {signal:?}"))
+            }
+            Err(e) => Err(e.render()),
+        }
+    }))
+}
+
 /// Serves until SIGINT or SIGTERM; requests in flight finish first.
 pub fn run(args: &Args) -> Result<Outcome> {
     let config = Config::newest(&args.rules);
@@ -43,6 +58,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         log: Arc::new(|line| {
             stdio::err(&format!("{line}\n"));
         }),
+        pdf: printer(),
         ..decide_serve::Settings::default()
     };
     if !args.addr.ip().is_loopback() {

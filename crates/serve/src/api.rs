@@ -97,7 +97,7 @@ impl Asked {
 }
 
 /// A date parameter, or what says how to write one.
-fn date(text: &str) -> Result<Date, Refused> {
+pub(crate) fn date(text: &str) -> Result<Date, Refused> {
     text.parse::<Date>().map_err(|e| Refused {
         message: format!("`as_of` is `{text}`, not a date: {e}"),
         help: "give a date as YYYY-MM-DD, e.g. `as_of=2026-09-04`",
@@ -151,8 +151,7 @@ pub(crate) async fn decide(
     }
 }
 
-/// [`Site::decide`] on the blocking pool, off the threads that read and write connections; a
-/// panic or a cancelled task is a 500 with an id.
+/// [`Site::decide`] on the blocking pool ([`blocking`]).
 pub(crate) async fn off_thread(
     site: &Arc<Site>,
     body: Vec<u8>,
@@ -162,19 +161,29 @@ pub(crate) async fn off_thread(
 ) -> Result<decide::Result<String>, Response> {
     let worker = site.clone();
     let (format, lang) = (asked.format, asked.lang);
-    tokio::task::spawn_blocking(move || worker.decide(body, syntax, format, lang, as_of))
-        .await
-        .map_err(|joined| {
-            let detail = if joined.is_panic() {
-                format!(
-                    "panic: {}",
-                    reply::panic_message(joined.into_panic().as_ref())
-                )
-            } else {
-                format!("the decision did not finish: {joined}")
-            };
-            reply::internal(site, &detail, None)
-        })
+    blocking(site, move || {
+        worker.decide(body, syntax, format, lang, as_of)
+    })
+    .await
+}
+
+/// `work` on the blocking pool, off the threads that read and write connections; a panic or a
+/// cancelled task is a 500 with an id.
+pub(crate) async fn blocking<T: Send + 'static>(
+    site: &Arc<Site>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(work).await.map_err(|joined| {
+        let detail = if joined.is_panic() {
+            format!(
+                "panic: {}",
+                reply::panic_message(joined.into_panic().as_ref())
+            )
+        } else {
+            format!("the decision did not finish: {joined}")
+        };
+        reply::internal(site, &detail, None)
+    })
 }
 
 /// A body that could not be read: over the size limit (413), or cut off.

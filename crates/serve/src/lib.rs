@@ -8,7 +8,8 @@
 //! writes what goes back when something fails; nothing here knows how a decision is made.
 
 mod api;
-mod page;
+mod form;
+mod paste;
 mod reply;
 mod site;
 
@@ -22,7 +23,7 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::routing::{get, post};
 
-pub use site::{Settings, Site};
+pub use site::{Printer, Settings, Site};
 
 /// The largest request body: a profile's size limit (1 MiB), as `decide` reads a file.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -33,7 +34,11 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub fn router(site: Arc<Site>) -> Router {
     let settings = site.settings().clone();
     Router::new()
-        .route("/", get(page::form).post(page::submit))
+        .route("/", get(form::show).post(form::answer))
+        .route("/download/{file}", post(form::download))
+        .route("/upload", post(form::upload))
+        .route("/assets/form.js", get(form::script))
+        .route("/paste", get(paste::form).post(paste::submit))
         .route("/healthz", get(api::health))
         .route("/api/decide", post(api::decide))
         .route("/api/offers", get(api::offers))

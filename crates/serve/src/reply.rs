@@ -101,7 +101,7 @@ pub(crate) async fn not_found() -> Response {
     refuse(
         StatusCode::NOT_FOUND,
         "no such page",
-        "the page is /, the API /api/decide, /api/offers and /api/schema/profile, and /healthz",
+        "the pages are /, /paste, /offers, /graph and /compare; the API /api/decide, /api/offers and /api/schema/profile; and /healthz",
     )
 }
 
@@ -136,6 +136,23 @@ pub(crate) async fn authorise(
 /// Whether two byte strings are equal, in a time that depends on their lengths only.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// What a page of the site may load: itself, its own script, and what it posts back to; the
+/// memo it frames is a `srcdoc` of the page. Nothing from another host, ever.
+pub(crate) const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src data:; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The content security policy `policy` and no sniffing, on a page the browser renders.
+pub(crate) fn secure(response: &mut Response, policy: &'static str) {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(policy),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
 }
 
 /// A response of `text` as `content_type`.

@@ -20,7 +20,13 @@ pub struct Settings {
     /// Where a failure the client is not shown (a panic, a fault of the rules) is logged, with
     /// the id the client is given.
     pub log: Arc<dyn Fn(&str) + Send + Sync>,
+    /// Prints an HTML memo to PDF (a browser on the server, which the command line finds);
+    /// without one the page offers no PDF.
+    pub pdf: Option<Printer>,
 }
+
+/// HTML in, PDF out, or why not.
+pub type Printer = Arc<dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync>;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -29,6 +35,7 @@ impl Default for Settings {
             max_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             log: Arc::new(|line| eprintln!("{line}")),
+            pdf: None,
         }
     }
 }
@@ -39,6 +46,7 @@ impl std::fmt::Debug for Settings {
             .field("token", &self.token.as_ref().map(|_| "(set)"))
             .field("max_in_flight", &self.max_in_flight)
             .field("request_timeout", &self.request_timeout)
+            .field("pdf", &self.pdf.as_ref().map(|_| "(a printer)"))
             .finish_non_exhaustive()
     }
 }

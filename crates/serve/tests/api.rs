@@ -75,6 +75,32 @@ async fn post(site: Arc<Site>, uri: &str, body: impl Into<Body>) -> Answer {
     send(site, Request::post(uri).body(body.into()).unwrap()).await
 }
 
+/// `pairs` as a form posts them to `uri` (`application/x-www-form-urlencoded`).
+fn form_post(uri: &str, pairs: &[(&str, &str)]) -> Request<Body> {
+    let mut body = String::new();
+    for (name, value) in pairs {
+        if !body.is_empty() {
+            body.push('&');
+        }
+        for (i, text) in [name, value].into_iter().enumerate() {
+            if i == 1 {
+                body.push('=');
+            }
+            for b in text.bytes() {
+                if b.is_ascii_alphanumeric() {
+                    body.push(b as char);
+                } else {
+                    write!(body, "%{b:02X}").unwrap();
+                }
+            }
+        }
+    }
+    Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(body))
+        .unwrap()
+}
+
 /// What the engine writes for `profile` in `format` and `lang`: `decide PROFILE`'s output.
 fn engine(profile: &str, format: Format, lang: Lang) -> String {
     let policy = Policy::embedded().unwrap().at(date());
@@ -294,10 +320,13 @@ async fn the_profile_schema_is_served() {
 }
 
 #[tokio::test]
-async fn the_page_decides_a_posted_profile_and_shows_an_error_beside_it() {
-    let page = get(site(), "/").await;
+async fn the_paste_page_decides_a_posted_profile_and_shows_an_error_beside_it() {
+    let page = get(site(), "/paste").await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains("<form method=\"post\" action=\"/\">"));
+    assert!(
+        page.body
+            .contains("<form method=\"post\" action=\"/paste\">")
+    );
     let csp = page.headers[header::CONTENT_SECURITY_POLICY]
         .to_str()
         .unwrap();
@@ -305,19 +334,15 @@ async fn the_page_decides_a_posted_profile_and_shows_an_error_beside_it() {
 
     let profile = example("lora-7b-4090.yaml");
     let form = |profile: &str, lang: &str| {
-        let mut body = String::from("profile=");
-        for b in profile.bytes() {
-            if b.is_ascii_alphanumeric() {
-                body.push(b as char);
-            } else {
-                write!(body, "%{b:02X}").unwrap();
-            }
-        }
-        write!(body, "&format=html&lang={lang}&as_of={AS_OF}").unwrap();
-        Request::post("/")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(Body::from(body))
-            .unwrap()
+        form_post(
+            "/paste",
+            &[
+                ("profile", profile),
+                ("format", "html"),
+                ("lang", lang),
+                ("as_of", AS_OF),
+            ],
+        )
     };
     let memo = send(site(), form(&profile, "zh")).await;
     assert_eq!(memo.status, StatusCode::OK);
@@ -387,4 +412,267 @@ fn tempdir_with_broken_rules() -> tempfile::TempDir {
         std::fs::write(path, text).unwrap();
     }
     dir
+}
+
+/// A service's answers, as the questionnaire page posts them.
+const SERVICE: [(&str, &str); 8] = [
+    ("_lang", "en"),
+    ("name", "Support chat"),
+    ("workload.task", "inference"),
+    ("workload.model_params_b", "13B"),
+    ("usage.gpus", "2"),
+    ("usage.hours_per_gpu_month", "24/7"),
+    ("budget.monthly_cny", "2万"),
+    ("job", "no"),
+];
+
+/// The `value="..."` of the page's input named `name`.
+fn input_value<'p>(page: &'p str, name: &str) -> &'p str {
+    let at = page
+        .find(&format!("name=\"{name}\" value=\""))
+        .unwrap_or_else(|| panic!("no input {name}"));
+    let rest = &page[at + name.len() + 15..];
+    &rest[..rest.find('"').unwrap()]
+}
+
+/// The profile the page shows (the `<pre id="profile-yaml">`), unescaped.
+fn shown_profile(page: &str) -> String {
+    let start = page.find("<pre id=\"profile-yaml\">").unwrap() + 23;
+    let end = start + page[start..].find("</pre>").unwrap();
+    unescape(&page[start..end])
+}
+
+/// The memo in the page's frame (its `srcdoc`), unescaped.
+fn framed(page: &str) -> String {
+    let framed = page.split("srcdoc=\"").nth(1).expect("a memo in the frame");
+    unescape(&framed[..framed.find('"').unwrap()])
+}
+
+fn unescape(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#x2f;", "/")
+        .replace("&amp;", "&")
+}
+
+#[tokio::test]
+async fn the_questionnaire_is_the_front_page_in_either_language_with_its_defaults() {
+    let page = get(site(), "/").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("What is this workload called?"));
+    // Training is the first task, so a question of inference is there but hidden and disabled
+    // (nothing of it is posted), and nothing is refused before anything was answered.
+    assert!(
+        page.body
+            .contains("data-field=\"workload.concurrency\" hidden disabled")
+    );
+    assert!(!page.body.contains("class=\"msg error\""));
+    assert!(
+        page.body
+            .contains("The memo appears when these are answered")
+    );
+    let csp = page.headers[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("default-src 'none'"),
+        "{csp}"
+    );
+
+    let zh = get(site(), "/?lang=zh").await;
+    assert!(zh.body.contains("这个工作负载叫什么？"), "{}", zh.body);
+    assert!(zh.body.contains("<html lang=\"zh\">"));
+
+    let script = get(site(), "/assets/form.js").await;
+    assert_eq!(script.status, StatusCode::OK);
+    assert_eq!(script.content_type, "text/javascript; charset=utf-8");
+    assert!(script.body.contains("X-Decide-Live"));
+}
+
+#[tokio::test]
+async fn answers_give_the_memo_beside_the_form_that_decide_writes_for_their_profile() {
+    let page = send(site(), form_post("/", &SERVICE)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let profile = shown_profile(&page.body);
+    assert!(profile.contains("model_params_b: 13"), "{profile}");
+    assert!(profile.contains("monthly_cny: 20000"), "{profile}");
+    let memo = engine(&profile, Format::Html, Lang::En);
+    let framed = page
+        .body
+        .split("srcdoc=\"")
+        .nth(1)
+        .expect("a memo in the frame");
+    let framed = unescape(&framed[..framed.find('"').unwrap()]);
+    assert_eq!(framed, memo);
+    // The shorthand is echoed with what it was read as; the question of training is disabled.
+    assert!(
+        page.body.contains("2万 → 20,000 yuan a month"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("data-field=\"workload.tokens_b\" hidden disabled")
+    );
+    assert_eq!(input_value(&page.body, "workload.model_params_b"), "13B");
+}
+
+#[tokio::test]
+async fn a_refused_answer_is_shown_at_its_question_and_no_memo_is_written() {
+    let mut answers = SERVICE.to_vec();
+    answers[4] = ("usage.gpus", "1.5");
+    let page = send(site(), form_post("/", &answers)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body
+            .contains("<p class=\"msg error\">must be a whole number</p>"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("srcdoc"));
+    assert!(
+        page.body
+            .contains("<li>How many GPUs are kept busy at once?</li>")
+    );
+    // What was typed comes back as typed, escaped.
+    answers[1] = ("name", "<b>x</b>");
+    let page = send(site(), form_post("/", &answers)).await;
+    assert!(
+        page.body.contains("value=\"&lt;b&gt;x&lt;&#x2f;b&gt;\""),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<b>x</b>"));
+}
+
+#[tokio::test]
+async fn downloads_are_the_memo_the_record_and_the_profile_of_the_answers() {
+    let page = send(site(), form_post("/", &SERVICE)).await;
+    let profile = shown_profile(&page.body);
+    for (file, format, content_type) in [
+        (
+            "memo.md",
+            Some(Format::Markdown),
+            "text/markdown; charset=utf-8",
+        ),
+        ("memo.html", Some(Format::Html), "text/html; charset=utf-8"),
+        ("record.json", Some(Format::Json), "application/json"),
+        ("profile.yaml", None, "application/yaml; charset=utf-8"),
+    ] {
+        let answer = send(site(), form_post(&format!("/download/{file}"), &SERVICE)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{file}: {}", answer.body);
+        assert_eq!(answer.content_type, content_type, "{file}");
+        assert_eq!(
+            answer.headers[header::CONTENT_DISPOSITION],
+            format!("attachment; filename=\"{file}\""),
+        );
+        let expected = format.map_or_else(|| profile.clone(), |f| engine(&profile, f, Lang::En));
+        assert_eq!(answer.body, expected, "{file}");
+    }
+    // Without a browser on the server there is no PDF, and the page says so.
+    assert!(
+        page.body
+            .contains("PDF needs a Chromium-family browser on the server.")
+    );
+    assert_eq!(
+        send(site(), form_post("/download/memo.pdf", &SERVICE))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(site(), form_post("/download/..%2fCargo.toml", &SERVICE))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    // Incomplete answers give the page back with what is missing, not a file.
+    let answer = send(site(), form_post("/download/memo.md", &SERVICE[..3])).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        answer
+            .body
+            .contains("The memo appears when these are answered")
+    );
+}
+
+#[tokio::test]
+async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
+    let printed = Arc::new(Mutex::new(String::new()));
+    let seen = printed.clone();
+    let site = site_with(Settings {
+        pdf: Some(Arc::new(move |html: &str| {
+            *seen.lock().unwrap() = html.to_owned();
+            Ok(b"%PDF-1.7 stand-in".to_vec())
+        })),
+        ..Settings::default()
+    });
+    let page = send(site.clone(), form_post("/", &SERVICE)).await;
+    assert!(page.body.contains("data-file=\"memo.pdf\""));
+    let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.content_type, "application/pdf");
+    assert_eq!(answer.body, "%PDF-1.7 stand-in");
+    let profile = shown_profile(&page.body);
+    assert_eq!(
+        *printed.lock().unwrap(),
+        engine(&profile, Format::Html, Lang::En)
+    );
+}
+
+/// A multipart upload of `file` as the field `profile`.
+fn upload(file: &str, lang: &str) -> Request<Body> {
+    let boundary = "decide-test-boundary";
+    let body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"_lang\"\r\n\r\n{lang}\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"p.yaml\"\r\n\
+         Content-Type: application/yaml\r\n\r\n{file}\r\n--{boundary}--\r\n"
+    );
+    Request::post("/upload")
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_uploaded_profile_fills_the_form_and_gives_its_own_memo() {
+    let file = example("pretrain-70b-job.yaml");
+    let page = send(site(), upload(&file, "zh")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(input_value(&page.body, "workload.model_params_b"), "70");
+    assert!(page.body.contains("name=\"job\" value=\"yes\" checked"));
+    let framed = page
+        .body
+        .split("srcdoc=\"")
+        .nth(1)
+        .expect("a memo in the frame");
+    let framed = unescape(&framed[..framed.find('"').unwrap()]);
+    let from_file = engine(&file, Format::Markdown, Lang::Zh);
+    let answer = from_file.lines().find(|l| l.starts_with("> **")).unwrap();
+    let answer = answer.trim_start_matches("> ").replace("**", "");
+    let text: String = framed.chars().filter(|c| !c.is_whitespace()).collect();
+    let answer: String = answer.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(text.contains(&answer), "{answer} not in the framed memo");
+
+    // A file that is not a profile is said so, where, with nothing filled.
+    let page = send(
+        site(),
+        upload("name: x\nworkload: {task: teleport}\n", "en"),
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body
+            .contains("class=\"status refused\" role=\"alert\""),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("teleport"), "{}", page.body);
+    let page = send(site(), upload("", "en")).await;
+    assert!(page.body.contains("choose a profile file"), "{}", page.body);
 }

@@ -10,6 +10,8 @@
 //! thousands separators, the question's shorthands such as `2万` or `13B`). This module knows no
 //! terminal; `cli::init` does the asking.
 
+pub mod form;
+
 use std::sync::Arc;
 
 use serde_json::Value as J;

@@ -1,6 +1,6 @@
-//! The page: a profile pasted into a form and decided, as a plain form post that works with
-//! scripts off. The page and the memo it returns load nothing from anywhere (a content security
-//! policy says so to the browser).
+//! The paste page: a whole profile pasted into a form and decided, as a plain form post that
+//! works with scripts off. The page and the memo it returns load nothing from anywhere (a
+//! content security policy says so to the browser).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::Form;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use decide::profile::Syntax;
 use serde::Deserialize;
@@ -20,10 +20,7 @@ use crate::site::Site;
 /// `text` safe inside HTML text and attribute values: the memo's own escaping.
 use decide::html::escape;
 
-const PAGE: &str = include_str!("../assets/page.html");
-
-/// Nothing but the page itself: inline styles, images as data, the form posting back here.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE: &str = include_str!("../assets/paste.html");
 
 /// What the form posts.
 #[derive(Debug, Deserialize)]
@@ -34,12 +31,12 @@ pub(crate) struct Posted {
     as_of: Option<String>,
 }
 
-/// `GET /`: the empty form.
+/// `GET /paste`: the empty form.
 pub(crate) async fn form(State(site): State<Arc<Site>>) -> Response {
     page(&site, StatusCode::OK, "", "html", "en", "", None)
 }
 
-/// `POST /`: the posted profile decided; the memo (or record) in the format asked, or the form
+/// `POST /paste`: the posted profile decided; the memo (or record) in the format asked, or the form
 /// again with the error above the profile as it was posted.
 pub(crate) async fn submit(
     State(site): State<Arc<Site>>,
@@ -82,7 +79,7 @@ pub(crate) async fn submit(
     match decided {
         Ok(Ok(text)) => {
             let mut response = reply::text(asked.content_type, text);
-            secure(&mut response);
+            reply::secure(&mut response, reply::PAGE_POLICY);
             response
         }
         Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => {
@@ -138,19 +135,6 @@ fn page(
         .replace("{{as_of}}", &escape(as_of))
         .replace("{{profile}}", &escape(profile));
     let mut response = (status, reply::text("text/html; charset=utf-8", html)).into_response();
-    secure(&mut response);
+    reply::secure(&mut response, reply::PAGE_POLICY);
     response
-}
-
-/// The content security policy and no sniffing, on every page the browser renders.
-fn secure(response: &mut Response) {
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
 }

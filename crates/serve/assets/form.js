@@ -1,0 +1,64 @@
+// decide serve: the memo follows the answers without a page load. Without this script the page
+// is a plain form that posts back to itself, which the server answers with the same page.
+'use strict';
+(() => {
+  const form = document.getElementById('questions');
+  if (!form || !window.fetch || !window.DOMParser) return;
+  const WAIT_MS = 350;
+  let timer = 0;
+  let sent = 0;
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(update, WAIT_MS);
+  };
+  form.addEventListener('input', later);
+  form.addEventListener('change', (event) => {
+    // Another language changes every word on the page: ask for the page again.
+    if (event.target.name === '_lang') form.requestSubmit();
+    else later();
+  });
+  const file = document.getElementById('upload-file');
+  if (file) file.addEventListener('change', () => file.files.length && file.form.requestSubmit());
+
+  // The server's page for the answers as they are now; only what it changed is copied over, so
+  // the field being typed in keeps its focus and its caret.
+  async function update() {
+    const mine = ++sent;
+    let page;
+    try {
+      const response = await fetch(form.action, {
+        method: 'POST',
+        body: new URLSearchParams(new FormData(form)),
+        headers: { 'X-Decide-Live': '1' },
+      });
+      page = new DOMParser().parseFromString(await response.text(), 'text/html');
+    } catch (_) {
+      return; // The server is gone; the button still posts the form.
+    }
+    if (mine !== sent) return; // A later answer is on its way.
+    for (const theirs of page.querySelectorAll('[data-q]')) {
+      const ours = form.querySelector(`[data-q="${theirs.dataset.q}"]`);
+      if (!ours) continue;
+      ours.hidden = theirs.hidden;
+      ours.disabled = theirs.disabled;
+      copy(ours.querySelector('.msg'), theirs.querySelector('.msg'));
+      for (const offer of theirs.querySelectorAll('[data-offer]')) {
+        const same = ours.querySelector(`[data-offer="${offer.dataset.offer}"]`);
+        if (same) same.hidden = offer.hidden;
+      }
+    }
+    const memo = document.getElementById('memo');
+    copy(memo.querySelector('.status'), page.querySelector('#memo .status'));
+    const ourFrame = memo.querySelector('iframe');
+    const theirFrame = page.querySelector('#memo iframe');
+    const doc = theirFrame ? theirFrame.getAttribute('srcdoc') : '';
+    if (doc && ourFrame.getAttribute('srcdoc') !== doc) ourFrame.setAttribute('srcdoc', doc);
+    ourFrame.hidden = !doc;
+    document.getElementById('profile-yaml').textContent = page.getElementById('profile-yaml').textContent;
+    document.body.dataset.updated = String(mine);
+  }
+
+  function copy(ours, theirs) {
+    if (ours && theirs) ours.replaceWith(document.importNode(theirs, true));
+  }
+})();

@@ -1,0 +1,674 @@
+//! The questionnaire page: the policy's questions (`rules/questions.yaml`) as a form in English
+//! or Chinese, the memo beside it following the answers, downloads of the memo, the record and
+//! the profile, and a profile file uploaded to fill the form.
+//!
+//! Which questions show, what an answer may be and what an empty one means are the engine's
+//! (`decide::questionnaire::form`), as `decide init` asks them. The page is a plain form that
+//! posts back to itself and is answered with the same page, so it works with scripts off; with
+//! them on, `assets/form.js` posts the answers as they are typed and copies over what changed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock};
+
+use axum::Form;
+use axum::extract::rejection::{FormRejection, QueryRejection};
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use decide::html::escape;
+use decide::profile::Syntax;
+use decide::questionnaire::form::{self as answers, Answer, Filled, NO, Posted, YES};
+use decide::questionnaire::{self, Kind, Prompt, Texts};
+use decide::{Format, Lang, Source};
+use jiff::civil::Date;
+use serde::Deserialize;
+use serde_json::Value as J;
+
+use crate::reply;
+use crate::site::Site;
+
+const PAGE: &str = include_str!("../assets/form.html");
+const SCRIPT: &str = include_str!("../assets/form.js");
+
+/// The page's own words (not the policy's): `assets/words.json`, each in English and Chinese.
+static WORDS: LazyLock<BTreeMap<String, BTreeMap<String, String>>> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("../assets/words.json")).unwrap_or_default()
+});
+
+/// The page's word `key` in `lang` (the key itself where the words file lacks it, which a test
+/// rules out).
+pub(crate) fn word(key: &str, lang: Lang) -> String {
+    WORDS
+        .get(key)
+        .and_then(|w| w.get(lang.code()))
+        .cloned()
+        .unwrap_or_else(|| key.to_owned())
+}
+
+/// The page's own fields: they start with `_`, which no profile field does.
+const LANG: &str = "_lang";
+const AS_OF: &str = "_as_of";
+const BASE: &str = "_base";
+
+/// The files a page offers to download: (name, format); `profile.yaml` is the profile itself.
+const FILES: [(&str, &str); 5] = [
+    ("memo.md", "memo_md"),
+    ("memo.html", "memo_html"),
+    ("memo.pdf", "memo_pdf"),
+    ("record.json", "record_json"),
+    ("profile.yaml", "profile_yaml"),
+];
+
+/// `GET /`'s parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Params {
+    lang: Option<String>,
+    as_of: Option<String>,
+}
+
+/// What a request asks of the page: the language, the date, and the answers over a profile.
+struct Asked {
+    lang: Lang,
+    as_of: Option<Date>,
+    as_of_text: String,
+    base: J,
+    posted: Posted,
+}
+
+impl Asked {
+    /// The page's fields and the answers, from the form's pairs.
+    fn read(pairs: Vec<(String, String)>) -> Asked {
+        let mut posted = Posted::new();
+        let mut asked = Asked {
+            lang: Lang::En,
+            as_of: None,
+            as_of_text: String::new(),
+            base: J::Null,
+            posted: Posted::new(),
+        };
+        for (name, value) in pairs {
+            match name.as_str() {
+                LANG => asked.lang = lang(&value),
+                AS_OF => asked.set_date(&value),
+                BASE => asked.base = serde_json::from_str(&value).unwrap_or(J::Null),
+                _ => posted.entry(name).or_default().push(value),
+            }
+        }
+        asked.posted = posted;
+        asked
+    }
+
+    fn set_date(&mut self, text: &str) {
+        self.as_of = crate::api::date(text.trim()).ok();
+        self.as_of_text = if self.as_of.is_some() {
+            text.trim().to_owned()
+        } else {
+            String::new()
+        };
+    }
+}
+
+/// `en` or `zh`; English for anything else.
+fn lang(code: &str) -> Lang {
+    Lang::ALL
+        .into_iter()
+        .find(|l| l.code() == code.trim())
+        .unwrap_or(Lang::En)
+}
+
+/// The answers read and what they decide.
+struct Worked {
+    texts: Texts,
+    prompts: Vec<Prompt>,
+    filled: Filled,
+    /// The profile the answers give, as `decide init` writes it.
+    yaml: String,
+    /// The output asked for, or why the profile is refused; none while questions are unanswered.
+    decided: Option<decide::Result<Vec<u8>>>,
+}
+
+/// What to make of complete answers.
+#[derive(Clone, Copy)]
+enum Output {
+    Memo(Format),
+    Pdf,
+}
+
+/// Reads the answers and, where they are complete, decides the profile they give.
+fn work(site: &Site, asked: &Asked, output: Output) -> Result<Worked, String> {
+    let policy = site.policy();
+    let texts = Texts::new(policy, asked.lang)
+        .ok_or_else(|| "the rules have no `questionnaire:` section".to_owned())?;
+    let prompts = questionnaire::prompts(policy, asked.lang);
+    let filled = answers::fill(&prompts, &texts, &asked.posted, &asked.base)?;
+    let yaml = questionnaire::to_yaml(&filled.profile, &texts);
+    let decided = filled.complete().then(|| {
+        let date = site.as_of(asked.as_of);
+        let format = match output {
+            Output::Memo(format) => format,
+            Output::Pdf => Format::Html,
+        };
+        let text = site.decide(
+            yaml.clone().into_bytes(),
+            Syntax::Yaml,
+            format,
+            asked.lang,
+            date,
+        )?;
+        match (output, &site.settings().pdf) {
+            (Output::Pdf, Some(print)) => print(&text).map_err(|why| {
+                decide::Error::new(
+                    decide::ErrorKind::Io,
+                    format!("the PDF was not printed: {why}"),
+                )
+            }),
+            _ => Ok(text.into_bytes()),
+        }
+    });
+    Ok(Worked {
+        texts,
+        prompts,
+        filled,
+        yaml,
+        decided,
+    })
+}
+
+/// `GET /`: the questions with their defaults, in the language asked.
+pub(crate) async fn show(
+    State(site): State<Arc<Site>>,
+    params: Result<Query<Params>, QueryRejection>,
+) -> Response {
+    let mut pairs = Vec::new();
+    if let Ok(Query(params)) = params {
+        pairs.extend(params.lang.map(|l| (LANG.to_owned(), l)));
+        pairs.extend(params.as_of.map(|d| (AS_OF.to_owned(), d)));
+    }
+    answer_page(&site, Asked::read(pairs), None).await
+}
+
+/// `POST /`: the page for the answers posted.
+pub(crate) async fn answer(
+    State(site): State<Arc<Site>>,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    match form {
+        Ok(Form(pairs)) => answer_page(&site, Asked::read(pairs), None).await,
+        Err(e) => form_refused(&e),
+    }
+}
+
+/// `POST /download/FILE`: the memo, the record or the profile the posted answers give, as a
+/// file; the page again (422) while they are incomplete or refused.
+pub(crate) async fn download(
+    State(site): State<Arc<Site>>,
+    Path(file): Path<String>,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    let asked = match form {
+        Ok(Form(pairs)) => Asked::read(pairs),
+        Err(e) => return form_refused(&e),
+    };
+    let (output, content_type) = match file.as_str() {
+        "memo.md" => (
+            Output::Memo(Format::Markdown),
+            "text/markdown; charset=utf-8",
+        ),
+        "memo.html" => (Output::Memo(Format::Html), "text/html; charset=utf-8"),
+        "record.json" | "profile.yaml" => (Output::Memo(Format::Json), "application/json"),
+        "memo.pdf" if site.settings().pdf.is_some() => (Output::Pdf, "application/pdf"),
+        _ => return reply::not_found().await,
+    };
+    let (worked, asked) = match on_blocking_pool(&site, asked, output).await {
+        Ok(both) => both,
+        Err(response) => return response,
+    };
+    match &worked.decided {
+        Some(Ok(bytes)) => {
+            let (bytes, content_type) = if file == "profile.yaml" {
+                (
+                    worked.yaml.clone().into_bytes(),
+                    "application/yaml; charset=utf-8",
+                )
+            } else {
+                (bytes.clone(), content_type)
+            };
+            let mut response = bytes.into_response();
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
+                headers.insert(header::CONTENT_DISPOSITION, value);
+            }
+            response
+        }
+        Some(Err(e)) if e.kind() != decide::ErrorKind::Profile => reply::failure(&site, e),
+        _ => render(
+            &site,
+            &asked,
+            &worked,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            None,
+        ),
+    }
+}
+
+/// `POST /upload`: a profile file (multipart field `profile`) fills the form; fields no
+/// question asks are kept with the answers.
+pub(crate) async fn upload(State(site): State<Arc<Site>>, mut multipart: Multipart) -> Response {
+    let mut text = None;
+    let mut lang_code = String::new();
+    loop {
+        match multipart.next_field().await {
+            Ok(Some(field)) => {
+                let name = field.name().unwrap_or_default().to_owned();
+                let Ok(bytes) = field.bytes().await else {
+                    return upload_refused();
+                };
+                match name.as_str() {
+                    "profile" => text = Some(bytes.to_vec()),
+                    LANG => lang_code = String::from_utf8_lossy(&bytes).into_owned(),
+                    _ => {}
+                }
+            }
+            Ok(None) => break,
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                return reply::refuse(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the profile is over the size limit of 1 MiB",
+                    "a profile is a page of YAML; upload one profile",
+                );
+            }
+            Err(_) => return upload_refused(),
+        }
+    }
+    let mut asked = Asked::read(vec![(LANG.to_owned(), lang_code)]);
+    let Some(bytes) = text.filter(|t| !t.is_empty()) else {
+        return answer_page(
+            &site,
+            asked,
+            Some("choose a profile file (YAML or JSON) to load".into()),
+        )
+        .await;
+    };
+    let read = Source::from_profile_bytes("the uploaded profile", bytes).and_then(|source| {
+        let value: J = source.parse_yaml(decide::ErrorKind::Profile)?;
+        decide::Profile::from_source(&source).map(|_| value)
+    });
+    match read {
+        Ok(profile) => {
+            let prompts = questionnaire::prompts(site.policy(), asked.lang);
+            asked.posted = answers::posted_from(&prompts, &profile);
+            asked.base = profile;
+            answer_page(&site, asked, None).await
+        }
+        Err(e) => answer_page(&site, asked, Some(e.render())).await,
+    }
+}
+
+/// `GET /assets/form.js`: the script that keeps the memo following the answers.
+pub(crate) async fn script() -> Response {
+    let mut response = reply::text("text/javascript; charset=utf-8", SCRIPT.to_owned());
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn upload_refused() -> Response {
+    reply::refuse(
+        StatusCode::BAD_REQUEST,
+        "the upload could not be read",
+        "post a form with `enctype=multipart/form-data` and the file as the field `profile`",
+    )
+}
+
+fn form_refused(e: &FormRejection) -> Response {
+    match e {
+        FormRejection::BytesRejection(e) => crate::api::body_refused(e),
+        e => reply::refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("the form does not read: {}", e.body_text()),
+            "post the page's form",
+        ),
+    }
+}
+
+fn rules_fault(site: &Site, why: &str) -> Response {
+    reply::failure(
+        site,
+        &decide::Error::new(decide::ErrorKind::Rules, format!("question: {why}")),
+    )
+}
+
+/// The page for `asked`, with `notice` (an upload that did not read) above the memo.
+async fn answer_page(site: &Arc<Site>, asked: Asked, notice: Option<String>) -> Response {
+    match on_blocking_pool(site, asked, Output::Memo(Format::Html)).await {
+        Ok((worked, asked)) => {
+            if let Some(Err(e)) = &worked.decided
+                && e.kind() != decide::ErrorKind::Profile
+            {
+                return reply::failure(site, e);
+            }
+            render(site, &asked, &worked, StatusCode::OK, notice.as_deref())
+        }
+        Err(response) => response,
+    }
+}
+
+/// [`work`] off the I/O threads; a fault of the rules is a 500 with an id.
+async fn on_blocking_pool(
+    site: &Arc<Site>,
+    asked: Asked,
+    output: Output,
+) -> Result<(Worked, Asked), Response> {
+    let shared = Arc::clone(site);
+    match crate::api::blocking(site, move || {
+        work(&shared, &asked, output).map(|w| (w, asked))
+    })
+    .await?
+    {
+        Ok(both) => Ok(both),
+        Err(why) => Err(rules_fault(site, &why)),
+    }
+}
+
+/// The page: the questions as answered, the memo or what it waits for, the downloads.
+fn render(
+    site: &Site,
+    asked: &Asked,
+    worked: &Worked,
+    status: StatusCode,
+    notice: Option<&str>,
+) -> Response {
+    let lang = asked.lang;
+    let mut questions = String::new();
+    for (i, (prompt, answer)) in worked
+        .prompts
+        .iter()
+        .zip(&worked.filled.answers)
+        .enumerate()
+    {
+        question(&mut questions, i, prompt, answer, &worked.texts, lang);
+    }
+    let mut downloads = String::new();
+    for (file, key) in FILES {
+        if file == "memo.pdf" && site.settings().pdf.is_none() {
+            continue;
+        }
+        let _ = write!(
+            downloads,
+            "<button type=\"submit\" formaction=\"/download/{file}\" data-file=\"{file}\">{}</button>",
+            escape(&word(key, lang))
+        );
+    }
+    if site.settings().pdf.is_none() {
+        let _ = write!(
+            downloads,
+            "<p class=\"note\">{}</p>",
+            escape(&word("no_pdf", lang))
+        );
+    }
+    let (status_html, frame) = memo_pane(asked, worked, notice);
+    let mut langs = String::new();
+    for l in Lang::ALL {
+        let selected = if l == lang { " selected" } else { "" };
+        let label = if l == Lang::En { "English" } else { "中文" };
+        let _ = write!(
+            langs,
+            "<option value=\"{}\"{selected}>{label}</option>",
+            l.code()
+        );
+    }
+    let base = if asked.base.is_object() {
+        escape(&asked.base.to_string())
+    } else {
+        String::new()
+    };
+    let mut html = PAGE
+        .replace("{{questions}}", &questions)
+        .replace("{{downloads}}", &downloads)
+        .replace("{{status}}", &status_html)
+        .replace("{{frame}}", &frame)
+        .replace("{{nav}}", &nav("/", lang))
+        .replace("{{langs}}", &langs)
+        .replace("{{base}}", &base)
+        .replace("{{as_of}}", &escape(&asked.as_of_text))
+        .replace("{{yaml}}", &escape(&worked.yaml))
+        .replace("{{policy}}", &escape(site.policy().meta.name.get(lang)))
+        .replace("{{lang}}", lang.code());
+    for key in WORDS.keys() {
+        html = html.replace(&format!("{{{{w.{key}}}}}"), &escape(&word(key, lang)));
+    }
+    let mut response = (status, reply::text("text/html; charset=utf-8", html)).into_response();
+    reply::secure(&mut response, reply::PAGE_POLICY);
+    response
+}
+
+/// The memo pane's status line and the memo's frame.
+fn memo_pane(asked: &Asked, worked: &Worked, notice: Option<&str>) -> (String, String) {
+    let lang = asked.lang;
+    let empty_frame =
+        "<iframe title=\"memo\" sandbox=\"allow-same-origin\" hidden></iframe>".to_owned();
+    if let Some(notice) = notice {
+        return (
+            format!(
+                "<div class=\"status refused\" role=\"alert\">{}</div>",
+                escape(notice)
+            ),
+            empty_frame,
+        );
+    }
+    match &worked.decided {
+        Some(Ok(memo)) => (
+            "<div class=\"status\"></div>".to_owned(),
+            format!(
+                "<iframe title=\"{}\" sandbox=\"allow-same-origin\" srcdoc=\"{}\"></iframe>",
+                escape(&word("memo", lang)),
+                escape(&String::from_utf8_lossy(memo))
+            ),
+        ),
+        Some(Err(e)) => (
+            format!(
+                "<div class=\"status refused\" role=\"alert\">{}\n\n{}</div>",
+                escape(&word("refused", lang)),
+                escape(&e.render())
+            ),
+            empty_frame,
+        ),
+        None => {
+            let mut list = String::new();
+            for (prompt, answer) in worked.prompts.iter().zip(&worked.filled.answers) {
+                if answer.applies && answer.error.is_some() {
+                    let _ = write!(list, "<li>{}</li>", escape(&prompt.ask));
+                }
+            }
+            (
+                format!(
+                    "<div class=\"status\"><p>{}</p><ul>{list}</ul></div>",
+                    escape(&word("to_answer", lang))
+                ),
+                empty_frame,
+            )
+        }
+    }
+}
+
+/// The links to the site's pages, `here` marked as the current one.
+pub(crate) fn nav(here: &str, lang: Lang) -> String {
+    let mut out = String::from("<nav>");
+    for (path, key) in [
+        ("/", "questions"),
+        ("/paste", "paste"),
+        ("/offers", "offers"),
+        ("/graph", "graph"),
+        ("/compare", "compare"),
+    ] {
+        let current = if path == here {
+            " aria-current=\"page\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<a href=\"{path}?lang={}\"{current}>{}</a>",
+            lang.code(),
+            escape(&word(key, lang))
+        );
+    }
+    out.push_str("</nav>");
+    out
+}
+
+/// One question: a fieldset, hidden and disabled (so nothing of it is posted) where it does
+/// not apply.
+fn question(
+    out: &mut String,
+    index: usize,
+    prompt: &Prompt,
+    answer: &Answer,
+    texts: &Texts,
+    lang: Lang,
+) {
+    let off = if answer.applies {
+        ""
+    } else {
+        " hidden disabled"
+    };
+    let name = answers::name(prompt);
+    let id = format!("q{index}");
+    let _ = write!(
+        out,
+        "<fieldset class=\"q\" data-q=\"{index}\" data-field=\"{}\"{off}>",
+        escape(&name)
+    );
+    let labelled = matches!(
+        prompt.kind,
+        Kind::Text { .. } | Kind::Number(_) | Kind::Choice { .. }
+    );
+    if labelled {
+        let _ = write!(
+            out,
+            "<label class=\"ask\" for=\"{id}\">{}</label>",
+            escape(&prompt.ask)
+        );
+    } else {
+        let _ = write!(out, "<legend>{}</legend>", escape(&prompt.ask));
+    }
+    if let Some(help) = &prompt.help {
+        let _ = write!(out, "<p class=\"help\">{}</p>", escape(help));
+    }
+    inputs(out, &id, &name, prompt, answer, texts, lang);
+    let message = match (&answer.error, &answer.understood) {
+        (Some(error), _) if answer.posted => {
+            format!("<p class=\"msg error\">{}</p>", escape(error))
+        }
+        (_, Some(understood)) => format!("<p class=\"msg understood\">{}</p>", escape(understood)),
+        _ => "<p class=\"msg\"></p>".to_owned(),
+    };
+    out.push_str(&message);
+    out.push_str("</fieldset>");
+}
+
+/// A question's inputs, showing the answer as it was given (or its default).
+fn inputs(
+    out: &mut String,
+    id: &str,
+    name: &str,
+    prompt: &Prompt,
+    answer: &Answer,
+    texts: &Texts,
+    lang: Lang,
+) {
+    let shown = |name: &str| answer.shown.get(name).cloned().unwrap_or_default();
+    let first = |name: &str| shown(name).into_iter().next().unwrap_or_default();
+    match &prompt.kind {
+        Kind::Text { .. } | Kind::Number(_) => {
+            let mode = if matches!(prompt.kind, Kind::Number(_)) {
+                " inputmode=\"decimal\""
+            } else {
+                ""
+            };
+            let _ = write!(
+                out,
+                "<input type=\"text\" id=\"{id}\" name=\"{}\" value=\"{}\"{mode} autocomplete=\"off\">",
+                escape(name),
+                escape(&first(name))
+            );
+        }
+        Kind::Flag { .. } | Kind::Section => {
+            let value = first(name);
+            out.push_str("<div class=\"choices\">");
+            for (v, key) in [(YES, "yes"), (NO, "no")] {
+                let checked = if value == v { " checked" } else { "" };
+                let _ = write!(
+                    out,
+                    "<label><input type=\"radio\" name=\"{}\" value=\"{v}\"{checked}> {}</label>",
+                    escape(name),
+                    escape(&word(key, lang))
+                );
+            }
+            out.push_str("</div>");
+        }
+        Kind::Choice { options, nullable } => {
+            let value = first(name);
+            let _ = write!(out, "<select id=\"{id}\" name=\"{}\">", escape(name));
+            if *nullable {
+                let selected = if value.is_empty() { " selected" } else { "" };
+                let none = texts.say(|w| &w.none, &[]);
+                let _ = write!(
+                    out,
+                    "<option value=\"\"{selected}>{}</option>",
+                    escape(&none)
+                );
+            }
+            for (v, label) in options {
+                let selected = if *v == value { " selected" } else { "" };
+                let _ = write!(
+                    out,
+                    "<option value=\"{}\"{selected}>{}</option>",
+                    escape(v),
+                    escape(label)
+                );
+            }
+            out.push_str("</select>");
+        }
+        Kind::Choices { options }
+        | Kind::Offers {
+            offers: options, ..
+        } => {
+            let picked = shown(name);
+            out.push_str("<div class=\"choices\">");
+            for (v, label) in options {
+                let checked = if picked.contains(v) { " checked" } else { "" };
+                let hidden = match &answer.offers {
+                    Some(allowed) if !allowed.contains(v) => " hidden",
+                    _ => "",
+                };
+                let _ = write!(
+                    out,
+                    "<label data-offer=\"{}\"{hidden}><input type=\"checkbox\" name=\"{}\" value=\"{}\"{checked}> {}</label>",
+                    escape(v),
+                    escape(name),
+                    escape(v),
+                    escape(label)
+                );
+            }
+            out.push_str("</div>");
+        }
+        Kind::Hours { offers, .. } => {
+            out.push_str("<div class=\"hours\">");
+            for (offer, label) in offers {
+                let field = answers::hours_name(prompt, offer);
+                let _ = write!(
+                    out,
+                    "<label>{} <input type=\"text\" inputmode=\"decimal\" name=\"{}\" value=\"{}\" autocomplete=\"off\"></label>",
+                    escape(label),
+                    escape(&field),
+                    escape(&first(&field))
+                );
+            }
+            out.push_str("</div>");
+        }
+    }
+}
