@@ -22,6 +22,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::middleware;
 use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 
 pub use site::{Printer, Settings, Site};
 
@@ -79,23 +82,61 @@ pub fn run(
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         listening(listener.local_addr()?);
-        serve(listener, site, stop_signal()).await
+        serve(listener, site, stop_signal()).await;
+        Ok(())
     })
 }
 
 /// Serves `site` on `listener` until `shutdown` completes, then lets the requests in flight
-/// finish.
-///
-/// # Errors
-/// Accepting connections failed.
+/// finish. Each connection is HTTP/1.1 with keep-alive, cut off when its headers take longer
+/// than [`Settings::header_timeout`]. A failed accept is logged (through [`Settings::log`])
+/// and serving goes on.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     site: Arc<Site>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, router(site))
-        .with_graceful_shutdown(shutdown)
-        .await
+) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // Without a timer hyper's header-read timeout never fires (axum::serve sets none).
+    http.timer(TokioTimer::new())
+        .header_read_timeout(site.settings().header_timeout);
+    let service = TowerToHyperService::new(router(site.clone()));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // A connection reset before it was accepted is the client's; anything else
+                // (out of file descriptors) passes too, after a pause rather than a spin, as
+                // axum::serve does.
+                Err(e) if is_connection_error(&e) => continue,
+                Err(e) => {
+                    (site.settings().log)(&format!("decide serve: accepting a connection: {e}"));
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let connection = http.serve_connection(TokioIo::new(stream), service.clone());
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // A client that went away or sent garbage is its own business.
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// An accept error of one connection, not of the listener.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
 }
 
 /// Completes at the first SIGINT (Ctrl-C) or SIGTERM.

@@ -17,6 +17,9 @@ pub struct Settings {
     pub max_in_flight: usize,
     /// The longest a request may take, waiting its turn included; a 408 after it.
     pub request_timeout: Duration,
+    /// The longest a connection may take to send a request's headers (a client that opens
+    /// connections and sends nothing is cut off after it).
+    pub header_timeout: Duration,
     /// Where a failure the client is not shown (a panic, a fault of the rules) is logged, with
     /// the id the client is given.
     pub log: Arc<dyn Fn(&str) + Send + Sync>,
@@ -34,6 +37,7 @@ impl Default for Settings {
             token: None,
             max_in_flight: 64,
             request_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
             log: Arc::new(|line| eprintln!("{line}")),
             pdf: None,
         }
@@ -46,6 +50,7 @@ impl std::fmt::Debug for Settings {
             .field("token", &self.token.as_ref().map(|_| "(set)"))
             .field("max_in_flight", &self.max_in_flight)
             .field("request_timeout", &self.request_timeout)
+            .field("header_timeout", &self.header_timeout)
             .field("pdf", &self.pdf.as_ref().map(|_| "(a printer)"))
             .finish_non_exhaustive()
     }

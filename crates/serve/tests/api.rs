@@ -499,12 +499,7 @@ async fn answers_give_the_memo_beside_the_form_that_decide_writes_for_their_prof
     assert!(profile.contains("model_params_b: 13"), "{profile}");
     assert!(profile.contains("monthly_cny: 20000"), "{profile}");
     let memo = engine(&profile, Format::Html, Lang::En);
-    let framed = page
-        .body
-        .split("srcdoc=\"")
-        .nth(1)
-        .expect("a memo in the frame");
-    let framed = unescape(&framed[..framed.find('"').unwrap()]);
+    let framed = framed(&page.body);
     assert_eq!(framed, memo);
     // The shorthand is echoed with what it was read as; the question of training is disabled.
     assert!(
@@ -646,12 +641,7 @@ async fn an_uploaded_profile_fills_the_form_and_gives_its_own_memo() {
     assert_eq!(page.status, StatusCode::OK);
     assert_eq!(input_value(&page.body, "workload.model_params_b"), "70");
     assert!(page.body.contains("name=\"job\" value=\"yes\" checked"));
-    let framed = page
-        .body
-        .split("srcdoc=\"")
-        .nth(1)
-        .expect("a memo in the frame");
-    let framed = unescape(&framed[..framed.find('"').unwrap()]);
+    let framed = framed(&page.body);
     let from_file = engine(&file, Format::Markdown, Lang::Zh);
     let answer = from_file.lines().find(|l| l.starts_with("> **")).unwrap();
     let answer = answer.trim_start_matches("> ").replace("**", "");
@@ -675,4 +665,58 @@ async fn an_uploaded_profile_fills_the_form_and_gives_its_own_memo() {
     assert!(page.body.contains("teleport"), "{}", page.body);
     let page = send(site(), upload("", "en")).await;
     assert!(page.body.contains("choose a profile file"), "{}", page.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_slow_with_its_headers_is_cut_off_and_shutdown_ends_serving() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let site = site_with(Settings {
+        header_timeout: Duration::from_millis(300),
+        ..Settings::default()
+    });
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(decide_serve::serve(listener, site, async {
+        let _ = stopped.await;
+    }));
+
+    // Half a request, and then nothing: the server hangs up.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let start = Instant::now();
+    let mut heard = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut heard)).await;
+    assert!(read.is_ok(), "the connection is still open after 10 s");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // A whole request on a connection kept alive is answered, twice.
+    let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    for _ in 0..2 {
+        client
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0u8; 512];
+        let n = client.read(&mut answer).await.unwrap();
+        assert!(
+            answer[..n].starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&answer[..n])
+        );
+    }
+    drop(client);
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("serving ends once shut down")
+        .unwrap();
 }
