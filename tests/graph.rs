@@ -247,6 +247,49 @@ fn focus_draws_a_node_with_its_ancestors_and_optionally_its_descendants() {
 }
 
 #[test]
+fn the_index_and_a_neighbourhood_picture_hold_every_direct_edge_and_no_other_node() {
+    use decide::diagram::{Focus, index, mermaid_of};
+    let graph = common::graph();
+    let nodes = graph.nodes();
+    let index = index(&graph);
+    let ids: Vec<&str> = nodes.iter().map(|(n, _, _)| *n).collect();
+    let indexed: Vec<&str> = index.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(indexed, ids, "the index is in evaluation order");
+    let node_ids = |names: &[String]| -> std::collections::BTreeSet<String> {
+        names
+            .iter()
+            .filter(|n| ids.contains(&n.as_str()))
+            .cloned()
+            .collect()
+    };
+    let mut with_outputs = 0;
+    for (n, (id, _, deps)) in index.iter().zip(&nodes) {
+        let deps: std::collections::BTreeSet<String> =
+            deps.iter().map(|d| (*d).to_owned()).collect();
+        assert_eq!(node_ids(&n.reads), deps, "{id} reads");
+        let readers: std::collections::BTreeSet<String> = nodes
+            .iter()
+            .filter(|(_, _, d)| d.contains(id))
+            .map(|(r, _, _)| (*r).to_owned())
+            .collect();
+        assert_eq!(node_ids(&n.read_by), readers, "{id} is read by");
+        with_outputs += usize::from(n.read_by.iter().any(|r| r == "outputs"));
+
+        let picture = mermaid_of(&graph, Focus::Neighbours(id)).unwrap();
+        let mut expected = deps.clone();
+        expected.extend(readers);
+        expected.insert((*id).to_owned());
+        assert_eq!(drawn_nodes(&picture), expected, "{picture}");
+        assert_eq!(
+            picture.contains("out{{"),
+            n.read_by.iter().any(|r| r == "outputs"),
+            "{picture}"
+        );
+    }
+    assert!(with_outputs > 0, "some node feeds the outputs");
+}
+
+#[test]
 fn an_unknown_focus_node_is_an_error_naming_near_ones() {
     let graph = common::graph();
     let (id, _, _) = graph

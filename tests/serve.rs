@@ -56,6 +56,12 @@ fn off_the_loopback_address_it_warns_and_a_token_is_asked_for() {
     assert_eq!(server.stop(), Some(0));
 
     let server = Server::start_with(&["--addr", "127.0.0.1:0"], &[("DECIDE_TOKEN", "s3cret")]);
+    // The address line says how a browser gets in, without printing the token itself.
+    assert!(
+        server.first_line.contains("/?token=TOKEN") && !server.first_line.contains("s3cret"),
+        "{}",
+        server.first_line
+    );
     let (status, _) = server.request("GET /healthz HTTP/1.1", "");
     assert_eq!(status, 401);
     let (status, _) = server.request("GET /healthz HTTP/1.1\r\nAuthorization: Bearer s3cret", "");

@@ -28,7 +28,8 @@ pub struct Args {
     /// machines, and a warning says so
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// A bearer token every request must carry (`Authorization: Bearer TOKEN`)
+    /// A token every request must carry: scripts as `Authorization: Bearer TOKEN`, browsers by
+    /// opening `/?token=TOKEN` once (the page then keeps it in a cookie)
     #[arg(long, env = "DECIDE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
@@ -46,6 +47,16 @@ fn printer() -> Option<decide_serve::Printer> {
             Err(e) => Err(e.render()),
         }
     }))
+}
+
+/// How a browser opens the first page when a token is set (the token itself is not printed:
+/// the log may be read by others).
+fn settings_token_hint(args: &Args) -> &'static str {
+    if args.token.as_deref().is_some_and(|t| !t.is_empty()) {
+        "?token=TOKEN"
+    } else {
+        ""
+    }
 }
 
 /// Serves until SIGINT or SIGTERM; requests in flight finish first.
@@ -79,9 +90,10 @@ pub fn run(args: &Args) -> Result<Outcome> {
         settings,
     ));
     site.check()?;
+    let with_token = settings_token_hint(args);
     decide_serve::run(args.addr, site, |bound| {
         stdio::err(&format!(
-            "decide serve: http://{bound}/ (the API: POST /api/decide); Ctrl-C stops it\n"
+            "decide serve: http://{bound}/{with_token} (the API: POST /api/decide); Ctrl-C stops it\n"
         ));
     })
     .map_err(|e| {

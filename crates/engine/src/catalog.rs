@@ -296,19 +296,88 @@ fn first_quoted(u: &Unquoted) -> String {
     )
 }
 
+/// The columns of the plain-text and HTML tables.
+const HEADER: [&str; 12] = [
+    "Offer", "Hardware", "Vendor", "Unit", "Price", "List", "VAT", "Term", "Quoted", "Age",
+    "Trend", "Sheet",
+];
+/// Which columns hold numbers, aligned on the right.
+const RIGHT: [bool; 12] = [
+    false, false, false, false, true, true, false, false, false, true, false, false,
+];
+
+/// The listing as an HTML fragment (the legend, a `<table>`, and what is not on offer), as
+/// `decide serve` shows it: every text escaped, numbers in cells of class `num`.
+#[must_use]
+pub fn html(listing: &Listing) -> String {
+    use crate::html::escape;
+    // The legend's `code` spans as <code>.
+    let mut out = String::from("<p>");
+    for (i, part) in escape(&legend(listing)).split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out.push_str("</p>\n<table>\n<thead><tr>");
+    for h in HEADER {
+        let _ = write!(out, "<th scope=\"col\">{h}</th>");
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for o in &listing.offers {
+        let c = cells(o);
+        let sheet = match (&o.sheet, o.line) {
+            (Some(s), Some(l)) => format!("{s}:{l}"),
+            _ => String::new(),
+        };
+        let row = [
+            format!("<code>{}</code>", escape(&o.id)),
+            escape(&o.title),
+            escape(o.vendor.as_deref().unwrap_or("")),
+            escape(&o.unit.replace('_', "-")),
+            escape(&c.money[0]),
+            escape(&c.money[1]),
+            escape(&c.vat),
+            escape(&c.term),
+            escape(&o.valid_from),
+            escape(&c.age),
+            escape(&c.trend),
+            escape(&sheet),
+        ];
+        out.push_str("<tr>");
+        for (cell, right) in row.iter().zip(RIGHT) {
+            let class = if right { " class=\"num\"" } else { "" };
+            let _ = write!(out, "<td{class}>{cell}</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    if !listing.not_on_offer.is_empty() {
+        let _ = write!(
+            out,
+            "<p>Not on offer at {} (no quote in force):</p>\n<ul>\n",
+            escape(&listing.as_of)
+        );
+        for u in &listing.not_on_offer {
+            let _ = writeln!(
+                out,
+                "<li><code>{}</code>: {} ({})</li>",
+                escape(&u.hardware),
+                escape(&u.title),
+                escape(&first_quoted(u))
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
 /// The listing as a plain-text table for a terminal: columns aligned by display width (a
 /// Chinese character takes two columns), numbers right-aligned. `bold` styles the header row
 /// (e.g. with ANSI codes when colour is on).
 #[must_use]
 pub fn table(listing: &Listing, bold: &dyn Fn(&str) -> String) -> String {
-    const HEADER: [&str; 12] = [
-        "Offer", "Hardware", "Vendor", "Unit", "Price", "List", "VAT", "Term", "Quoted", "Age",
-        "Trend", "Sheet",
-    ];
-    // Columns whose cells are numbers, aligned on the right.
-    const RIGHT: [bool; 12] = [
-        false, false, false, false, true, true, false, false, false, true, false, false,
-    ];
     let mut rows: Vec<[String; 12]> = Vec::with_capacity(listing.offers.len());
     for o in &listing.offers {
         let c = cells(o);

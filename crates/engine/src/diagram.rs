@@ -52,6 +52,53 @@ pub enum Focus<'a> {
     /// The node, its ancestors, and its descendants: the nodes that read it, directly or not
     /// (with the outputs, if they do).
     Lineage(&'a str),
+    /// The node, what it reads directly and what reads it directly: a picture small enough to
+    /// read at any policy size.
+    Neighbours(&'a str),
+}
+
+/// A node of the picture and its edges, for an index of the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbourhood {
+    pub id: String,
+    pub kind: NodeKind,
+    pub title: String,
+    /// What the node reads directly: node ids and input names (`profile`, `offers`, ...), in
+    /// drawing order.
+    pub reads: Vec<String>,
+    /// What reads the node directly: node ids, and `outputs` where the outputs do.
+    pub read_by: Vec<String>,
+}
+
+/// Every node of `graph` in evaluation order, with what it reads and what reads it.
+#[must_use]
+pub fn index(graph: &Graph) -> Vec<Neighbourhood> {
+    let picture = Picture::of(graph);
+    let name = |end: EdgeEnd<'_>| match end {
+        EdgeEnd::Input(root) => root.to_owned(),
+        EdgeEnd::Node(id) => id.to_owned(),
+        EdgeEnd::Outputs => "outputs".to_owned(),
+    };
+    picture
+        .nodes
+        .iter()
+        .map(|n| {
+            let me = EdgeEnd::Node(n.id);
+            Neighbourhood {
+                id: n.id.to_owned(),
+                kind: n.kind,
+                title: n.title.to_owned(),
+                reads: (picture.edges.iter())
+                    .filter(|(_, to)| *to == me)
+                    .map(|(from, _)| name(*from))
+                    .collect(),
+                read_by: (picture.edges.iter())
+                    .filter(|(from, _)| *from == me)
+                    .map(|(_, to)| name(*to))
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The picture of `graph` limited to `scope`, as Mermaid.
@@ -174,10 +221,11 @@ impl Picture<'_> {
     /// The part of the picture `scope` asks for: its nodes in the same order, the inputs they
     /// read, and the edges between what is kept.
     fn within(self, scope: Focus<'_>) -> Result<Self> {
-        let (id, descendants) = match scope {
+        let (id, descendants, depth) = match scope {
             Focus::All => return Ok(self),
-            Focus::Ancestors(id) => (id, false),
-            Focus::Lineage(id) => (id, true),
+            Focus::Ancestors(id) => (id, false, usize::MAX),
+            Focus::Lineage(id) => (id, true, usize::MAX),
+            Focus::Neighbours(id) => (id, true, 1),
         };
         let Some(start) = self.nodes.iter().find(|n| n.id == id).map(|n| n.id) else {
             let near = near_names(id, self.nodes.iter().map(|n| n.id));
@@ -194,24 +242,25 @@ impl Picture<'_> {
             .help(help));
         };
         let mut kept: BTreeSet<EdgeEnd<'_>> = BTreeSet::from([EdgeEnd::Node(start)]);
-        // Ancestors: walk the edges backwards from the node.
-        let mut todo = vec![EdgeEnd::Node(start)];
-        while let Some(end) = todo.pop() {
-            for (from, to) in &self.edges {
-                if *to == end && kept.insert(*from) {
-                    todo.push(*from);
+        // Ancestors: walk the edges backwards from the node, `depth` steps at most; then the
+        // descendants forwards.
+        let mut walk = |backwards: bool| {
+            let mut todo = vec![(EdgeEnd::Node(start), 0)];
+            while let Some((end, steps)) = todo.pop() {
+                if steps == depth {
+                    continue;
                 }
-            }
-        }
-        if descendants {
-            let mut todo = vec![EdgeEnd::Node(start)];
-            while let Some(end) = todo.pop() {
-                for (from, to) in &self.edges {
-                    if *from == end && kept.insert(*to) {
-                        todo.push(*to);
+                for &(from, to) in &self.edges {
+                    let (near, far) = if backwards { (to, from) } else { (from, to) };
+                    if near == end && kept.insert(far) {
+                        todo.push((far, steps + 1));
                     }
                 }
             }
+        };
+        walk(true);
+        if descendants {
+            walk(false);
         }
         Ok(Picture {
             inputs: self

@@ -167,32 +167,105 @@ pub fn run(
 ) -> Result<Vec<ProfileDiff>> {
     profiles
         .iter()
-        .map(|source| {
-            // The traces say which node changed first.
-            let (profile, before) = crate::decide_with(old, source, as_of, crate::Detail::FULL)?;
-            let (_, after) = crate::decide_with(new, source, as_of, crate::Detail::FULL)?;
-            let cost = |graph: &Graph, d: &Decision| {
-                d.costs
-                    .get(graph.headline_cost()?)
-                    .and_then(crate::decision::number)
-            };
-            let headline = Headline {
-                names: (
-                    old.headline_cost().map(str::to_owned),
-                    new.headline_cost().map(str::to_owned),
-                ),
-                old: cost(old, &before.decision),
-                new: cost(new, &after.decision),
-            };
-            Ok(ProfileDiff {
-                file: source.name.clone(),
-                name: profile.name,
-                old: before.decision,
-                new: after.decision,
-                headline,
-            })
-        })
+        .map(|source| Ok(pair((old, source), (new, source), as_of)?.0))
         .collect()
+}
+
+/// Two profiles decided under one policy, to be read side by side: what differs in the
+/// profiles, and (in `diff`, `old` being the first profile) how and where the decisions part.
+#[derive(Debug)]
+pub struct Comparison {
+    pub diff: ProfileDiff,
+    /// The profile fields whose values differ, defaults filled in: (path, first, second);
+    /// `None` where a profile has no such field.
+    pub fields: Vec<(String, Option<Value>, Option<Value>)>,
+}
+
+/// `first` and `second` decided under `graph` at `as_of`, and compared.
+///
+/// # Errors
+/// The first profile that cannot be decided (its error names its source).
+pub fn profiles(
+    graph: &Graph,
+    first: &Source,
+    second: &Source,
+    as_of: jiff::civil::Date,
+) -> Result<Comparison> {
+    let (diff, [a, b]) = pair((graph, first), (graph, second), as_of)?;
+    let as_json = |p: &crate::profile::Profile| serde_json::to_value(p).unwrap_or(Value::Null);
+    let (a, b) = (as_json(&a), as_json(&b));
+    let mut fields = Vec::new();
+    leaf_changes("", Some(&a), Some(&b), &mut fields);
+    Ok(Comparison { diff, fields })
+}
+
+/// The leaves of two JSON values that differ, by dotted path (list items as `[i]`).
+fn leaf_changes(
+    at: &str,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    out: &mut Vec<(String, Option<Value>, Option<Value>)>,
+) {
+    let join = |key: &str| {
+        if at.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{at}.{key}")
+        }
+    };
+    match (a, b) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            let mut keys: Vec<&String> = x.keys().collect();
+            keys.extend(y.keys().filter(|k| !x.contains_key(*k)));
+            for k in keys {
+                leaf_changes(&join(k), x.get(k), y.get(k), out);
+            }
+        }
+        (Some(Value::Object(x)), None) => {
+            for (k, v) in x {
+                leaf_changes(&join(k), Some(v), None, out);
+            }
+        }
+        (None, Some(Value::Object(y))) => {
+            for (k, v) in y {
+                leaf_changes(&join(k), None, Some(v), out);
+            }
+        }
+        (a, b) if a != b => out.push((at.to_owned(), a.cloned(), b.cloned())),
+        _ => {}
+    }
+}
+
+/// One profile under one graph against one (maybe the same) under another (maybe the same).
+fn pair(
+    (old, old_source): (&Graph, &Source),
+    (new, new_source): (&Graph, &Source),
+    as_of: jiff::civil::Date,
+) -> Result<(ProfileDiff, [crate::profile::Profile; 2])> {
+    // The traces say which node changed first.
+    let (profile, before) = crate::decide_with(old, old_source, as_of, crate::Detail::FULL)?;
+    let (other, after) = crate::decide_with(new, new_source, as_of, crate::Detail::FULL)?;
+    let cost = |graph: &Graph, d: &Decision| {
+        d.costs
+            .get(graph.headline_cost()?)
+            .and_then(crate::decision::number)
+    };
+    let headline = Headline {
+        names: (
+            old.headline_cost().map(str::to_owned),
+            new.headline_cost().map(str::to_owned),
+        ),
+        old: cost(old, &before.decision),
+        new: cost(new, &after.decision),
+    };
+    let diff = ProfileDiff {
+        file: old_source.name.clone(),
+        name: profile.name.clone(),
+        old: before.decision,
+        new: after.decision,
+        headline,
+    };
+    Ok((diff, [profile, other]))
 }
 
 /// The Markdown report: a summary table of changed profiles, then each one's details.

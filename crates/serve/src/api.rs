@@ -42,7 +42,7 @@ const FORMATS: [(&str, Format, &str); 3] = [
 
 /// A parameter that does not read: what it was, and what would be valid.
 pub(crate) struct Refused {
-    message: String,
+    pub(crate) message: String,
     help: &'static str,
 }
 
@@ -184,6 +184,22 @@ pub(crate) async fn blocking<T: Send + 'static>(
         };
         reply::internal(site, &detail, None)
     })
+}
+
+/// A form that could not be read: a body over the size limit (413) or cut off, else a 400
+/// saying what does not read and `help`.
+pub(crate) fn form_refused(
+    rejection: &axum::extract::rejection::FormRejection,
+    help: &str,
+) -> Response {
+    if let axum::extract::rejection::FormRejection::BytesRejection(e) = rejection {
+        return body_refused(e);
+    }
+    reply::refuse(
+        StatusCode::BAD_REQUEST,
+        &format!("the form does not read: {}", rejection.body_text()),
+        help,
+    )
 }
 
 /// A body that could not be read: over the size limit (413), or cut off.

@@ -7,9 +7,8 @@
 //! posts back to itself and is answered with the same page, so it works with scripts off; with
 //! them on, `assets/form.js` posts the answers as they are typed and copies over what changed.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use axum::Form;
 use axum::extract::rejection::{FormRejection, QueryRejection};
@@ -25,26 +24,12 @@ use jiff::civil::Date;
 use serde::Deserialize;
 use serde_json::Value as J;
 
+use crate::page::{self, lang, nav, word};
 use crate::reply;
 use crate::site::Site;
 
 const PAGE: &str = include_str!("../assets/form.html");
 const SCRIPT: &str = include_str!("../assets/form.js");
-
-/// The page's own words (not the policy's): `assets/words.json`, each in English and Chinese.
-static WORDS: LazyLock<BTreeMap<String, BTreeMap<String, String>>> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../assets/words.json")).unwrap_or_default()
-});
-
-/// The page's word `key` in `lang` (the key itself where the words file lacks it, which a test
-/// rules out).
-pub(crate) fn word(key: &str, lang: Lang) -> String {
-    WORDS
-        .get(key)
-        .and_then(|w| w.get(lang.code()))
-        .cloned()
-        .unwrap_or_else(|| key.to_owned())
-}
 
 /// The page's own fields: they start with `_`, which no profile field does.
 const LANG: &str = "_lang";
@@ -107,14 +92,6 @@ impl Asked {
             String::new()
         };
     }
-}
-
-/// `en` or `zh`; English for anything else.
-fn lang(code: &str) -> Lang {
-    Lang::ALL
-        .into_iter()
-        .find(|l| l.code() == code.trim())
-        .unwrap_or(Lang::En)
 }
 
 /// The answers read and what they decide.
@@ -410,36 +387,28 @@ fn render(
         );
     }
     let (status_html, frame) = memo_pane(asked, worked, notice);
-    let mut langs = String::new();
-    for l in Lang::ALL {
-        let selected = if l == lang { " selected" } else { "" };
-        let label = if l == Lang::En { "English" } else { "中文" };
-        let _ = write!(
-            langs,
-            "<option value=\"{}\"{selected}>{label}</option>",
-            l.code()
-        );
-    }
+    let langs = page::lang_options(lang);
     let base = if asked.base.is_object() {
         escape(&asked.base.to_string())
     } else {
         String::new()
     };
-    let mut html = PAGE
-        .replace("{{questions}}", &questions)
-        .replace("{{downloads}}", &downloads)
-        .replace("{{status}}", &status_html)
-        .replace("{{frame}}", &frame)
-        .replace("{{nav}}", &nav("/", lang))
-        .replace("{{langs}}", &langs)
-        .replace("{{base}}", &base)
-        .replace("{{as_of}}", &escape(&asked.as_of_text))
-        .replace("{{yaml}}", &escape(&worked.yaml))
-        .replace("{{policy}}", &escape(site.policy().meta.name.get(lang)))
-        .replace("{{lang}}", lang.code());
-    for key in WORDS.keys() {
-        html = html.replace(&format!("{{{{w.{key}}}}}"), &escape(&word(key, lang)));
-    }
+    let html = page::fill(
+        &page::fill_words(PAGE, lang),
+        &[
+            ("questions", &questions),
+            ("downloads", &downloads),
+            ("status", &status_html),
+            ("frame", &frame),
+            ("nav", &nav("/", lang)),
+            ("langs", &langs),
+            ("base", &base),
+            ("as_of", &escape(&asked.as_of_text)),
+            ("yaml", &escape(&worked.yaml)),
+            ("policy", &escape(site.policy().meta.name.get(lang))),
+            ("lang", lang.code()),
+        ],
+    );
     let mut response = (status, reply::text("text/html; charset=utf-8", html)).into_response();
     reply::secure(&mut response, reply::PAGE_POLICY);
     response
@@ -492,32 +461,6 @@ fn memo_pane(asked: &Asked, worked: &Worked, notice: Option<&str>) -> (String, S
             )
         }
     }
-}
-
-/// The links to the site's pages, `here` marked as the current one.
-pub(crate) fn nav(here: &str, lang: Lang) -> String {
-    let mut out = String::from("<nav>");
-    for (path, key) in [
-        ("/", "questions"),
-        ("/paste", "paste"),
-        ("/offers", "offers"),
-        ("/graph", "graph"),
-        ("/compare", "compare"),
-    ] {
-        let current = if path == here {
-            " aria-current=\"page\""
-        } else {
-            ""
-        };
-        let _ = write!(
-            out,
-            "<a href=\"{path}?lang={}\"{current}>{}</a>",
-            lang.code(),
-            escape(&word(key, lang))
-        );
-    }
-    out.push_str("</nav>");
-    out
 }
 
 /// One question: a fieldset, hidden and disabled (so nothing of it is posted) where it does

@@ -8,7 +8,11 @@
 //! writes what goes back when something fails; nothing here knows how a decision is made.
 
 mod api;
+mod compare;
 mod form;
+mod graph;
+mod offers;
+mod page;
 mod paste;
 mod reply;
 mod site;
@@ -42,6 +46,10 @@ pub fn router(site: Arc<Site>) -> Router {
         .route("/upload", post(form::upload))
         .route("/assets/form.js", get(form::script))
         .route("/paste", get(paste::form).post(paste::submit))
+        .route("/offers", get(offers::show))
+        .route("/graph", get(graph::show))
+        .route("/graph/{file}", get(graph::download))
+        .route("/compare", get(compare::form).post(compare::submit))
         .route("/healthz", get(api::health))
         .route("/api/decide", post(api::decide))
         .route("/api/offers", get(api::offers))

@@ -44,11 +44,9 @@ pub(crate) async fn submit(
 ) -> Response {
     let posted = match posted {
         Ok(Form(posted)) => posted,
-        Err(FormRejection::BytesRejection(e)) => return crate::api::body_refused(&e),
         Err(e) => {
-            return reply::refuse(
-                StatusCode::BAD_REQUEST,
-                &format!("the form does not read: {}", e.body_text()),
+            return crate::api::form_refused(
+                &e,
                 "post `profile`, and optionally `format`, `lang` and `as_of`",
             );
         }

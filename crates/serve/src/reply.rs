@@ -105,7 +105,14 @@ pub(crate) async fn not_found() -> Response {
     )
 }
 
-/// With a token set, a request without `Authorization: Bearer TOKEN` gets a 401.
+/// The cookie a browser keeps the token in, once it has opened a link carrying it.
+const TOKEN_COOKIE: &str = "decide_token";
+
+/// With a token set, a request must carry it: as `Authorization: Bearer TOKEN` (scripts), or
+/// in the `decide_token` cookie (browsers). A browser gets the cookie by opening any page with
+/// `?token=TOKEN` once: the answer sets the cookie (`HttpOnly`, `SameSite=Strict`) and sends
+/// the browser on to the same address without the token, so it stays out of the address bar
+/// and the history. Anything else gets a 401.
 pub(crate) async fn authorise(
     State(site): State<Arc<Site>>,
     request: Request,
@@ -114,18 +121,58 @@ pub(crate) async fn authorise(
     let Some(token) = &site.settings().token else {
         return next.run(request).await;
     };
-    let given = request
-        .headers()
+    let is = |given: &str| same(given.as_bytes(), token.as_bytes());
+    // The cookie holds the token percent-encoded, so that any token is a valid cookie value.
+    let encoded = form_urlencoded::byte_serialize(token.as_bytes()).collect::<String>();
+    let headers = request.headers();
+    let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
+    let cookie = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == TOKEN_COOKIE)
+        .map(|(_, value)| value);
+    if bearer.is_some_and(is) || cookie.is_some_and(|c| same(c.as_bytes(), encoded.as_bytes())) {
         return next.run(request).await;
+    }
+    if request.method() == axum::http::Method::GET {
+        let query = request.uri().query().unwrap_or_default();
+        let (given, rest): (Vec<_>, Vec<_>) = form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .partition(|(name, _)| name == "token");
+        if given.iter().any(|(_, value)| is(value)) {
+            let mut location = request.uri().path().to_owned();
+            if !rest.is_empty() {
+                location.push('?');
+                location.push_str(
+                    &form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(rest)
+                        .finish(),
+                );
+            }
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::SEE_OTHER;
+            let headers = response.headers_mut();
+            if let Ok(location) = HeaderValue::from_str(&location) {
+                headers.insert(header::LOCATION, location);
+            }
+            if let Ok(cookie) = HeaderValue::from_str(&format!(
+                "{TOKEN_COOKIE}={encoded}; Path=/; HttpOnly; SameSite=Strict"
+            )) {
+                headers.insert(header::SET_COOKIE, cookie);
+            }
+            return response;
+        }
     }
     let mut response = refuse(
         StatusCode::UNAUTHORIZED,
         "this server needs a token",
-        "send `Authorization: Bearer TOKEN`, with the token `decide serve` was started with",
+        "send `Authorization: Bearer TOKEN`, or open the page once as /?token=TOKEN in a browser, with the token `decide serve` was started with",
     );
     response
         .headers_mut()

@@ -104,7 +104,7 @@ impl Site {
     }
 
     /// The policy priced at `as_of`, compiled for `lang`: from the kept graphs where it is one.
-    fn graph(&self, as_of: Date, lang: Lang) -> decide::Result<Arc<Graph>> {
+    pub(crate) fn graph(&self, as_of: Date, lang: Lang) -> decide::Result<Arc<Graph>> {
         let mut graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(i) = graphs
             .iter()

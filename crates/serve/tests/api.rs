@@ -298,6 +298,62 @@ async fn with_a_token_every_request_must_carry_it() {
 }
 
 #[tokio::test]
+async fn a_browser_trades_a_token_link_for_a_cookie_that_then_opens_every_page() {
+    // A token with characters a cookie value may not hold as they are.
+    let token = "s3 cret;=";
+    let settings = Settings {
+        token: Some(token.to_owned()),
+        ..Settings::default()
+    };
+    let site = site_with(settings);
+    let link = format!("/offers?lang=zh&token={}", "s3+cret%3B%3D");
+    let answer = get(site.clone(), &link).await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
+    assert_eq!(answer.headers[header::LOCATION], "/offers?lang=zh");
+    let cookie = answer.headers[header::SET_COOKIE].to_str().unwrap();
+    assert_eq!(
+        cookie,
+        "decide_token=s3+cret%3B%3D; Path=/; HttpOnly; SameSite=Strict"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let with = |cookie: &str| {
+        Request::get("/healthz")
+            .header(header::COOKIE, cookie)
+            .body(Body::empty())
+            .unwrap()
+    };
+    assert_eq!(
+        send(site.clone(), with(&format!("theme=dark; {pair}")))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    for wrong in [
+        "decide_token=s3",
+        "decide_token=s3 cret;=",
+        "other=s3+cret%3B%3D",
+    ] {
+        assert_eq!(
+            send(site.clone(), with(wrong)).await.status,
+            StatusCode::UNAUTHORIZED,
+            "{wrong}"
+        );
+    }
+    // A wrong token in the link, or the link on a post, is a 401 and sets nothing.
+    let answer = get(site.clone(), "/?token=s3").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(answer.headers.get(header::SET_COOKIE).is_none());
+    assert!(
+        answer.json()["error"]["help"][0]
+            .as_str()
+            .unwrap()
+            .contains("?token=")
+    );
+    let answer = post(site, &link, "").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
 async fn offers_are_listed_at_a_date() {
     let answer = get(site(), &format!("/api/offers?as_of={AS_OF}")).await;
     assert_eq!(answer.status, StatusCode::OK);
@@ -719,4 +775,222 @@ async fn a_connection_slow_with_its_headers_is_cut_off_and_shutdown_ends_serving
         .await
         .expect("serving ends once shut down")
         .unwrap();
+}
+
+/// Every page of the site is framed the same: the links to the others, the content security
+/// policy, the language asked.
+fn assert_a_page_of_the_site(answer: &Answer, lang: &str) {
+    assert_eq!(answer.content_type, "text/html; charset=utf-8");
+    assert!(
+        answer.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'none'")
+    );
+    assert!(answer.body.contains(&format!("<html lang=\"{lang}\">")));
+    for path in ["/", "/paste", "/offers", "/graph", "/compare"] {
+        assert!(
+            answer
+                .body
+                .contains(&format!("<a href=\"{path}?lang={lang}\"")),
+            "{path}"
+        );
+    }
+    assert!(!answer.body.contains("{{"), "a placeholder left unfilled");
+}
+
+#[tokio::test]
+async fn the_offers_page_lists_every_quote_in_force_at_the_date_asked() {
+    for (uri, lang) in [
+        (format!("/offers?as_of={AS_OF}"), "en"),
+        (format!("/offers?lang=zh&as_of={AS_OF}"), "zh"),
+    ] {
+        let answer = get(site(), &uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        assert_a_page_of_the_site(&answer, lang);
+        let listing = decide::catalog::listing(&Policy::embedded().unwrap().at(date()), date());
+        assert!(answer.body.contains(&decide::catalog::html(&listing)));
+        for offer in &listing.offers {
+            assert!(answer.body.contains(&format!("<code>{}</code>", offer.id)));
+        }
+        assert!(answer.body.contains(&format!("value=\"{AS_OF}\"")));
+    }
+    // Another date gives that date's quotes (the July sheet has fewer offers).
+    let july = get(site(), "/offers?as_of=2026-07-15").await;
+    let listing = decide::catalog::listing(
+        &Policy::embedded()
+            .unwrap()
+            .at("2026-07-15".parse().unwrap()),
+        "2026-07-15".parse().unwrap(),
+    );
+    assert!(july.body.contains(&decide::catalog::html(&listing)));
+    // A date that is not one is said so, with a 400, above the listing at the server's date.
+    let answer = get(site(), "/offers?as_of=soon").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(
+        answer
+            .body
+            .contains("role=\"alert\">`as_of` is `soon`, not a date")
+    );
+    assert!(answer.body.contains("<table>"));
+}
+
+#[tokio::test]
+async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
+    let graph = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::En).unwrap();
+    let index = decide::diagram::index(&graph);
+    let answer = get(site(), "/graph").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_a_page_of_the_site(&answer, "en");
+    for n in &index {
+        assert!(
+            answer
+                .body
+                .contains(&format!("<a href=\"/graph?node={}&amp;lang=en\">", n.id)),
+            "{}",
+            n.id
+        );
+    }
+    // A node in the middle of the graph: its picture holds it and every direct neighbour.
+    let node = index
+        .iter()
+        .find(|n| n.reads.len() > 1 && n.read_by.len() > 1)
+        .unwrap();
+    let uri = format!("/graph?node={}&lang=zh", node.id);
+    let answer = get(site(), &uri).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_a_page_of_the_site(&answer, "zh");
+    let svg = &answer.body[answer.body.find("<svg").expect("a picture")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    for name in node.reads.iter().chain(&node.read_by).chain([&node.id]) {
+        assert!(svg.contains(&format!(">{name}<")), "{name} is not drawn");
+    }
+    // The same picture on every request.
+    assert_eq!(get(site(), &uri).await.body, answer.body);
+    // An id the graph lacks: a 404 naming the nearest.
+    let typo = format!("{}x", &node.id[..node.id.len() - 1]);
+    let answer = get(site(), &format!("/graph?node={typo}")).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert!(
+        answer.body.contains(&format!("`{}`", node.id)),
+        "{}",
+        answer.body
+    );
+    // The whole graph as `decide graph` prints it.
+    let mermaid = get(site(), "/graph/decide.mmd").await;
+    assert_eq!(mermaid.body, decide::diagram::mermaid(&graph));
+    assert_eq!(
+        mermaid.headers[header::CONTENT_DISPOSITION],
+        "attachment; filename=\"decide.mmd\""
+    );
+    assert_eq!(
+        get(site(), "/graph/decide.dot").await.body,
+        decide::diagram::dot(&graph)
+    );
+    assert_eq!(
+        get(site(), "/graph/decide.png").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// The compare form posted with two profiles.
+fn compare(first: &str, second: &str, lang: &str) -> Request<Body> {
+    form_post(
+        "/compare",
+        &[
+            ("first", first),
+            ("second", second),
+            ("lang", lang),
+            ("as_of", AS_OF),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() {
+    let answer = get(site(), "/compare?lang=zh").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_a_page_of_the_site(&answer, "zh");
+
+    let (a, b) = (example("lora-7b-4090.yaml"), example("qlora-70b-4090.yaml"));
+    let answer = send(site(), compare(&a, &b, "en")).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_a_page_of_the_site(&answer, "en");
+    // The form keeps both profiles.
+    assert!(answer.body.contains(&decide::html::escape(&a)));
+    // What the engine finds, shown row by row.
+    let graph = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::En).unwrap();
+    let c = decide::diff::profiles(
+        &graph,
+        &Source::new("a", a.as_str()),
+        &Source::new("b", b.as_str()),
+        date(),
+    )
+    .unwrap();
+    assert!(
+        c.fields
+            .iter()
+            .any(|(path, ..)| path == "workload.model_params_b")
+    );
+    for (path, ..) in &c.fields {
+        assert!(
+            answer.body.contains(&format!("<code>{path}</code>")),
+            "{path}"
+        );
+    }
+    let starts = c.diff.first_differences();
+    assert!(!starts.is_empty());
+    for (at, ..) in &starts {
+        assert!(
+            answer.body.contains(&decide::html::escape(at)),
+            "{at} is not shown"
+        );
+    }
+    // The two memos, as the engine writes them.
+    let memos: Vec<String> = answer
+        .body
+        .split("srcdoc=\"")
+        .skip(1)
+        .map(|f| unescape(&f[..f.find('"').unwrap()]))
+        .collect();
+    assert_eq!(
+        memos,
+        [
+            engine(&a, Format::Html, Lang::En),
+            engine(&b, Format::Html, Lang::En)
+        ]
+    );
+
+    // A profile compared with itself: nothing differs.
+    let answer = send(site(), compare(&a, &a, "en")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.body.contains("The two profiles say the same"));
+    assert!(
+        answer
+            .body
+            .contains("No value in the decision graph differs.")
+    );
+}
+
+#[tokio::test]
+async fn a_profile_that_does_not_read_is_a_422_naming_which_one() {
+    let a = example("lora-7b-4090.yaml");
+    let bad = a.replace("lora_finetune", "lora_finetuning");
+    assert_ne!(a, bad);
+    let answer = send(site(), compare(&a, &bad, "en")).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let alert = &answer.body[answer.body.find("role=\"alert\">").unwrap()..];
+    assert!(alert.contains("Second profile"), "{alert}");
+    assert!(alert.contains("lora_finetuning"), "{alert}");
+    // The form keeps what was posted.
+    assert!(answer.body.contains(&decide::html::escape(&bad)));
+    let answer = send(site(), compare(&a, "  ", "zh")).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.body.contains("请在两个框中各粘贴一份画像"));
+    let answer = send(
+        site(),
+        compare(&a, &a, "en").map(|_| Body::from("first=a&first=b&second=c")),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
 }

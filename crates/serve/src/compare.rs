@@ -1,0 +1,261 @@
+//! The compare page: two profiles decided under the same policy, side by side: their answers
+//! (deployment, offer, monthly cost, warnings), the profile fields that differ, where in the
+//! decision graph the answers part (the nodes whose values differ while none of their inputs
+//! do, as `decide diff` finds them between two policies), and the two memos.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::State;
+use axum::extract::rejection::FormRejection;
+use axum::http::StatusCode;
+use axum::response::Response;
+use decide::diff::Comparison;
+use decide::html::escape;
+use decide::profile::Syntax;
+use decide::{Format, Lang, Source};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::page::{self, word};
+use crate::reply;
+use crate::site::Site;
+
+/// What the compare form posts.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Posted {
+    #[serde(default)]
+    first: String,
+    #[serde(default)]
+    second: String,
+    lang: Option<String>,
+    as_of: Option<String>,
+}
+
+/// `GET /compare`: the empty form.
+pub(crate) async fn form(
+    query: Result<axum::extract::Query<page::Query>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let query = page::Query::of(query);
+    let lang = query.lang();
+    let as_of = query.as_of.unwrap_or_default();
+    let body = form_html(&Posted::default(), lang, &as_of);
+    page::render(StatusCode::OK, "/compare", lang, "compare", &body)
+}
+
+/// `POST /compare`: both profiles decided and compared, below the form as posted; a profile
+/// that does not read is a 422 naming which one and why.
+pub(crate) async fn submit(
+    State(site): State<Arc<Site>>,
+    posted: Result<Form<Posted>, FormRejection>,
+) -> Response {
+    let posted = match posted {
+        Ok(Form(posted)) => posted,
+        Err(e) => {
+            return crate::api::form_refused(
+                &e,
+                "post `first` and `second` (two profiles), and optionally `lang` and `as_of`",
+            );
+        }
+    };
+    let lang = page::lang(posted.lang.as_deref().unwrap_or_default());
+    let as_of_text = posted.as_of.clone().unwrap_or_default();
+    let shown = |status, extra: &str| {
+        let body = form_html(&posted, lang, &as_of_text) + extra;
+        page::render(status, "/compare", lang, "compare", &body)
+    };
+    let query = page::Query {
+        as_of: posted.as_of.clone(),
+        ..page::Query::default()
+    };
+    let asked = match query.as_of() {
+        Ok(asked) => asked,
+        Err(why) => return shown(StatusCode::BAD_REQUEST, &page::error_box(&why)),
+    };
+    if posted.first.trim().is_empty() || posted.second.trim().is_empty() {
+        return shown(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &page::error_box(&word("two_profiles", lang)),
+        );
+    }
+    let as_of = site.as_of(asked);
+    let worker = site.clone();
+    let (first, second) = (posted.first.clone(), posted.second.clone());
+    let names = [word("first", lang), word("second", lang)];
+    let compared = crate::api::blocking(&site, move || {
+        let graph = worker.graph(as_of, lang)?;
+        let a = Source::from_profile_bytes(&names[0], first.clone().into_bytes())?;
+        let b = Source::from_profile_bytes(&names[1], second.clone().into_bytes())?;
+        let comparison = decide::diff::profiles(&graph, &a, &b, as_of)?;
+        let memo = |text: String| {
+            worker.decide(text.into_bytes(), Syntax::Yaml, Format::Html, lang, as_of)
+        };
+        Ok::<_, decide::Error>((comparison, [memo(first)?, memo(second)?]))
+    })
+    .await;
+    match compared {
+        Ok(Ok((comparison, memos))) => {
+            shown(StatusCode::OK, &result_html(&comparison, &memos, lang))
+        }
+        Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => shown(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &page::error_box(&e.render()),
+        ),
+        Ok(Err(e)) => reply::failure(&site, &e),
+        Err(response) => response,
+    }
+}
+
+/// The form: the two profiles side by side, the language and the date.
+fn form_html(posted: &Posted, lang: Lang, as_of: &str) -> String {
+    page::fill(
+        &page::fill_words(
+            "<p>{{w.compare_intro}}</p>\
+             <form method=\"post\" action=\"/compare\">\
+             <div class=\"pair\">\
+             <label>{{w.first}}<textarea name=\"first\" spellcheck=\"false\">{{first}}</textarea></label>\
+             <label>{{w.second}}<textarea name=\"second\" spellcheck=\"false\">{{second}}</textarea></label>\
+             </div>\
+             <fieldset class=\"settings\">{{settings}}\
+             <button type=\"submit\">{{w.compare_button}}</button></fieldset></form>",
+            lang,
+        ),
+        &[
+            ("first", &escape(&posted.first)),
+            ("second", &escape(&posted.second)),
+            ("settings", &page::lang_and_date(lang, as_of)),
+        ],
+    )
+}
+
+/// A value on one line for a table cell.
+fn brief(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "—".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// A row of the side-by-side table; the cells marked where the two differ.
+fn row(out: &mut String, label: &str, a: &str, b: &str) {
+    let class = if a == b { "" } else { " class=\"differs\"" };
+    let _ = write!(
+        out,
+        "<tr><th scope=\"row\">{}</th><td{class}>{}</td><td{class}>{}</td></tr>",
+        escape(label),
+        escape(a),
+        escape(b)
+    );
+}
+
+fn money(v: Option<f64>) -> String {
+    v.map_or_else(
+        || "—".to_owned(),
+        |v| format!("¥{}", decide::expr::group_thousands(v, 0)),
+    )
+}
+
+/// What the comparison found, then the two memos.
+fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
+    let (a, b) = (&c.diff.old, &c.diff.new);
+    let w = |key: &str| escape(&word(key, lang));
+    let mut out = format!(
+        "<h2>{}</h2><div class=\"wide\"><table><thead><tr><th></th><th scope=\"col\">{}</th>\
+         <th scope=\"col\">{}</th></tr></thead><tbody>",
+        w("answers"),
+        escape(&a.profile),
+        escape(&b.profile)
+    );
+    row(
+        &mut out,
+        &word("deployment", lang),
+        &a.deployment,
+        &b.deployment,
+    );
+    row(&mut out, &word("offer", lang), &a.offer, &b.offer);
+    row(
+        &mut out,
+        &word("monthly_cost", lang),
+        &money(c.diff.headline.old),
+        &money(c.diff.headline.new),
+    );
+    let warnings = |d: &decide::Decision| {
+        let ids: Vec<&str> = d.warnings.iter().map(|w| w.id.as_str()).collect();
+        if ids.is_empty() {
+            "—".to_owned()
+        } else {
+            ids.join(", ")
+        }
+    };
+    row(
+        &mut out,
+        &word("warnings", lang),
+        &warnings(a),
+        &warnings(b),
+    );
+    for (name, x, y) in c.diff.other_figures() {
+        row(&mut out, &name, &x, &y);
+    }
+    out.push_str("</tbody></table></div>");
+
+    let _ = write!(out, "<h2>{}</h2>", w("fields_differ"));
+    if c.fields.is_empty() {
+        let _ = write!(out, "<p>{}</p>", w("same_fields"));
+    } else {
+        out.push_str("<div class=\"wide\"><table><tbody>");
+        for (path, x, y) in &c.fields {
+            let _ = write!(
+                out,
+                "<tr><th scope=\"row\"><code>{}</code></th>",
+                escape(path)
+            );
+            let _ = write!(
+                out,
+                "<td class=\"differs\">{}</td><td class=\"differs\">{}</td></tr>",
+                escape(&brief(x.as_ref())),
+                escape(&brief(y.as_ref()))
+            );
+        }
+        out.push_str("</tbody></table></div>");
+    }
+
+    let _ = write!(out, "<h2>{}</h2>", w("where_parts"));
+    let starts = c.diff.first_differences();
+    if starts.is_empty() {
+        let _ = write!(out, "<p>{}</p>", w("same_decision"));
+    } else {
+        let _ = write!(
+            out,
+            "<p class=\"note\">{}</p><div class=\"wide\"><table><tbody>",
+            w("where_parts_note")
+        );
+        for (at, x, y) in starts {
+            let node = at.split('[').next().unwrap_or(&at);
+            let _ = write!(
+                out,
+                "<tr><th scope=\"row\"><a href=\"/graph?node={}&amp;lang={}\"><code>{}</code></a></th>\
+                 <td>{}</td><td>{}</td></tr>",
+                escape(node),
+                lang.code(),
+                escape(&at),
+                escape(&x),
+                escape(&y)
+            );
+        }
+        out.push_str("</tbody></table></div>");
+    }
+
+    let _ = write!(out, "<h2>{}</h2><div class=\"pair\">", w("memos"));
+    for (memo, profile) in memos.iter().zip([&a.profile, &b.profile]) {
+        let _ = write!(
+            out,
+            "<iframe title=\"{}\" sandbox=\"allow-same-origin\" srcdoc=\"{}\"></iframe>",
+            escape(profile),
+            escape(memo)
+        );
+    }
+    out.push_str("</div>");
+    out
+}

@@ -1,0 +1,264 @@
+//! The load test: a server on the loopback address, in this process, answering every example
+//! profile as `POST /api/decide?format=html`, first to one client at a time (the latency a
+//! person sees, beside the same memo decided in process) and then to 200 clients at once (on
+//! this machine's cores, every answer must be the memo, byte for byte, and none may fail).
+//!
+//! It prints requests a second and the p50 and p99 latency of each phase; it asserts no
+//! timing (a loaded machine is slow, not wrong). It is bounded in count and time: CI runs it
+//! briefly as part of `cargo test`; for the README's figures run it longer in release:
+//!
+//! ```text
+//! DECIDE_LOAD_ROUNDS=10 DECIDE_LOAD_EACH=54 \
+//!     cargo test --release -p decide-serve --test load -- --nocapture
+//! ```
+//!
+//! `DECIDE_LOAD_ROUNDS` (default 3) is how many times every example is decided in process and
+//! sent by the one client; `DECIDE_LOAD_CLIENTS` (default 200) is the number of clients at once
+//! and `DECIDE_LOAD_EACH` (default 3) how many requests each of them sends, each client starting
+//! at another example.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::{Request, StatusCode, header};
+use decide::profile::Syntax;
+use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
+use decide_serve::{Settings, Site};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+
+const AS_OF: &str = "2026-09-04";
+/// The longest the whole test may take before it fails instead of hanging CI.
+const LIMIT: Duration = Duration::from_secs(300);
+
+fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
+
+/// Every example profile and the HTML memo the engine writes for it.
+fn examples() -> Vec<(String, Bytes, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let date = AS_OF.parse().unwrap();
+    let graph = Graph::compile_in(Policy::embedded().unwrap().at(date), Lang::En).unwrap();
+    let memo = Memo::embedded().unwrap();
+    let mut out: Vec<(String, Bytes, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let source = Source::new("profile.yaml", text.clone());
+            let (profile, evaluation) =
+                decide::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT).unwrap();
+            let html = memo
+                .render(&graph, &profile, &evaluation, Format::Html)
+                .unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, Bytes::from(text), html)
+        })
+        .collect();
+    out.sort();
+    assert!(
+        out.len() > 10,
+        "the examples were not found in {}",
+        dir.display()
+    );
+    out
+}
+
+/// The in-process time of one profile decided and written as HTML with the graph compiled
+/// (what `decide PROFILE --format html` spends past start-up), per example, `rounds` times.
+fn in_process(examples: &[(String, Bytes, String)], rounds: usize) -> Vec<Duration> {
+    let date = AS_OF.parse().unwrap();
+    let graph = Graph::compile_in(Policy::embedded().unwrap().at(date), Lang::En).unwrap();
+    let memo = Memo::embedded().unwrap();
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        for (_, body, _) in examples {
+            let start = Instant::now();
+            let source = Source::from_profile_bytes("profile.yaml", body.to_vec()).unwrap();
+            let (profile, evaluation) =
+                decide::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT).unwrap();
+            let html = memo
+                .render(&graph, &profile, &evaluation, Format::Html)
+                .unwrap();
+            times.push(start.elapsed());
+            assert!(!html.is_empty());
+        }
+    }
+    times
+}
+
+/// One client on one kept-alive connection: each of `work` in turn, checked against the memo
+/// expected; the time of each request, or what went wrong.
+async fn client(addr: SocketAddr, work: Vec<(Bytes, Arc<str>)>) -> Result<Vec<Duration>, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            eprintln!("connection: {e}");
+        }
+    });
+    let mut times = Vec::with_capacity(work.len());
+    for (body, expected) in work {
+        let request = Request::post("/api/decide?format=html")
+            .header(header::HOST, addr.to_string())
+            .header(header::CONTENT_TYPE, "application/yaml")
+            .body(Full::new(body))
+            .unwrap();
+        // The connection takes the next request once the last answer is wholly read.
+        sender
+            .ready()
+            .await
+            .map_err(|e| format!("connection: {e}"))?;
+        let start = Instant::now();
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("request: {e}"))?;
+        let status = response.status();
+        let answer = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        times.push(start.elapsed());
+        if status != StatusCode::OK {
+            return Err(format!("{status}: {}", String::from_utf8_lossy(&answer)));
+        }
+        if answer != expected.as_bytes() {
+            return Err("an answer is not the memo of the profile sent".to_owned());
+        }
+    }
+    Ok(times)
+}
+
+/// The `q` quantile of sorted `times` (nearest rank).
+fn quantile(times: &[Duration], q: f64) -> Duration {
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let rank = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len());
+    times[rank - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// One line of the report: the count, requests a second over `wall`, p50 and p99.
+fn report(what: &str, mut times: Vec<Duration>, wall: Duration) -> Duration {
+    times.sort();
+    #[allow(clippy::cast_precision_loss)]
+    let rate = times.len() as f64 / wall.as_secs_f64();
+    let p50 = quantile(&times, 0.5);
+    eprintln!(
+        "{what:<44} {:>6} requests  {rate:>8.1}/s  p50 {:>8.2} ms  p99 {:>8.2} ms",
+        times.len(),
+        ms(p50),
+        ms(quantile(&times, 0.99)),
+    );
+    p50
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_example_is_served_to_one_client_and_then_to_200_at_once_without_an_error() {
+    tokio::time::timeout(LIMIT, load())
+        .await
+        .expect("the load test finished within its time limit");
+}
+
+async fn load() {
+    let clients = setting("DECIDE_LOAD_CLIENTS", 200);
+    let rounds = setting("DECIDE_LOAD_ROUNDS", 3);
+    let each = setting("DECIDE_LOAD_EACH", 3);
+    let examples = examples();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    assert!(addr.ip().is_loopback());
+    let site = Arc::new(Site::new(
+        Policy::embedded().unwrap(),
+        Memo::embedded().unwrap(),
+        Some(AS_OF.parse().unwrap()),
+        Settings::default(),
+    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(decide_serve::serve(listener, site, async {
+        let _ = stopped.await;
+    }));
+    let work: Vec<(Bytes, Arc<str>)> = examples
+        .iter()
+        .map(|(_, body, html)| (body.clone(), Arc::from(html.as_str())))
+        .collect();
+
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    eprintln!(
+        "decide serve under load: {} example profiles, {cores} cores, loopback",
+        examples.len()
+    );
+    // The graph is compiled by the first request; one warm-up round is not counted.
+    client(addr, work.clone()).await.unwrap();
+    let local = tokio::task::spawn_blocking({
+        let examples = examples.clone();
+        move || in_process(&examples, rounds)
+    })
+    .await
+    .unwrap();
+    let total: Duration = local.iter().sum();
+    let one_shot = report("in process (decide + HTML memo), one thread", local, total);
+
+    let start = Instant::now();
+    let mut one = Vec::new();
+    for _ in 0..rounds {
+        one.extend(client(addr, work.clone()).await.unwrap());
+    }
+    let wall = start.elapsed();
+    let one_client = report("one client, POST /api/decide?format=html", one, wall);
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = one_client.as_secs_f64() / one_shot.as_secs_f64();
+    eprintln!("p50 served / p50 in process: {ratio:.2}x");
+
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..clients {
+        // Each client starts at another example, so that all are in flight at once.
+        let mut mine: Vec<(Bytes, Arc<str>)> = Vec::new();
+        for k in 0..each {
+            mine.push(work[(i + k) % work.len()].clone());
+        }
+        tasks.spawn(client(addr, mine));
+    }
+    let mut all = Vec::new();
+    let mut failures = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            Ok(times) => all.extend(times),
+            Err(why) => failures.push(why),
+        }
+    }
+    let wall = start.elapsed();
+    assert!(
+        failures.is_empty(),
+        "{} of {clients} clients failed: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    assert_eq!(all.len(), clients * each);
+    report(&format!("{clients} clients at once"), all, wall);
+
+    stop.send(()).unwrap();
+    server.await.unwrap();
+}
