@@ -1671,11 +1671,19 @@ mod page {
         clean(&mut browser, &session, &origin, &url, "the Chinese page");
         picture(&mut browser, &session, "serve.zh.png");
 
-        // A profile uploaded fills the form, and the memo is the file's.
+        uploaded(&mut browser, &session, &origin, &url);
+        browser.close(&session);
+
+        pages_beside(&mut browser, &origin);
+        assert_eq!(server.stop(), Some(0));
+    }
+
+    /// A profile uploaded fills the form, and the memo is the file's.
+    fn uploaded(browser: &mut Browser, session: &str, origin: &str, url: &str) {
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
-        upload(&mut browser, &session, &example);
+        upload(browser, session, &example);
         let model: Value = browser.evaluate(
-            &session,
+            session,
             "document.querySelector('[name=\"workload.model_params_b\"]').value",
         );
         assert_eq!(model, json!("70"));
@@ -1686,14 +1694,70 @@ mod page {
             "--lang",
             "zh",
         ]);
-        memo_shows(&mut browser, &session, &from_file, "the uploaded profile");
-        clean(
-            &mut browser,
-            &session,
-            &origin,
-            &url,
-            "the page after the upload",
+        memo_shows(browser, session, &from_file, "the uploaded profile");
+        clean(browser, session, origin, url, "the page after the upload");
+    }
+
+    /// The pages beside the questionnaire: each clean, at the window's width, in either
+    /// language; two profiles compared.
+    fn pages_beside(browser: &mut Browser, origin: &str) {
+        for (path, what) in [
+            ("/offers?lang=zh", "the offers page"),
+            ("/graph", "the graph's index"),
+            ("/graph?node=deployment&lang=zh", "a node's neighbourhood"),
+            ("/paste", "the paste page"),
+        ] {
+            let url = format!("{origin}{path}");
+            let session = browser.open(&url);
+            clean(browser, &session, origin, &url, what);
+            if path.contains("node=") {
+                let drawn = browser.evaluate(
+                    &session,
+                    "document.querySelectorAll('figure svg rect').length",
+                );
+                assert!(drawn.as_u64().unwrap_or(0) > 3, "{what}: {drawn}");
+            }
+            browser.close(&session);
+        }
+        compare_two(browser, origin);
+    }
+
+    /// Two examples pasted into the compare page and posted: both memos side by side, and the
+    /// page clean.
+    fn compare_two(browser: &mut Browser, origin: &str) {
+        let url = format!("{origin}/compare");
+        let session = browser.open(&url);
+        let read = |name: &str| {
+            std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("examples")
+                    .join(name),
+            )
+            .unwrap()
+        };
+        let fill = format!(
+            "document.querySelector('[name=first]').value = {}; \
+             document.querySelector('[name=second]').value = {}; \
+             document.querySelector('[name=as_of]').value = {}; true",
+            json!(read("lora-7b-4090.yaml")),
+            json!(read("serving-7b-chat.yaml")),
+            json!(common::AS_OF)
         );
-        assert_eq!(server.stop(), Some(0));
+        assert_eq!(browser.evaluate(&session, &fill), json!(true));
+        browser
+            .events
+            .retain(|(s, m, _)| !(s == &session && m == "Page.loadEventFired"));
+        browser.evaluate(
+            &session,
+            "document.querySelector('form[action=\"/compare\"] button').click(); true",
+        );
+        browser.wait_for(&session, "Page.loadEventFired");
+        let memos = browser.evaluate(
+            &session,
+            "[...document.querySelectorAll('.pair iframe')].map(f => f.contentDocument.body.innerText.length > 500)",
+        );
+        assert_eq!(memos, json!([true, true]), "two memos side by side");
+        clean(browser, &session, origin, &url, "two profiles compared");
+        browser.close(&session);
     }
 }

@@ -26,7 +26,9 @@ impl Server {
             .arg("serve")
             .args(args)
             .envs(env.iter().copied())
-            .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            // Away from the repository, as an installed binary runs in any folder: the rules,
+            // the templates and the page's assets must all be embedded.
+            .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -78,7 +78,7 @@ pub fn router(site: Arc<Site>) -> Router {
 /// first request is read.
 ///
 /// # Errors
-/// The address cannot be bound, or the runtime cannot start.
+/// The address cannot be bound, or the runtime or a signal handler cannot start.
 pub fn run(
     addr: SocketAddr,
     site: Arc<Site>,
@@ -89,8 +89,9 @@ pub fn run(
         .build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
+        let stop = stop_signal()?;
         listening(listener.local_addr()?);
-        serve(listener, site, stop_signal()).await;
+        serve(listener, site, stop).await;
         Ok(())
     })
 }
@@ -147,28 +148,31 @@ fn is_connection_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// Completes at the first SIGINT (Ctrl-C) or SIGTERM.
-async fn stop_signal() {
-    let interrupt = async {
-        // Without a handler the signal's default action ends the process, which is what
-        // waiting forever here leaves it to.
+/// Completes at the first SIGINT (Ctrl-C) or SIGTERM. The handlers are in place when this
+/// returns, before the address is announced: a signal sent as soon as a script reads the
+/// address stops the server gracefully instead of killing it.
+///
+/// # Errors
+/// A signal handler cannot be installed.
+fn stop_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    Ok(async {
+        // Without a handler the default action ends the process, which waiting forever
+        // here leaves it to.
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
+    })
 }

@@ -994,3 +994,40 @@ async fn a_profile_that_does_not_read_is_a_422_naming_which_one() {
     .await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn a_panic_is_a_500_with_only_an_id_and_its_cause_in_the_log() {
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = logged.clone();
+    let site = site_with(Settings {
+        log: Arc::new(move |line| sink.lock().unwrap().push(line.to_owned())),
+        pdf: Some(Arc::new(|_: &str| panic!("the printer broke"))),
+        ..Settings::default()
+    });
+    let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
+    assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+    let error = &answer.json()["error"];
+    let id = error["id"].as_str().unwrap();
+    assert!(!answer.body.contains("printer broke"), "{}", answer.body);
+    let logged = logged.lock().unwrap();
+    assert!(
+        logged
+            .iter()
+            .any(|l| l.contains(id) && l.contains("the printer broke")),
+        "{logged:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_over_the_time_limit_is_a_408() {
+    let site = site_with(Settings {
+        request_timeout: std::time::Duration::from_millis(100),
+        pdf: Some(Arc::new(|_: &str| {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            Ok(b"%PDF-1.7 too late".to_vec())
+        })),
+        ..Settings::default()
+    });
+    let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
+    assert_eq!(answer.status, StatusCode::REQUEST_TIMEOUT);
+}
