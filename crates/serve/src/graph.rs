@@ -49,9 +49,15 @@ pub(crate) async fn show(
     }
 }
 
-/// `GET /graph/{decide.mmd|decide.dot}`: the whole graph as `decide graph` prints it.
-pub(crate) async fn download(State(site): State<Arc<Site>>, Path(file): Path<String>) -> Response {
-    let graph = match site.graph(site.as_of(None), Lang::En) {
+/// `GET /graph/{decide.mmd|decide.dot}?lang=..`: the whole graph as `decide graph` prints it,
+/// its titles in the language asked.
+pub(crate) async fn download(
+    State(site): State<Arc<Site>>,
+    Path(file): Path<String>,
+    query: Result<Query<page::Query>, QueryRejection>,
+) -> Response {
+    let lang = page::Query::of(query).lang();
+    let graph = match site.graph(site.as_of(None), lang) {
         Ok(graph) => graph,
         Err(e) => return reply::failure(&site, &e),
     };
@@ -92,8 +98,8 @@ fn links(names: &[String], nodes: &[Neighbourhood], lang: Lang) -> String {
 fn index_body(graph: &Graph, lang: Lang) -> String {
     let nodes = diagram::index(graph);
     let mut out = format!(
-        "<p>{}</p><p>{}: <a href=\"/graph/decide.mmd\" download>Mermaid</a> · \
-         <a href=\"/graph/decide.dot\" download>DOT</a></p>\
+        "<p>{}</p><p>{}: <a href=\"/graph/decide.mmd?lang={code}\" download>Mermaid</a> · \
+         <a href=\"/graph/decide.dot?lang={code}\" download>DOT</a></p>\
          <div class=\"wide\"><table><thead><tr><th scope=\"col\">#</th>\
          <th scope=\"col\">{}</th><th scope=\"col\">{}</th><th scope=\"col\">{}</th>\
          <th scope=\"col\">{}</th><th scope=\"col\">{}</th></tr></thead><tbody>",
@@ -104,6 +110,7 @@ fn index_body(graph: &Graph, lang: Lang) -> String {
         escape(&word("node_title", lang)),
         escape(&word("reads", lang)),
         escape(&word("read_by", lang)),
+        code = lang.code(),
     );
     for (i, n) in nodes.iter().enumerate() {
         let _ = write!(

@@ -887,6 +887,22 @@ async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
         get(site(), "/graph/decide.dot").await.body,
         decide::diagram::dot(&graph)
     );
+    // In the language asked, as the index links it.
+    let zh = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::Zh).unwrap();
+    assert!(
+        get(site(), "/graph?lang=zh")
+            .await
+            .body
+            .contains("href=\"/graph/decide.mmd?lang=zh\"")
+    );
+    assert_eq!(
+        get(site(), "/graph/decide.mmd?lang=zh").await.body,
+        decide::diagram::mermaid(&zh)
+    );
+    assert_ne!(
+        decide::diagram::mermaid(&zh),
+        decide::diagram::mermaid(&graph)
+    );
     assert_eq!(
         get(site(), "/graph/decide.png").await.status,
         StatusCode::NOT_FOUND
