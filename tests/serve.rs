@@ -35,6 +35,12 @@ fn serves_the_page_and_the_api_then_stops_cleanly_on_sigterm() {
     );
     let (status, error) = server.request("POST /api/decide HTTP/1.1", "name: [");
     assert_eq!(status, 422, "{error}");
+    // Without a token on the loopback address, a name rebound to it gets nothing.
+    let (status, error) = server.request_to("evil.example", "GET /api/offers HTTP/1.1", "");
+    assert_eq!(status, 403, "{error}");
+    let port = server.addr.rsplit(':').next().unwrap();
+    let (status, _) = server.request_to(&format!("localhost:{port}"), "GET /healthz HTTP/1.1", "");
+    assert_eq!(status, 200);
     assert_eq!(server.stop(), Some(0));
 }
 

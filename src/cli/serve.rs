@@ -66,6 +66,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let memo = config.memo()?;
     let settings = decide_serve::Settings {
         token: args.token.clone().filter(|t| !t.is_empty()),
+        // Without a token, a loopback server answers loopback names only (no DNS rebinding).
+        local_only: args.addr.ip().is_loopback() && args.token.as_deref().is_none_or(str::is_empty),
         log: Arc::new(|line| {
             stdio::err(&format!("{line}\n"));
         }),

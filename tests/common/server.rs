@@ -63,14 +63,19 @@ impl Server {
 
     /// One HTTP/1.1 request with `Connection: close`; the status and the body.
     pub fn request(&self, head: &str, body: &str) -> (u16, String) {
+        self.request_to(&self.addr, head, body)
+    }
+
+    /// [`Server::request`] addressed to `host` (its `Host` header), as a browser sends it
+    /// when a name of the page's resolves to this server.
+    pub fn request_to(&self, host: &str, head: &str, body: &str) -> (u16, String) {
         let mut stream = TcpStream::connect(&self.addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(60)))
             .unwrap();
         write!(
             stream,
-            "{head}\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            self.addr,
+            "{head}\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )
         .unwrap();

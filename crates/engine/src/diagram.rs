@@ -120,6 +120,11 @@ pub fn dot_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
 /// The ids among `ids` closest to `word` (a typo, a part of the id), closest first, at most
 /// five.
 fn near_names<'a>(word: &str, ids: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    // Jaro-Winkler takes time in the product of the lengths: a name longer than any id is no
+    // typo of one (a 64 KB `?node=` took a second against every node).
+    if word.len() > crate::error::MAX_SUGGESTED_LEN {
+        return Vec::new();
+    }
     let word_lower = word.to_lowercase();
     let mut scored: Vec<(f64, &str)> = ids
         .map(|id| {

@@ -511,7 +511,7 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The longest word a did-you-mean is looked for: longer than any name a policy or profile uses.
-const MAX_SUGGESTED_LEN: usize = 100;
+pub(crate) const MAX_SUGGESTED_LEN: usize = 100;
 
 /// The closest of `candidates` to `word`, if any is close enough to be a likely typo.
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {

@@ -36,6 +36,9 @@
       return; // The server is gone; the button still posts the form.
     }
     if (mine !== sent) return; // A later answer is on its way.
+    // Anything but the page (a refusal as JSON) leaves the page as it is; the button still
+    // posts the form and shows why.
+    if (!page.getElementById('profile-yaml')) return;
     for (const theirs of page.querySelectorAll('[data-q]')) {
       const ours = form.querySelector(`[data-q="${theirs.dataset.q}"]`);
       if (!ours) continue;
@@ -43,7 +46,7 @@
       ours.disabled = theirs.disabled;
       copy(ours.querySelector('.msg'), theirs.querySelector('.msg'));
       for (const offer of theirs.querySelectorAll('[data-offer]')) {
-        const same = ours.querySelector(`[data-offer="${offer.dataset.offer}"]`);
+        const same = ours.querySelector(`[data-offer="${CSS.escape(offer.dataset.offer)}"]`);
         if (same) same.hidden = offer.hidden;
       }
     }

@@ -145,7 +145,14 @@ pub(crate) async fn decide(
     let as_of = site.as_of(asked.as_of);
     let decided = off_thread(&site, body.to_vec(), syntax, &asked, as_of).await;
     match decided {
-        Ok(Ok(text)) => reply::text(asked.content_type, text),
+        Ok(Ok(text)) => {
+            let mut response = reply::text(asked.content_type, text);
+            // An HTML memo opened from the API runs nothing and loads nothing either.
+            if asked.format == Format::Html {
+                reply::secure(&mut response, reply::PAGE_POLICY);
+            }
+            response
+        }
         Ok(Err(e)) => reply::failure(&site, &e),
         Err(response) => response,
     }
@@ -167,12 +174,18 @@ pub(crate) async fn off_thread(
     .await
 }
 
-/// `work` on the blocking pool, off the threads that read and write connections; a panic or a
-/// cancelled task is a 500 with an id.
+/// `work` on the blocking pool, off the threads that read and write connections, once one of
+/// the site's work permits is free (the work holds it to its end, even past its request's time
+/// limit, so abandoned work cannot pile up); a panic or a cancelled task is a 500 with an id.
 pub(crate) async fn blocking<T: Send + 'static>(
     site: &Arc<Site>,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Response> {
+    let permit = site.work_permit().await;
+    let work = move || {
+        let _permit = permit;
+        work()
+    };
     tokio::task::spawn_blocking(work).await.map_err(|joined| {
         let detail = if joined.is_panic() {
             format!(

@@ -98,6 +98,9 @@ pub(crate) async fn submit(
         Ok(Ok((comparison, memos))) => {
             shown(StatusCode::OK, &result_html(&comparison, &memos, lang))
         }
+        Ok(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+            shown(StatusCode::BAD_REQUEST, &page::error_box(&e.render()))
+        }
         Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => shown(
             StatusCode::UNPROCESSABLE_ENTITY,
             &page::error_box(&e.render()),
@@ -237,7 +240,7 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
                 out,
                 "<tr><th scope=\"row\"><a href=\"/graph?node={}&amp;lang={}\"><code>{}</code></a></th>\
                  <td>{}</td><td>{}</td></tr>",
-                escape(node),
+                form_urlencoded::byte_serialize(node.as_bytes()).collect::<String>(),
                 lang.code(),
                 escape(&at),
                 escape(&x),

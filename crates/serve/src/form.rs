@@ -219,6 +219,13 @@ pub(crate) async fn download(
             }
             response
         }
+        Some(Err(e)) if e.kind() == decide::ErrorKind::Usage => render(
+            &site,
+            &asked,
+            &worked,
+            StatusCode::BAD_REQUEST,
+            Some(&e.render()),
+        ),
         Some(Err(e)) if e.kind() != decide::ErrorKind::Profile => reply::failure(&site, e),
         _ => render(
             &site,
@@ -232,31 +239,30 @@ pub(crate) async fn download(
 
 /// `POST /upload`: a profile file (multipart field `profile`) fills the form; fields no
 /// question asks are kept with the answers.
-pub(crate) async fn upload(State(site): State<Arc<Site>>, mut multipart: Multipart) -> Response {
+pub(crate) async fn upload(
+    State(site): State<Arc<Site>>,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Response {
+    let Ok(mut multipart) = multipart else {
+        return upload_refused(StatusCode::BAD_REQUEST);
+    };
     let mut text = None;
     let mut lang_code = String::new();
     loop {
-        match multipart.next_field().await {
-            Ok(Some(field)) => {
-                let name = field.name().unwrap_or_default().to_owned();
-                let Ok(bytes) = field.bytes().await else {
-                    return upload_refused();
-                };
-                match name.as_str() {
-                    "profile" => text = Some(bytes.to_vec()),
-                    LANG => lang_code = String::from_utf8_lossy(&bytes).into_owned(),
-                    _ => {}
-                }
-            }
+        let field = match multipart.next_field().await {
+            Ok(Some(field)) => field,
             Ok(None) => break,
-            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                return reply::refuse(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the profile is over the size limit of 1 MiB",
-                    "a profile is a page of YAML; upload one profile",
-                );
-            }
-            Err(_) => return upload_refused(),
+            Err(e) => return upload_refused(e.status()),
+        };
+        let name = field.name().unwrap_or_default().to_owned();
+        let bytes = match field.bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) => return upload_refused(e.status()),
+        };
+        match name.as_str() {
+            "profile" => text = Some(bytes.to_vec()),
+            LANG => lang_code = String::from_utf8_lossy(&bytes).into_owned(),
+            _ => {}
         }
     }
     let mut asked = Asked::read(vec![(LANG.to_owned(), lang_code)]);
@@ -268,18 +274,23 @@ pub(crate) async fn upload(State(site): State<Arc<Site>>, mut multipart: Multipa
         )
         .await;
     };
-    let read = Source::from_profile_bytes("the uploaded profile", bytes).and_then(|source| {
-        let value: J = source.parse_yaml(decide::ErrorKind::Profile)?;
-        decide::Profile::from_source(&source).map(|_| value)
-    });
+    // Up to a megabyte of YAML, read off the connections' threads.
+    let read = crate::api::blocking(&site, move || {
+        Source::from_profile_bytes("the uploaded profile", bytes).and_then(|source| {
+            let value: J = source.parse_yaml(decide::ErrorKind::Profile)?;
+            decide::Profile::from_source(&source).map(|_| value)
+        })
+    })
+    .await;
     match read {
-        Ok(profile) => {
+        Ok(Ok(profile)) => {
             let prompts = questionnaire::prompts(site.policy(), asked.lang);
             asked.posted = answers::posted_from(&prompts, &profile);
             asked.base = profile;
             answer_page(&site, asked, None).await
         }
-        Err(e) => answer_page(&site, asked, Some(e.render())).await,
+        Ok(Err(e)) => answer_page(&site, asked, Some(e.render())).await,
+        Err(response) => response,
     }
 }
 
@@ -292,7 +303,19 @@ pub(crate) async fn script() -> Response {
     response
 }
 
-fn upload_refused() -> Response {
+/// An upload that could not be read: over the size limit (413), else not a multipart form
+/// with the file (400).
+fn upload_refused(status: StatusCode) -> Response {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return reply::refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the profile is over the size limit of {} MiB",
+                crate::MAX_BODY_BYTES / (1024 * 1024)
+            ),
+            "a profile is a page of YAML; upload one profile",
+        );
+    }
     reply::refuse(
         StatusCode::BAD_REQUEST,
         "the upload could not be read",
@@ -322,12 +345,15 @@ fn rules_fault(site: &Site, why: &str) -> Response {
 async fn answer_page(site: &Arc<Site>, asked: Asked, notice: Option<String>) -> Response {
     match on_blocking_pool(site, asked, Output::Memo(Format::Html)).await {
         Ok((worked, asked)) => {
-            if let Some(Err(e)) = &worked.decided
-                && e.kind() != decide::ErrorKind::Profile
-            {
-                return reply::failure(site, e);
+            match &worked.decided {
+                // A date with nothing on offer, say: the request's, said above the memo.
+                Some(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+                    let said = e.render();
+                    render(site, &asked, &worked, StatusCode::BAD_REQUEST, Some(&said))
+                }
+                Some(Err(e)) if e.kind() != decide::ErrorKind::Profile => reply::failure(site, e),
+                _ => render(site, &asked, &worked, StatusCode::OK, notice.as_deref()),
             }
-            render(site, &asked, &worked, StatusCode::OK, notice.as_deref())
         }
         Err(response) => response,
     }

@@ -57,14 +57,25 @@ pub(crate) async fn download(
     query: Result<Query<page::Query>, QueryRejection>,
 ) -> Response {
     let lang = page::Query::of(query).lang();
-    let graph = match site.graph(site.as_of(None), lang) {
-        Ok(graph) => graph,
-        Err(e) => return reply::failure(&site, &e),
-    };
-    let text = match file.as_str() {
-        "decide.mmd" => diagram::mermaid(&graph),
-        "decide.dot" => diagram::dot(&graph),
+    let mermaid = match file.as_str() {
+        "decide.mmd" => true,
+        "decide.dot" => false,
         _ => return reply::not_found().await,
+    };
+    let worker = site.clone();
+    let drawn = crate::api::blocking(&site, move || {
+        let graph = worker.graph(worker.as_of(None), lang)?;
+        Ok::<_, decide::Error>(if mermaid {
+            diagram::mermaid(&graph)
+        } else {
+            diagram::dot(&graph)
+        })
+    })
+    .await;
+    let text = match drawn {
+        Ok(Ok(text)) => text,
+        Ok(Err(e)) => return reply::failure(&site, &e),
+        Err(response) => return response,
     };
     let mut response = reply::text("text/plain; charset=utf-8", text);
     if let Ok(disposition) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
@@ -80,7 +91,7 @@ fn link(name: &str, nodes: &[Neighbourhood], lang: Lang) -> String {
     if nodes.iter().any(|n| n.id == name) {
         format!(
             "<a href=\"/graph?node={}&amp;lang={}\"><code>{}</code></a>",
-            escape(name),
+            form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>(),
             lang.code(),
             escape(name)
         )

@@ -63,8 +63,10 @@ pub fn router(site: Arc<Site>) -> Router {
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             reply::panicked,
         ))
+        // A 503, not a 408: a browser sends a request again, unasked, after a 408 on a kept-alive
+        // connection, and the time was the server's, not the client's.
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
+            StatusCode::SERVICE_UNAVAILABLE,
             settings.request_timeout,
         ))
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
@@ -136,7 +138,10 @@ pub async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Requests in flight finish, within their time limit and as long again to be written; a
+    // client that never reads its answer does not keep the server from stopping.
+    let grace = site.settings().request_timeout * 2;
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
 }
 
 /// An accept error of one connection, not of the listener.

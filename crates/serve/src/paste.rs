@@ -9,11 +9,12 @@ use axum::Form;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use decide::profile::Syntax;
 use serde::Deserialize;
 
 use crate::api::Asked;
+use crate::page;
 use crate::reply;
 use crate::site::Site;
 
@@ -31,9 +32,13 @@ pub(crate) struct Posted {
     as_of: Option<String>,
 }
 
-/// `GET /paste`: the empty form.
-pub(crate) async fn form(State(site): State<Arc<Site>>) -> Response {
-    page(&site, StatusCode::OK, "", "html", "en", "", None)
+/// `GET /paste?lang=..`: the empty form.
+pub(crate) async fn form(
+    State(site): State<Arc<Site>>,
+    query: Result<axum::extract::Query<page::Query>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let lang = page::Query::of(query).lang();
+    paste_page(&site, StatusCode::OK, "", "html", lang.code(), "", None)
 }
 
 /// `POST /paste`: the posted profile decided; the memo (or record) in the format asked, or the form
@@ -55,7 +60,7 @@ pub(crate) async fn submit(
     let lang = posted.lang.as_deref().filter(|l| !l.is_empty());
     let as_of = posted.as_of.as_deref().filter(|d| !d.is_empty());
     let shown = |status, error: &str| {
-        page(
+        paste_page(
             &site,
             status,
             &posted.profile,
@@ -83,13 +88,18 @@ pub(crate) async fn submit(
         Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => {
             shown(StatusCode::UNPROCESSABLE_ENTITY, &e.render())
         }
+        // A date with nothing on offer, say: the request's, said on the page.
+        Ok(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+            shown(StatusCode::BAD_REQUEST, &e.render())
+        }
         Ok(Err(e)) => reply::failure(&site, &e),
         Err(response) => response,
     }
 }
 
-/// The page with `profile` in the form, the choices made, and `error` above it if any.
-fn page(
+/// The page with `profile` in the form, the choices made, and `error` above it if any; filled
+/// in one pass, so that no text of the request is searched for placeholders.
+fn paste_page(
     site: &Site,
     status: StatusCode,
     profile: &str,
@@ -98,41 +108,29 @@ fn page(
     as_of: &str,
     error: Option<&str>,
 ) -> Response {
-    let options = |choices: &[(&str, &str)], chosen: &str| {
-        let mut out = String::new();
-        for (value, label) in choices {
-            let selected = if *value == chosen { " selected" } else { "" };
-            let _ = write!(out, "<option value=\"{value}\"{selected}>{label}</option>");
-        }
-        out
-    };
-    let error = error.map_or_else(String::new, |e| {
-        format!("<div class=\"error\" role=\"alert\">{}</div>", escape(e))
-    });
-    let html = PAGE
-        .replace(
-            "{{policy}}",
-            &escape(site.policy().meta.name.get(decide::Lang::En)),
-        )
-        .replace("{{error}}", &error)
-        .replace(
-            "{{formats}}",
-            &options(
-                &[
-                    ("html", "Memo (HTML)"),
-                    ("md", "Memo (Markdown)"),
-                    ("json", "Record (JSON)"),
-                ],
-                format,
-            ),
-        )
-        .replace(
-            "{{langs}}",
-            &options(&[("en", "English"), ("zh", "中文")], lang),
-        )
-        .replace("{{as_of}}", &escape(as_of))
-        .replace("{{profile}}", &escape(profile));
-    let mut response = (status, reply::text("text/html; charset=utf-8", html)).into_response();
-    reply::secure(&mut response, reply::PAGE_POLICY);
-    response
+    let lang = page::lang(lang);
+    let mut formats = String::new();
+    for (value, key) in [
+        ("html", "memo_html"),
+        ("md", "memo_md"),
+        ("json", "record_json"),
+    ] {
+        let selected = if value == format { " selected" } else { "" };
+        let _ = write!(
+            formats,
+            "<option value=\"{value}\"{selected}>{}</option>",
+            escape(&page::word(key, lang))
+        );
+    }
+    let body = page::fill(
+        &page::fill_words(PAGE, lang),
+        &[
+            ("policy", &escape(site.policy().meta.name.get(lang))),
+            ("error", &error.map(page::error_box).unwrap_or_default()),
+            ("formats", &formats),
+            ("settings", &page::lang_and_date(lang, as_of)),
+            ("profile", &escape(profile)),
+        ],
+    );
+    page::render(status, "/paste", lang, "paste", &body)
 }

@@ -108,27 +108,60 @@ pub(crate) async fn not_found() -> Response {
 /// The cookie a browser keeps the token in, once it has opened a link carrying it.
 const TOKEN_COOKIE: &str = "decide_token";
 
-/// With a token set, a request must carry it: as `Authorization: Bearer TOKEN` (scripts), or
-/// in the `decide_token` cookie (browsers). A browser gets the cookie by opening any page with
-/// `?token=TOKEN` once: the answer sets the cookie (`HttpOnly`, `SameSite=Strict`) and sends
-/// the browser on to the same address without the token, so it stays out of the address bar
-/// and the history. Anything else gets a 401.
+/// Who may use the server, before anything else is read:
+/// - a browser's post from another site is a 403 (`Sec-Fetch-Site: cross-site` or `same-site`;
+///   the site's own forms post `same-origin`, scripts send none), so no page elsewhere can
+///   make this server decide or print;
+/// - with [`Settings::local_only`](crate::Settings::local_only), a `Host` that is not a
+///   loopback name is a 403;
+/// - with a token set, a request must carry it: as `Authorization: Bearer TOKEN` (scripts), or
+///   in the `decide_token` cookie (browsers). A browser gets the cookie by opening any page with
+///   `?token=TOKEN` once: the answer sets the cookie (`HttpOnly`, `SameSite=Strict`) and sends
+///   the browser on to the same page without the token, so it stays out of the address bar
+///   and the history. Anything else gets a 401.
 pub(crate) async fn authorise(
     State(site): State<Arc<Site>>,
     request: Request,
     next: Next,
 ) -> Response {
+    let headers = request.headers();
+    let unsafe_method = !matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    let fetched_from = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if unsafe_method && matches!(fetched_from, "cross-site" | "same-site") {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "a page of another site may not post to this server",
+            "open the page of this server and post from it",
+        );
+    }
+    if site.settings().local_only
+        && let Some(host) = headers.get(header::HOST)
+        && !is_loopback_host(host.to_str().unwrap_or_default())
+    {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "this server answers this machine only",
+            "open it as http://127.0.0.1:PORT/ or http://localhost:PORT/; to serve other machines, start it with --addr and --token",
+        );
+    }
     let Some(token) = &site.settings().token else {
         return next.run(request).await;
     };
     let is = |given: &str| same(given.as_bytes(), token.as_bytes());
     // The cookie holds the token percent-encoded, so that any token is a valid cookie value.
     let encoded = form_urlencoded::byte_serialize(token.as_bytes()).collect::<String>();
-    let headers = request.headers();
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, given)| given.trim());
     let cookie = headers
         .get_all(header::COOKIE)
         .iter()
@@ -137,37 +170,19 @@ pub(crate) async fn authorise(
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(name, _)| *name == TOKEN_COOKIE)
         .map(|(_, value)| value);
-    if bearer.is_some_and(is) || cookie.is_some_and(|c| same(c.as_bytes(), encoded.as_bytes())) {
-        return next.run(request).await;
+    let carried =
+        bearer.is_some_and(is) || cookie.is_some_and(|c| same(c.as_bytes(), encoded.as_bytes()));
+    let query = request.uri().query().unwrap_or_default();
+    let (given, rest): (Vec<_>, Vec<_>) = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .partition(|(name, _)| name == "token");
+    let linked =
+        request.method() == axum::http::Method::GET && given.iter().any(|(_, value)| is(value));
+    if linked {
+        return token_redirect(request.uri().path(), rest, &encoded);
     }
-    if request.method() == axum::http::Method::GET {
-        let query = request.uri().query().unwrap_or_default();
-        let (given, rest): (Vec<_>, Vec<_>) = form_urlencoded::parse(query.as_bytes())
-            .into_owned()
-            .partition(|(name, _)| name == "token");
-        if given.iter().any(|(_, value)| is(value)) {
-            let mut location = request.uri().path().to_owned();
-            if !rest.is_empty() {
-                location.push('?');
-                location.push_str(
-                    &form_urlencoded::Serializer::new(String::new())
-                        .extend_pairs(rest)
-                        .finish(),
-                );
-            }
-            let mut response = Response::new(Body::empty());
-            *response.status_mut() = StatusCode::SEE_OTHER;
-            let headers = response.headers_mut();
-            if let Ok(location) = HeaderValue::from_str(&location) {
-                headers.insert(header::LOCATION, location);
-            }
-            if let Ok(cookie) = HeaderValue::from_str(&format!(
-                "{TOKEN_COOKIE}={encoded}; Path=/; HttpOnly; SameSite=Strict"
-            )) {
-                headers.insert(header::SET_COOKIE, cookie);
-            }
-            return response;
-        }
+    if carried {
+        return next.run(request).await;
     }
     let mut response = refuse(
         StatusCode::UNAUTHORIZED,
@@ -177,6 +192,50 @@ pub(crate) async fn authorise(
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Whether `host` (a `Host` header: a name or address, maybe with a port) names this machine
+/// by a loopback name.
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((name, _)) => name,
+            None => return false,
+        }
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The answer to a link with the right `?token=`: the cookie, and a 303 to the same page of this
+/// server (`path`, never another host: leading slashes are one) with the query's `rest`.
+fn token_redirect(path: &str, rest: Vec<(String, String)>, encoded: &str) -> Response {
+    let mut location = format!("/{}", path.trim_start_matches(['/', '\\']));
+    if !rest.is_empty() {
+        location.push('?');
+        location.push_str(
+            &form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(rest)
+                .finish(),
+        );
+    }
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::LOCATION,
+        HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/")),
+    );
+    if let Ok(cookie) = HeaderValue::from_str(&format!(
+        "{TOKEN_COOKIE}={encoded}; Path=/; HttpOnly; SameSite=Strict"
+    )) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
     response
 }
 
@@ -214,6 +273,32 @@ pub(crate) fn text(content_type: &'static str, text: String) -> Response {
 #[cfg(test)]
 mod tests {
     use super::same;
+
+    #[test]
+    fn loopback_hosts_are_known_with_or_without_a_port() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:8080",
+            "127.3.4.5:1",
+        ] {
+            assert!(super::is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "10.0.0.1:8080",
+            "[2001:db8::1]:80",
+            "",
+            "[::1",
+        ] {
+            assert!(!super::is_loopback_host(host), "{host}");
+        }
+    }
 
     #[test]
     fn tokens_are_compared_whole() {

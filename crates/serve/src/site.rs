@@ -13,9 +13,15 @@ use jiff::civil::Date;
 pub struct Settings {
     /// A bearer token every request must carry (`Authorization: Bearer TOKEN`); none by default.
     pub token: Option<String>,
+    /// Answer only requests addressed to this machine by a loopback name (a `Host` of
+    /// `localhost`, `127.0.0.1` or `[::1]`, any port; a 403 otherwise): what keeps a web page
+    /// whose name was rebound to 127.0.0.1 from reading a server that has no token. The
+    /// command line sets it for a loopback address without a token; off by default.
+    pub local_only: bool,
     /// The most requests handled at once; the others wait their turn.
     pub max_in_flight: usize,
-    /// The longest a request may take, waiting its turn included; a 408 after it.
+    /// The longest a request may take once its turn comes (a 503 after it); work it started
+    /// on the blocking pool runs to its end and holds its permit until then.
     pub request_timeout: Duration,
     /// The longest a connection may take to send a request's headers (a client that opens
     /// connections and sends nothing is cut off after it).
@@ -35,6 +41,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             token: None,
+            local_only: false,
             max_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             header_timeout: Duration::from_secs(10),
@@ -48,6 +55,7 @@ impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
             .field("token", &self.token.as_ref().map(|_| "(set)"))
+            .field("local_only", &self.local_only)
             .field("max_in_flight", &self.max_in_flight)
             .field("request_timeout", &self.request_timeout)
             .field("header_timeout", &self.header_timeout)
@@ -67,6 +75,9 @@ pub struct Site {
     as_of: Option<Date>,
     settings: Settings,
     graphs: Mutex<Vec<(Date, Lang, Arc<Graph>)>>,
+    /// Permits for work on the blocking pool, [`Settings::max_in_flight`] of them: held by the
+    /// work itself, so that work whose request timed out still counts until it ends.
+    work: Arc<tokio::sync::Semaphore>,
 }
 
 impl Site {
@@ -79,6 +90,7 @@ impl Site {
             policy,
             memo,
             as_of,
+            work: Arc::new(tokio::sync::Semaphore::new(settings.max_in_flight.max(1))),
             settings,
             graphs: Mutex::new(Vec::new()),
         }
@@ -88,6 +100,11 @@ impl Site {
     /// reported when the server starts rather than to the first request.
     pub fn check(&self) -> decide::Result<()> {
         self.graph(self.as_of(None), Lang::En).map(|_| ())
+    }
+
+    /// A permit for work on the blocking pool, once one is free.
+    pub(crate) async fn work_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.work.clone().acquire_owned().await.ok()
     }
 
     pub(crate) fn settings(&self) -> &Settings {

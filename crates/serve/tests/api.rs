@@ -1035,7 +1035,7 @@ async fn a_panic_is_a_500_with_only_an_id_and_its_cause_in_the_log() {
 }
 
 #[tokio::test]
-async fn a_request_over_the_time_limit_is_a_408() {
+async fn a_request_over_the_time_limit_is_a_503() {
     let site = site_with(Settings {
         request_timeout: std::time::Duration::from_millis(100),
         pdf: Some(Arc::new(|_: &str| {
@@ -1045,5 +1045,202 @@ async fn a_request_over_the_time_limit_is_a_408() {
         ..Settings::default()
     });
     let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
-    assert_eq!(answer.status, StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn text_of_the_request_is_never_searched_for_placeholders() {
+    // `{{profile}}` in the date of the paste form: one copy of it comes back, as posted.
+    let posted = form_post(
+        "/paste",
+        &[
+            ("profile", "name: x"),
+            ("as_of", &"{{profile}}".repeat(1000)),
+            ("lang", "zh"),
+        ],
+    );
+    let page = send(site(), posted).await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(page.body.len() < 60_000, "{} bytes", page.body.len());
+    assert_eq!(page.body.matches("{{profile}}").count(), 1000);
+    assert_a_page_of_the_site(
+        &Answer {
+            body: page.body.replace("{{profile}}", ""),
+            ..page
+        },
+        "zh",
+    );
+}
+
+#[tokio::test]
+async fn a_date_with_nothing_on_offer_is_said_on_each_page_not_as_json() {
+    let profile = example("lora-7b-4090.yaml");
+    let early = "2020-01-01";
+    let paste = send(
+        site(),
+        form_post("/paste", &[("profile", &profile), ("as_of", early)]),
+    )
+    .await;
+    let compare = send(
+        site(),
+        form_post(
+            "/compare",
+            &[("first", &profile), ("second", &profile), ("as_of", early)],
+        ),
+    )
+    .await;
+    let mut answers = SERVICE.to_vec();
+    answers.push(("_as_of", early));
+    let questionnaire = send(site(), form_post("/", &answers)).await;
+    let download = send(site(), form_post("/download/memo.md", &answers)).await;
+    for (what, page) in [
+        ("paste", paste),
+        ("compare", compare),
+        ("questionnaire", questionnaire),
+        ("download", download),
+    ] {
+        assert_eq!(
+            page.status,
+            StatusCode::BAD_REQUEST,
+            "{what}: {}",
+            page.body
+        );
+        assert_eq!(page.content_type, "text/html; charset=utf-8", "{what}");
+        assert!(page.body.contains("2020-01-01"), "{what}: {}", page.body);
+    }
+}
+
+#[tokio::test]
+async fn an_upload_over_the_limit_is_a_413_and_one_that_is_no_form_a_400() {
+    let big = format!("name: x\n# {}\n", "x".repeat(2 * 1024 * 1024));
+    assert_eq!(
+        send(site(), upload(&big, "en")).await.status,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    let answer = post(site(), "/upload", "profile=x").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer.json()["error"]["kind"], "usage");
+}
+
+/// `request` with `headers` added.
+fn with(mut request: Request<Body>, headers: &[(&str, &str)]) -> Request<Body> {
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+    }
+    request
+}
+
+#[tokio::test]
+async fn no_page_of_another_site_may_post_and_a_local_server_answers_local_names_only() {
+    let local = site_with(Settings {
+        local_only: true,
+        ..Settings::default()
+    });
+    let profile = example("lora-7b-4090.yaml");
+    let decide = || {
+        Request::post("/api/decide")
+            .body(Body::from(profile.clone()))
+            .unwrap()
+    };
+    for from in ["cross-site", "same-site"] {
+        let answer = send(site(), with(decide(), &[("sec-fetch-site", from)])).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{from}");
+    }
+    for from in ["same-origin", "none"] {
+        let answer = send(site(), with(decide(), &[("sec-fetch-site", from)])).await;
+        assert_eq!(answer.status, StatusCode::OK, "{from}");
+    }
+    // A link from another site may still open a page.
+    let answer = send(
+        site(),
+        with(
+            Request::get("/offers").body(Body::empty()).unwrap(),
+            &[("sec-fetch-site", "cross-site")],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    // A name rebound to 127.0.0.1 is refused; the loopback names are not.
+    for host in ["evil.example", "evil.example:8080", "192.168.1.5:8080"] {
+        let answer = send(
+            local.clone(),
+            with(
+                Request::get("/api/offers").body(Body::empty()).unwrap(),
+                &[("host", host)],
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{host}");
+    }
+    for host in ["localhost:8080", "127.0.0.1:8080", "[::1]:8080"] {
+        let answer = send(
+            local.clone(),
+            with(
+                Request::get("/healthz").body(Body::empty()).unwrap(),
+                &[("host", host)],
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{host}");
+    }
+    // Without local_only, any name is answered.
+    let answer = send(
+        site(),
+        with(
+            Request::get("/healthz").body(Body::empty()).unwrap(),
+            &[("host", "evil.example")],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_token_link_leads_to_this_server_only_and_the_scheme_is_any_case() {
+    let site = site_with(Settings {
+        token: Some("s3cret".to_owned()),
+        ..Settings::default()
+    });
+    let answer = get(site.clone(), "//evil.example/x?token=s3cret").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    assert_eq!(answer.headers[header::LOCATION], "/evil.example/x");
+    // With the cookie already set, the link still drops the token from the address.
+    let answer = send(
+        site.clone(),
+        with(
+            Request::get("/offers?token=s3cret")
+                .body(Body::empty())
+                .unwrap(),
+            &[("cookie", "decide_token=s3cret")],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    assert_eq!(answer.headers[header::LOCATION], "/offers");
+    for auth in ["bearer s3cret", "BEARER s3cret"] {
+        let answer = send(
+            site.clone(),
+            with(
+                Request::get("/healthz").body(Body::empty()).unwrap(),
+                &[("authorization", auth)],
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{auth}");
+    }
+}
+
+#[tokio::test]
+async fn an_html_memo_from_the_api_carries_the_content_security_policy() {
+    let answer = post(
+        site(),
+        &format!("/api/decide?format=html&as_of={AS_OF}"),
+        example("lora-7b-4090.yaml"),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.headers.contains_key(header::CONTENT_SECURITY_POLICY));
 }
