@@ -122,17 +122,26 @@ impl Site {
 
     /// The policy priced at `as_of`, compiled for `lang`: from the kept graphs where it is one.
     pub(crate) fn graph(&self, as_of: Date, lang: Lang) -> decide::Result<Arc<Graph>> {
-        let mut graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(i) = graphs
-            .iter()
-            .position(|(date, l, _)| *date == as_of && *l == lang)
-        {
+        let kept = |graphs: &mut Vec<(Date, Lang, Arc<Graph>)>| {
+            let i = graphs
+                .iter()
+                .position(|(date, l, _)| *date == as_of && *l == lang)?;
             let kept = graphs.remove(i);
             let graph = kept.2.clone();
             graphs.push(kept);
+            Some(graph)
+        };
+        let lock = || self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(graph) = kept(&mut lock()) {
             return Ok(graph);
         }
+        // Compiled without the lock held, so that requests for kept graphs do not wait on it;
+        // two requests for the same new graph may both compile it, and the first one is kept.
         let graph = Arc::new(Graph::compile_in(self.policy.at(as_of), lang)?);
+        let mut graphs = lock();
+        if let Some(graph) = kept(&mut graphs) {
+            return Ok(graph);
+        }
         if graphs.len() == GRAPHS_KEPT {
             graphs.remove(0);
         }
