@@ -132,13 +132,38 @@ fn form_html(posted: &Posted, lang: Lang, as_of: &str) -> String {
     )
 }
 
-/// A value on one line for a table cell.
+/// A value on one line for a table cell: a number with its thousands grouped, a long list or
+/// map cut short (the record has it whole).
 fn brief(v: Option<&Value>) -> String {
+    const LONGEST: usize = 120;
     match v {
         None | Some(Value::Null) => "—".to_owned(),
         Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 => decide::expr::group_thousands(x, 0),
+            Some(x) if x.abs() >= 1.0 => decide::expr::group_thousands(x, 2),
+            _ => n.to_string(),
+        },
+        Some(v) => {
+            let text = v.to_string();
+            if text.chars().count() > LONGEST {
+                text.chars().take(LONGEST).collect::<String>() + "…"
+            } else {
+                text
+            }
+        }
     }
+}
+
+/// The head of a table with a column for each profile.
+fn head(out: &mut String, a: &str, b: &str) {
+    let _ = write!(
+        out,
+        "<div class=\"wide\"><table><thead><tr><th></th><th scope=\"col\">{}</th>\
+         <th scope=\"col\">{}</th></tr></thead><tbody>",
+        escape(a),
+        escape(b)
+    );
 }
 
 /// A row of the side-by-side table; the cells marked where the two differ.
@@ -164,13 +189,8 @@ fn money(v: Option<f64>) -> String {
 fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
     let (a, b) = (&c.diff.old, &c.diff.new);
     let w = |key: &str| escape(&word(key, lang));
-    let mut out = format!(
-        "<h2>{}</h2><div class=\"wide\"><table><thead><tr><th></th><th scope=\"col\">{}</th>\
-         <th scope=\"col\">{}</th></tr></thead><tbody>",
-        w("answers"),
-        escape(&a.profile),
-        escape(&b.profile)
-    );
+    let mut out = format!("<h2>{}</h2>", w("answers"));
+    head(&mut out, &a.profile, &b.profile);
     row(
         &mut out,
         &word("deployment", lang),
@@ -198,8 +218,8 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
         &warnings(a),
         &warnings(b),
     );
-    for (name, x, y) in c.diff.other_figures() {
-        row(&mut out, &name, &x, &y);
+    for (name, x, y) in c.diff.figure_changes() {
+        row(&mut out, &name, &brief(x.as_ref()), &brief(y.as_ref()));
     }
     out.push_str("</tbody></table></div>");
 
@@ -207,7 +227,7 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
     if c.fields.is_empty() {
         let _ = write!(out, "<p>{}</p>", w("same_fields"));
     } else {
-        out.push_str("<div class=\"wide\"><table><tbody>");
+        head(&mut out, &a.profile, &b.profile);
         for (path, x, y) in &c.fields {
             let _ = write!(
                 out,
@@ -225,26 +245,24 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
     }
 
     let _ = write!(out, "<h2>{}</h2>", w("where_parts"));
-    let starts = c.diff.first_differences();
+    let starts = c.diff.change_starts();
     if starts.is_empty() {
         let _ = write!(out, "<p>{}</p>", w("same_decision"));
     } else {
-        let _ = write!(
-            out,
-            "<p class=\"note\">{}</p><div class=\"wide\"><table><tbody>",
-            w("where_parts_note")
-        );
-        for (at, x, y) in starts {
-            let node = at.split('[').next().unwrap_or(&at);
+        let _ = write!(out, "<p class=\"note\">{}</p>", w("where_parts_note"));
+        head(&mut out, &a.profile, &b.profile);
+        for start in starts {
+            let at = &start.at;
+            let node = at.split('[').next().unwrap_or(at);
             let _ = write!(
                 out,
                 "<tr><th scope=\"row\"><a href=\"/graph?node={}&amp;lang={}\"><code>{}</code></a></th>\
                  <td>{}</td><td>{}</td></tr>",
                 form_urlencoded::byte_serialize(node.as_bytes()).collect::<String>(),
                 lang.code(),
-                escape(&at),
-                escape(&x),
-                escape(&y)
+                escape(at),
+                escape(&brief(start.old.as_ref())),
+                escape(&brief(start.new.as_ref()))
             );
         }
         out.push_str("</tbody></table></div>");
@@ -261,4 +279,26 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
     }
     out.push_str("</div>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::brief;
+
+    #[test]
+    fn cells_group_thousands_and_cut_long_values() {
+        assert_eq!(brief(Some(&json!(230_774.4))), "230,774.40");
+        assert_eq!(brief(Some(&json!(2_035_200))), "2,035,200");
+        assert_eq!(brief(Some(&json!(7.0))), "7");
+        assert_eq!(brief(Some(&json!(0.0025))), "0.0025");
+        assert_eq!(brief(Some(&json!("bare_metal"))), "bare_metal");
+        assert_eq!(brief(Some(&json!(null))), "—");
+        assert_eq!(brief(None), "—");
+        let long = json!(["一".repeat(200)]);
+        let cut = brief(Some(&long));
+        assert_eq!(cut.chars().count(), 121);
+        assert!(cut.ends_with('…'));
+    }
 }
