@@ -1244,3 +1244,106 @@ async fn an_html_memo_from_the_api_carries_the_content_security_policy() {
     assert_eq!(answer.status, StatusCode::OK);
     assert!(answer.headers.contains_key(header::CONTENT_SECURITY_POLICY));
 }
+
+/// Whatever a request carries, no page answers with a 500, and no text of the request comes
+/// back as markup: a tag hidden in any field, parameter or path is always escaped.
+mod any_input {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A tag that must never come back as it is.
+    const TAG: &str = "<b id=zz>";
+
+    /// Text people and attackers type: words, numbers, YAML and template punctuation, Chinese,
+    /// and the tag somewhere in it.
+    fn text() -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec(
+                prop_oneof![
+                    Just("{{profile}}".to_owned()),
+                    Just("{{w.title}}".to_owned()),
+                    Just("2026-09-04".to_owned()),
+                    Just("workload:\n  task: inference\n".to_owned()),
+                    Just("5万".to_owned()),
+                    Just("\"'&%;".to_owned()),
+                    "[a-z0-9 _.:-]{0,12}",
+                ],
+                0..6,
+            ),
+            any::<prop::sample::Index>(),
+        )
+            .prop_map(|(mut parts, at)| {
+                let i = at.index(parts.len() + 1);
+                parts.insert(i, TAG.to_owned());
+                parts.concat()
+            })
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn check(answer: &Answer, what: &str) {
+        assert!(
+            answer.status != StatusCode::INTERNAL_SERVER_ERROR,
+            "{what}: {}",
+            answer.body
+        );
+        assert!(
+            !answer.body.contains(TAG),
+            "{what}: the tag came back as markup ({})",
+            answer.status
+        );
+    }
+
+    fn encoded(text: &str) -> String {
+        form_urlencoded::byte_serialize(text.as_bytes()).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn pages_asked_anything(node in text(), date in text(), lang in text(), path in text()) {
+            let rt = runtime();
+            for uri in [
+                format!("/graph?node={}&lang={}", encoded(&node), encoded(&lang)),
+                format!("/offers?as_of={}&lang={}", encoded(&date), encoded(&lang)),
+                format!("/compare?as_of={}", encoded(&date)),
+                format!("/paste?lang={}", encoded(&lang)),
+                format!("/?_lang={}&_as_of={}", encoded(&lang), encoded(&date)),
+                format!("/graph/{}", encoded(&path)),
+                format!("/{}", encoded(&path)),
+            ] {
+                let answer = rt.block_on(get(site(), &uri));
+                check(&answer, &uri);
+            }
+        }
+
+        #[test]
+        fn forms_posted_anything(first in text(), second in text(), date in text(), value in text()) {
+            let rt = runtime();
+            let mut answers: Vec<(&str, &str)> = SERVICE.to_vec();
+            answers.push(("usage.gpus", &value));
+            answers.push(("_as_of", &date));
+            answers.push(("_base", &second));
+            for (uri, pairs) in [
+                ("/compare", vec![("first", first.as_str()), ("second", second.as_str()), ("as_of", date.as_str())]),
+                ("/paste", vec![("profile", first.as_str()), ("as_of", date.as_str()), ("format", value.as_str())]),
+                ("/", answers.clone()),
+                ("/download/memo.md", answers.clone()),
+                ("/", vec![("name", first.as_str()), ("workload.model_params_b", value.as_str())]),
+            ] {
+                let answer = rt.block_on(send(site(), form_post(uri, &pairs)));
+                check(&answer, uri);
+            }
+            let answer = rt.block_on(send(site(), upload(&first, &value)));
+            check(&answer, "/upload");
+        }
+    }
+}
