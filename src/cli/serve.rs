@@ -49,25 +49,19 @@ fn printer() -> Option<decide_serve::Printer> {
     }))
 }
 
-/// How a browser opens the first page when a token is set (the token itself is not printed:
-/// the log may be read by others).
-fn settings_token_hint(args: &Args) -> &'static str {
-    if args.token.as_deref().is_some_and(|t| !t.is_empty()) {
-        "?token=TOKEN"
-    } else {
-        ""
-    }
-}
-
 /// Serves until SIGINT or SIGTERM; requests in flight finish first.
 pub fn run(args: &Args) -> Result<Outcome> {
     let config = Config::newest(&args.rules);
     let policy = config.policy()?;
     let memo = config.memo()?;
+    let token = args.token.clone().filter(|t| !t.is_empty());
+    // How a browser opens the first page (the token itself is not printed: the log may be
+    // read by others).
+    let with_token = if token.is_some() { "?token=TOKEN" } else { "" };
     let settings = decide_serve::Settings {
-        token: args.token.clone().filter(|t| !t.is_empty()),
         // Without a token, a loopback server answers loopback names only (no DNS rebinding).
-        local_only: args.addr.ip().is_loopback() && args.token.as_deref().is_none_or(str::is_empty),
+        local_only: args.addr.ip().is_loopback() && token.is_none(),
+        token,
         log: Arc::new(|line| {
             stdio::err(&format!("{line}\n"));
         }),
@@ -92,7 +86,6 @@ pub fn run(args: &Args) -> Result<Outcome> {
         settings,
     ));
     site.check()?;
-    let with_token = settings_token_hint(args);
     decide_serve::run(args.addr, site, |bound| {
         stdio::err(&format!(
             "decide serve: http://{bound}/{with_token} (the API: POST /api/decide); Ctrl-C stops it\n"

@@ -306,6 +306,30 @@ const RIGHT: [bool; 12] = [
     false, false, false, false, true, true, false, false, false, true, false, false,
 ];
 
+/// One offer's row of the plain-text and HTML tables, in [`HEADER`]'s order, as plain text.
+fn row(o: &Listed) -> [String; 12] {
+    let c = cells(o);
+    let [price, list] = c.money;
+    let sheet = match (&o.sheet, o.line) {
+        (Some(s), Some(l)) => format!("{s}:{l}"),
+        _ => String::new(),
+    };
+    [
+        o.id.clone(),
+        o.title.clone(),
+        o.vendor.clone().unwrap_or_default(),
+        o.unit.replace('_', "-"),
+        price,
+        list,
+        c.vat,
+        c.term,
+        o.valid_from.clone(),
+        c.age,
+        c.trend,
+        sheet,
+    ]
+}
+
 /// The listing as an HTML fragment (the legend, a `<table>`, and what is not on offer), as
 /// `decide serve` shows it: every text escaped, numbers in cells of class `num`.
 #[must_use]
@@ -326,25 +350,8 @@ pub fn html(listing: &Listing) -> String {
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for o in &listing.offers {
-        let c = cells(o);
-        let sheet = match (&o.sheet, o.line) {
-            (Some(s), Some(l)) => format!("{s}:{l}"),
-            _ => String::new(),
-        };
-        let row = [
-            format!("<code>{}</code>", escape(&o.id)),
-            escape(&o.title),
-            escape(o.vendor.as_deref().unwrap_or("")),
-            escape(&o.unit.replace('_', "-")),
-            escape(&c.money[0]),
-            escape(&c.money[1]),
-            escape(&c.vat),
-            escape(&c.term),
-            escape(&o.valid_from),
-            escape(&c.age),
-            escape(&c.trend),
-            escape(&sheet),
-        ];
+        let mut row = row(o).map(|cell| escape(&cell));
+        row[0] = format!("<code>{}</code>", row[0]);
         out.push_str("<tr>");
         for (cell, right) in row.iter().zip(RIGHT) {
             let class = if right { " class=\"num\"" } else { "" };
@@ -378,29 +385,16 @@ pub fn html(listing: &Listing) -> String {
 /// (e.g. with ANSI codes when colour is on).
 #[must_use]
 pub fn table(listing: &Listing, bold: &dyn Fn(&str) -> String) -> String {
-    let mut rows: Vec<[String; 12]> = Vec::with_capacity(listing.offers.len());
-    for o in &listing.offers {
-        let c = cells(o);
-        let [price, list] = c.money;
-        let sheet = match (&o.sheet, o.line) {
-            (Some(s), Some(l)) => format!("{s}:{l}"),
-            _ => String::new(),
-        };
-        rows.push([
-            o.id.clone(),
-            one_line(&o.title),
-            o.vendor.clone().unwrap_or_default(),
-            o.unit.replace('_', "-"),
-            price,
-            list,
-            c.vat,
-            one_line(&c.term),
-            o.valid_from.clone(),
-            c.age,
-            c.trend,
-            sheet,
-        ]);
-    }
+    let rows: Vec<[String; 12]> = listing
+        .offers
+        .iter()
+        .map(|o| {
+            let mut row = row(o);
+            row[1] = one_line(&row[1]);
+            row[7] = one_line(&row[7]);
+            row
+        })
+        .collect();
     let mut widths = HEADER.map(UnicodeWidthStr::width);
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

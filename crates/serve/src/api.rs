@@ -215,17 +215,22 @@ pub(crate) fn form_refused(
     )
 }
 
+/// A 413: the profile is over the size limit; `help` says what to send instead.
+pub(crate) fn too_large(help: &str) -> Response {
+    reply::refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!(
+            "the profile is over the size limit of {} MiB",
+            crate::MAX_BODY_BYTES / (1024 * 1024)
+        ),
+        help,
+    )
+}
+
 /// A body that could not be read: over the size limit (413), or cut off.
 pub(crate) fn body_refused(e: &BytesRejection) -> Response {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        reply::refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!(
-                "the profile is over the size limit of {} MiB",
-                crate::MAX_BODY_BYTES / (1024 * 1024)
-            ),
-            "a profile is a page of YAML; send one profile a request",
-        )
+        too_large("a profile is a page of YAML; send one profile a request")
     } else {
         reply::refuse(
             e.status(),

@@ -65,11 +65,7 @@ pub(crate) async fn submit(
         let body = form_html(&posted, lang, &as_of_text) + extra;
         page::render(status, "/compare", lang, "compare", &body)
     };
-    let query = page::Query {
-        as_of: posted.as_of.clone(),
-        ..page::Query::default()
-    };
-    let asked = match query.as_of() {
+    let asked = match page::date(posted.as_of.as_deref()) {
         Ok(asked) => asked,
         Err(why) => return shown(StatusCode::BAD_REQUEST, &page::error_box(&why)),
     };

@@ -172,7 +172,7 @@ pub(crate) async fn answer(
 ) -> Response {
     match form {
         Ok(Form(pairs)) => answer_page(&site, Asked::read(pairs), None).await,
-        Err(e) => form_refused(&e),
+        Err(e) => crate::api::form_refused(&e, "post the page's form"),
     }
 }
 
@@ -185,7 +185,7 @@ pub(crate) async fn download(
 ) -> Response {
     let asked = match form {
         Ok(Form(pairs)) => Asked::read(pairs),
-        Err(e) => return form_refused(&e),
+        Err(e) => return crate::api::form_refused(&e, "post the page's form"),
     };
     let (output, content_type) = match file.as_str() {
         "memo.md" => (
@@ -212,11 +212,10 @@ pub(crate) async fn download(
                 (bytes.clone(), content_type)
             };
             let mut response = bytes.into_response();
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-            if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
-                headers.insert(header::CONTENT_DISPOSITION, value);
-            }
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            reply::attachment(&mut response, &file);
             response
         }
         Some(Err(e)) if e.kind() == decide::ErrorKind::Usage => render(
@@ -307,31 +306,13 @@ pub(crate) async fn script() -> Response {
 /// with the file (400).
 fn upload_refused(status: StatusCode) -> Response {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        return reply::refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!(
-                "the profile is over the size limit of {} MiB",
-                crate::MAX_BODY_BYTES / (1024 * 1024)
-            ),
-            "a profile is a page of YAML; upload one profile",
-        );
+        return crate::api::too_large("a profile is a page of YAML; upload one profile");
     }
     reply::refuse(
         StatusCode::BAD_REQUEST,
         "the upload could not be read",
         "post a form with `enctype=multipart/form-data` and the file as the field `profile`",
     )
-}
-
-fn form_refused(e: &FormRejection) -> Response {
-    match e {
-        FormRejection::BytesRejection(e) => crate::api::body_refused(e),
-        e => reply::refuse(
-            StatusCode::BAD_REQUEST,
-            &format!("the form does not read: {}", e.body_text()),
-            "post the page's form",
-        ),
-    }
 }
 
 fn rules_fault(site: &Site, why: &str) -> Response {

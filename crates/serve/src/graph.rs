@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::Response;
 use decide::diagram::{self, Focus, Neighbourhood};
 use decide::html::escape;
@@ -78,11 +78,7 @@ pub(crate) async fn download(
         Err(response) => return response,
     };
     let mut response = reply::text("text/plain; charset=utf-8", text);
-    if let Ok(disposition) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_DISPOSITION, disposition);
-    }
+    reply::attachment(&mut response, &file);
     response
 }
 

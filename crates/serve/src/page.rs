@@ -170,15 +170,16 @@ impl Query {
 
     /// The date asked, if any; `Err` with the words of the API's 400 for one that is not a date.
     pub(crate) fn as_of(&self) -> Result<Option<jiff::civil::Date>, String> {
-        match self
-            .as_of
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
-            None => Ok(None),
-            Some(text) => crate::api::date(text).map(Some).map_err(|r| r.message),
-        }
+        date(self.as_of.as_deref())
+    }
+}
+
+/// The date a page's field or parameter gives, if any (blank is none); `Err` with the words of
+/// the API's 400 for one that is not a date.
+pub(crate) fn date(text: Option<&str>) -> Result<Option<jiff::civil::Date>, String> {
+    match text.map(str::trim).filter(|d| !d.is_empty()) {
+        None => Ok(None),
+        Some(text) => crate::api::date(text).map(Some).map_err(|r| r.message),
     }
 }
 

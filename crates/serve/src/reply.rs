@@ -261,6 +261,16 @@ pub(crate) fn secure(response: &mut Response, policy: &'static str) {
     );
 }
 
+/// `response` marked as a download saved as `file` (a name of the site's own, never the
+/// request's).
+pub(crate) fn attachment(response: &mut Response, file: &str) {
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_DISPOSITION, value);
+    }
+}
+
 /// A response of `text` as `content_type`.
 pub(crate) fn text(content_type: &'static str, text: String) -> Response {
     let mut response = Response::new(Body::from(text));
