@@ -1,5 +1,6 @@
 //! `--format pdf`: the HTML memo printed to PDF by a Chromium-family browser already on the
-//! machine (Chromium, Chrome or Edge), headless and off the network.
+//! machine (Chromium, Chrome or Edge), headless, off the network and fenced off the machine's
+//! files.
 //!
 //! Why a browser and not a PDF library: a faithful PDF of the memo needs its layout (tables
 //! with headers repeated across pages, page breaks, the SVG chart) and fonts that cover
@@ -9,6 +10,12 @@
 //! for (`DECIDE_BROWSER`, then the usual names and install places) and names when missing; and
 //! the PDF's bytes carry the browser's creation date, so they differ between runs (its text
 //! does not).
+//!
+//! The page is the memo behind a content security policy written before it
+//! ([`decide::html::print_page`]: inline styles and `data:` images, nothing else: no script,
+//! no frame, no `file://`, no address), and the browser resolves no name and reaches no
+//! address (a proxy that is not there, loopback included), so a template in a `--rules` folder
+//! cannot put another file into the PDF, run a script or call out.
 //!
 //! A browser is a tree of processes that can hang, flood its standard error or leave helpers
 //! behind, so it is held on a short leash: it leads a process group of its own, killed whole
@@ -200,7 +207,10 @@ impl Printer {
         let scratch = scratch()?;
         let page = scratch.path().join("memo.html");
         let pdf = scratch.path().join("memo.pdf");
-        write_private(&page, html).map_err(|e| io("cannot write the scratch page", &e))?;
+        // The memo behind a policy that lets it load nothing: no script, no frame, no other
+        // file, no address, whatever a rules folder's template wrote.
+        write_private(&page, &decide::html::print_page(html))
+            .map_err(|e| io("cannot write the scratch page", &e))?;
         let mut command = Command::new(browser);
         command
             .args([
@@ -208,7 +218,14 @@ impl Printer {
                 "--disable-gpu",
                 "--no-first-run",
                 "--no-default-browser-check",
-                // Off the network: the page fetches nothing, and neither should the browser.
+                // Off the network: the page's policy lets it fetch nothing (print_page), and
+                // the browser has no way out either: every name resolves to nothing and every
+                // address, loopback included, goes through a proxy that is not there.
+                "--host-resolver-rules=MAP * ~NOTFOUND",
+                "--proxy-server=socks5://127.0.0.1:1",
+                "--proxy-bypass-list=<-loopback>",
+                "--disable-remote-fonts",
+                "--block-new-web-contents",
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--disable-sync",

@@ -15,6 +15,7 @@ Examples:
   decide serve                          (http://127.0.0.1:8080, the embedded policy)
   decide serve --rules my-rules --addr 127.0.0.1:9000
   DECIDE_TOKEN=s3cret decide serve --addr 0.0.0.0:8080   (other machines, with a token)
+  decide serve --addr 0.0.0.0:8080 --token-file ~/.decide-token
   curl --data-binary @profile.yaml 'http://127.0.0.1:8080/api/decide?format=md'")]
 #[command(mut_args(super::config::as_of_help(
     "The date prices are judged at where a request names none (YYYY-MM-DD); default the day of each request"
@@ -29,20 +30,79 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// A token every request must carry: scripts as `Authorization: Bearer TOKEN`, browsers by
-    /// opening `/?token=TOKEN` once (the page then keeps it in a cookie)
-    #[arg(long, env = "DECIDE_TOKEN", hide_env_values = true)]
+    /// opening `/?token=TOKEN` once (the page then keeps it in a cookie). On the command line it
+    /// is seen by every user of the machine (in the process list): prefer --token-file or
+    /// `DECIDE_TOKEN`
+    #[arg(long, conflicts_with = "token_file")]
     pub token: Option<String>,
+    /// A file whose text is the token (one line; its line break is not part of it): what
+    /// --token is, unseen by the other users of the machine
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+}
+
+/// The environment variable that holds the token, where neither --token nor --token-file does.
+const TOKEN_VAR: &str = "DECIDE_TOKEN";
+
+/// The token the server is started with, from --token-file, --token or `DECIDE_TOKEN` (in that
+/// order), checked to be one a header can carry; none where none is set (an empty
+/// `DECIDE_TOKEN` is none).
+fn token(args: &Args) -> Result<Option<String>> {
+    let (token, from) = if let Some(file) = &args.token_file {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot read the token file {}: {e}", file.display()),
+            )
+        })?;
+        // One line: its line break is the file's, not the token's.
+        let line = text
+            .strip_suffix("\r\n")
+            .or_else(|| text.strip_suffix('\n'))
+            .unwrap_or(&text);
+        (
+            line.to_owned(),
+            format!("the token file {}", file.display()),
+        )
+    } else if let Some(token) = &args.token {
+        stdio::err(
+            "warning: a token given with --token is seen by every user of this machine in the \
+             process list; put it in a file for --token-file, or in DECIDE_TOKEN\n",
+        );
+        (token.clone(), "--token".to_owned())
+    } else {
+        match std::env::var(TOKEN_VAR) {
+            Ok(token) if !token.is_empty() => (token, TOKEN_VAR.to_owned()),
+            Ok(_) | Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => (
+                String::from_utf8_lossy(
+                    std::env::var_os(TOKEN_VAR)
+                        .unwrap_or_default()
+                        .as_encoded_bytes(),
+                )
+                .into_owned(),
+                TOKEN_VAR.to_owned(),
+            ),
+        }
+    };
+    decide_serve::check_token(&token).map_err(|why| {
+        Error::new(ErrorKind::Usage, format!("{from}: {why}"))
+            .help("choose a token of letters and digits, e.g. `openssl rand -hex 24`")
+    })?;
+    Ok(Some(token))
 }
 
 /// The page's PDF download: the memo printed by a browser on this machine, as `--format pdf`
 /// does; none where no browser is found (the page then says why it offers no PDF).
 fn printer() -> Option<decide_serve::Printer> {
     let printer = super::pdf::printer().ok()?;
-    Some(Arc::new(move |html: &str| {
-        match printer.print(html, &|| None) {
+    Some(Arc::new(move |html: &str, stop: &dyn Fn() -> bool| {
+        // The server's stop is no signal of the command's: any will do to say so.
+        let stopped = || stop().then(super::signals::Signal::terminate);
+        match printer.print(html, &stopped) {
             Ok(super::pdf::Printed::Done(bytes)) => Ok(bytes),
-            Ok(super::pdf::Printed::Stopped(signal)) => {
-                Err(format!("stopped by signal {signal:?}"))
+            Ok(super::pdf::Printed::Stopped(_)) => {
+                Err("stopped: the server is stopping, or the request went away".to_owned())
             }
             Err(e) => Err(e.render()),
         }
@@ -54,7 +114,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let config = Config::newest(&args.rules);
     let policy = config.policy()?;
     let memo = config.memo()?;
-    let token = args.token.clone().filter(|t| !t.is_empty());
+    let token = token(args)?;
     // How a browser opens the first page (the token itself is not printed: the log may be
     // read by others).
     let with_token = if token.is_some() { "?token=TOKEN" } else { "" };

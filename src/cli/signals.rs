@@ -79,6 +79,15 @@ pub struct Signal {
 }
 
 impl Signal {
+    /// SIGTERM: what a server stopping its prints says it was stopped by.
+    #[must_use]
+    pub fn terminate() -> Signal {
+        Signal {
+            number: signal_hook::consts::SIGTERM,
+            name: "SIGTERM",
+        }
+    }
+
     /// The conventional exit code of a process ended by this signal: 128 + its number.
     #[must_use]
     pub fn exit_code(self) -> u8 {

@@ -50,13 +50,15 @@
         if (same) same.hidden = offer.hidden;
       }
     }
-    const memo = document.getElementById('memo');
-    copy(memo.querySelector('.status'), page.querySelector('#memo .status'));
-    const ourFrame = memo.querySelector('iframe');
+    const pane = document.getElementById('memo');
+    copy(pane.querySelector('.status'), page.querySelector('#memo .status'));
+    const ourFrame = pane.querySelector('iframe');
     const theirFrame = page.querySelector('#memo iframe');
-    const doc = theirFrame ? theirFrame.getAttribute('srcdoc') : '';
-    if (doc && ourFrame.getAttribute('srcdoc') !== doc) ourFrame.setAttribute('srcdoc', doc);
-    ourFrame.hidden = !doc;
+    // The memo is a page of the server's (its address names its content): loaded again only
+    // when the answers changed it.
+    const memo = theirFrame ? theirFrame.getAttribute('src') : '';
+    if (memo && ourFrame.getAttribute('src') !== memo) ourFrame.setAttribute('src', memo);
+    ourFrame.hidden = !memo;
     document.getElementById('profile-yaml').textContent = page.getElementById('profile-yaml').textContent;
     document.body.dataset.updated = String(mine);
   }

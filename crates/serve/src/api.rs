@@ -175,28 +175,44 @@ pub(crate) async fn off_thread(
 }
 
 /// `work` on the blocking pool, off the threads that read and write connections, once one of
-/// the site's work permits is free (the work holds it to its end, even past its request's time
-/// limit, so abandoned work cannot pile up); a panic or a cancelled task is a 500 with an id.
+/// the site's work permits is free, within [`Settings::queue_wait`](crate::Settings::queue_wait)
+/// (a 503 with `Retry-After` after it, the work never started). The work holds its permit to its
+/// end, even past its request's time limit, so abandoned work cannot pile up; work whose request
+/// went away (its time ran out, or the client left) before a thread took it up is not started.
+/// A panic or a cancelled task is a 500 with an id.
 pub(crate) async fn blocking<T: Send + 'static>(
     site: &Arc<Site>,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Response> {
-    let permit = site.work_permit().await;
+    let queued = tokio::time::timeout(site.settings().queue_wait, site.work_permit()).await;
+    let Ok(Some(permit)) = queued else {
+        return Err(crate::limits::busy(
+            "the server is busy deciding other requests",
+            "try again in a few seconds",
+        ));
+    };
+    let wanted = Arc::new(());
+    let asker = Arc::downgrade(&wanted);
+    let worker = site.clone();
     let work = move || {
         let _permit = permit;
-        work()
+        // Nobody waits for it any more, or the server is stopping: not started.
+        if asker.strong_count() == 0 || worker.stopping() {
+            return None;
+        }
+        Some(work())
     };
-    tokio::task::spawn_blocking(work).await.map_err(|joined| {
-        let detail = if joined.is_panic() {
-            format!(
-                "panic: {}",
-                reply::panic_message(joined.into_panic().as_ref())
-            )
-        } else {
-            format!("the decision did not finish: {joined}")
-        };
-        reply::internal(site, &detail, None)
-    })
+    let joined = tokio::task::spawn_blocking(work).await;
+    drop(wanted);
+    match joined {
+        Ok(Some(done)) => Ok(done),
+        Ok(None) => Err(crate::limits::busy("the server is stopping", "")),
+        Err(joined) => Err(reply::internal(
+            site,
+            &reply::unjoined(joined, "the decision"),
+            None,
+        )),
+    }
 }
 
 /// A form that could not be read: a body over the size limit (413) or cut off, else a 400

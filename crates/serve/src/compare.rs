@@ -92,7 +92,8 @@ pub(crate) async fn submit(
     .await;
     match compared {
         Ok(Ok((comparison, memos))) => {
-            shown(StatusCode::OK, &result_html(&comparison, &memos, lang))
+            let keys = memos.map(|memo| site.memos.keep(&memo));
+            shown(StatusCode::OK, &result_html(&comparison, &keys, lang))
         }
         Ok(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
             shown(StatusCode::BAD_REQUEST, &page::error_box(&e.render()))
@@ -181,8 +182,8 @@ fn money(v: Option<f64>) -> String {
     )
 }
 
-/// What the comparison found, then the two memos.
-fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
+/// What the comparison found, then the two memos (kept under `keys`).
+fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
     let (a, b) = (&c.diff.old, &c.diff.new);
     let w = |key: &str| escape(&word(key, lang));
     let mut out = format!("<h2>{}</h2>", w("answers"));
@@ -265,13 +266,8 @@ fn result_html(c: &Comparison, memos: &[String; 2], lang: Lang) -> String {
     }
 
     let _ = write!(out, "<h2>{}</h2><div class=\"pair\">", w("memos"));
-    for (memo, profile) in memos.iter().zip([&a.profile, &b.profile]) {
-        let _ = write!(
-            out,
-            "<iframe title=\"{}\" sandbox=\"allow-same-origin\" srcdoc=\"{}\"></iframe>",
-            escape(profile),
-            escape(memo)
-        );
+    for (key, profile) in keys.iter().zip([&a.profile, &b.profile]) {
+        out.push_str(&crate::memos::frame(key, profile, lang));
     }
     out.push_str("</div>");
     out

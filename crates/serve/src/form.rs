@@ -126,22 +126,15 @@ fn work(site: &Site, asked: &Asked, output: Output) -> Result<Worked, String> {
             Output::Memo(format) => format,
             Output::Pdf => Format::Html,
         };
-        let text = site.decide(
+        // A PDF is printed from the HTML memo afterwards, at a printer of its own (crate::print).
+        site.decide(
             yaml.clone().into_bytes(),
             Syntax::Yaml,
             format,
             asked.lang,
             date,
-        )?;
-        match (output, &site.settings().pdf) {
-            (Output::Pdf, Some(print)) => print(&text).map_err(|why| {
-                decide::Error::new(
-                    decide::ErrorKind::Io,
-                    format!("the PDF was not printed: {why}"),
-                )
-            }),
-            _ => Ok(text.into_bytes()),
-        }
+        )
+        .map(String::into_bytes)
     });
     Ok(Worked {
         texts,
@@ -197,10 +190,26 @@ pub(crate) async fn download(
         "memo.pdf" if site.settings().pdf.is_some() => (Output::Pdf, "application/pdf"),
         _ => return reply::not_found().await,
     };
-    let (worked, asked) = match on_blocking_pool(&site, asked, output).await {
+    // A printer is waited for before anything is decided, so that a PDF nobody can print now
+    // costs no decision.
+    let turn = match output {
+        Output::Pdf => match crate::print::turn(&site, asked.lang).await {
+            Ok(turn) => Some(turn),
+            Err(response) => return response,
+        },
+        Output::Memo(_) => None,
+    };
+    let (mut worked, asked) = match on_blocking_pool(&site, asked, output).await {
         Ok(both) => both,
         Err(response) => return response,
     };
+    if let (Some(turn), Some(Ok(html))) = (turn, &mut worked.decided) {
+        let html = String::from_utf8(std::mem::take(html)).unwrap_or_default();
+        match crate::print::pdf(&site, turn, html, asked.lang).await {
+            Ok(pdf) => worked.decided = Some(Ok(pdf)),
+            Err(response) => return response,
+        }
+    }
     match &worked.decided {
         Some(Ok(bytes)) => {
             let (bytes, content_type) = if file == "profile.yaml" {
@@ -393,7 +402,7 @@ fn render(
             escape(&word("no_pdf", lang))
         );
     }
-    let (status_html, frame) = memo_pane(asked, worked, notice);
+    let (status_html, frame) = memo_pane(site, asked, worked, notice);
     let langs = page::lang_options(lang);
     let base = if asked.base.is_object() {
         escape(&asked.base.to_string())
@@ -422,7 +431,12 @@ fn render(
 }
 
 /// The memo pane's status line and the memo's frame.
-fn memo_pane(asked: &Asked, worked: &Worked, notice: Option<&str>) -> (String, String) {
+fn memo_pane(
+    site: &Site,
+    asked: &Asked,
+    worked: &Worked,
+    notice: Option<&str>,
+) -> (String, String) {
     let lang = asked.lang;
     let empty_frame =
         "<iframe title=\"memo\" sandbox=\"allow-same-origin\" hidden></iframe>".to_owned();
@@ -436,12 +450,13 @@ fn memo_pane(asked: &Asked, worked: &Worked, notice: Option<&str>) -> (String, S
         );
     }
     match &worked.decided {
+        // The page links its memo, kept for it (crate::memos), rather than carrying it.
         Some(Ok(memo)) => (
             "<div class=\"status\"></div>".to_owned(),
-            format!(
-                "<iframe title=\"{}\" sandbox=\"allow-same-origin\" srcdoc=\"{}\"></iframe>",
-                escape(&word("memo", lang)),
-                escape(&String::from_utf8_lossy(memo))
+            crate::memos::frame(
+                &site.memos.keep(&String::from_utf8_lossy(memo)),
+                &word("memo", lang),
+                lang,
             ),
         ),
         Some(Err(e)) => (

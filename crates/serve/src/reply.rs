@@ -34,12 +34,18 @@ pub(crate) fn refuse(status: StatusCode, message: &str, help: &str) -> Response 
 
 /// The status an engine error is answered with: 422 for the profile, 400 for what the request
 /// asked (a date nothing is quoted at), 500 for a fault of the rules or of the server, which is
-/// logged under an id the client is given.
+/// logged under an id the client is given. A fault of the policy (rules, a run-time fault of
+/// its expressions, a broken invariant) is shown: its place in a rule file is what the
+/// policy's owner acts on. Any other fault (a file the server could not read or write, say)
+/// is the operator's, and only its id is.
 pub(crate) fn failure(site: &Site, e: &decide::Error) -> Response {
     match e.kind() {
         ErrorKind::Profile => error(StatusCode::UNPROCESSABLE_ENTITY, e),
         ErrorKind::Usage => error(StatusCode::BAD_REQUEST, e),
-        _ => internal(site, &e.render(), Some(e)),
+        ErrorKind::Rules | ErrorKind::Eval | ErrorKind::Invariant => {
+            internal(site, &e.render(), Some(e))
+        }
+        ErrorKind::Io | ErrorKind::Interrupted => internal(site, &e.render(), None),
     }
 }
 
@@ -54,11 +60,17 @@ fn failure_id() -> String {
     )
 }
 
+/// Logs `detail` under a new failure id, and says the id.
+pub(crate) fn log_failure(site: &Site, detail: &str) -> String {
+    let id = failure_id();
+    (site.settings().log)(&format!("error {id}: {detail}"));
+    id
+}
+
 /// A 500 whose cause, `detail`, goes to the log under a new id; the client gets the id and,
 /// for a fault of the rules, the error (its place in a rule file is what a policy owner needs).
 pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>) -> Response {
-    let id = failure_id();
-    (site.settings().log)(&format!("error {id}: {detail}"));
+    let id = log_failure(site, detail);
     let mut body = match shown {
         Some(e) => serde_json::json!({ "error": ErrorFields::of(e) }),
         None => serde_json::json!({ "error": {
@@ -85,6 +97,16 @@ pub(crate) fn panicked(cause: Box<dyn std::any::Any + Send + 'static>) -> Respon
         "id": id,
     }});
     (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+}
+
+/// Why work on the blocking pool (`what`) did not return: its panic's message, or that it was
+/// cancelled.
+pub(crate) fn unjoined(joined: tokio::task::JoinError, what: &str) -> String {
+    if joined.is_panic() {
+        format!("panic: {}", panic_message(joined.into_panic().as_ref()))
+    } else {
+        format!("{what} did not finish: {joined}")
+    }
 }
 
 /// A panic's message, where it has one.
@@ -133,7 +155,9 @@ pub(crate) async fn authorise(
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    if unsafe_method && matches!(fetched_from, "cross-site" | "same-site") {
+    if unsafe_method
+        && (matches!(fetched_from, "cross-site" | "same-site") || foreign_origin(headers))
+    {
         return refuse(
             StatusCode::FORBIDDEN,
             "a page of another site may not post to this server",
@@ -193,6 +217,36 @@ pub(crate) async fn authorise(
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
+}
+
+/// Whether the request names an `Origin` other than the server it was sent to (its `Host`):
+/// a browser's post from a page of another site, even one that sends no `Sec-Fetch-Site`. A
+/// request without `Origin` is a script's (browsers send it with every post), and allowed;
+/// `Origin: null` (a sandboxed or local page) is foreign.
+fn foreign_origin(headers: &axum::http::HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return false;
+    };
+    let Some(origin) = origin.to_str().ok().map(str::trim) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .trim();
+    let (authority, default_port) = if let Some(rest) = origin.strip_prefix("http://") {
+        (rest, ":80")
+    } else if let Some(rest) = origin.strip_prefix("https://") {
+        (rest, ":443")
+    } else {
+        return true;
+    };
+    let bare = |a: &str| {
+        let a = a.to_ascii_lowercase();
+        a.strip_suffix(default_port).map(str::to_owned).unwrap_or(a)
+    };
+    authority.is_empty() || host.is_empty() || bare(authority) != bare(host)
 }
 
 /// Whether `host` (a `Host` header: a name or address, maybe with a port) names this machine
@@ -308,6 +362,31 @@ mod tests {
         ] {
             assert!(!super::is_loopback_host(host), "{host}");
         }
+    }
+
+    #[test]
+    fn an_origin_is_foreign_unless_it_is_the_host_posted_to() {
+        let foreign = |origin: Option<&str>, host: &str| {
+            let mut headers = axum::http::HeaderMap::new();
+            headers.insert("host", host.parse().unwrap());
+            if let Some(origin) = origin {
+                headers.insert("origin", origin.parse().unwrap());
+            }
+            super::foreign_origin(&headers)
+        };
+        assert!(!foreign(None, "127.0.0.1:8080"), "a script sends none");
+        assert!(!foreign(Some("http://127.0.0.1:8080"), "127.0.0.1:8080"));
+        assert!(!foreign(Some("http://LOCALHOST:8080"), "localhost:8080"));
+        assert!(!foreign(Some("http://example.com"), "example.com:80"));
+        assert!(!foreign(Some("https://example.com:443"), "example.com"));
+        assert!(foreign(Some("http://evil.example"), "127.0.0.1:8080"));
+        assert!(foreign(Some("http://127.0.0.1:9999"), "127.0.0.1:8080"));
+        assert!(foreign(Some("null"), "127.0.0.1:8080"));
+        assert!(foreign(
+            Some("http://127.0.0.1:8080.evil"),
+            "127.0.0.1:8080"
+        ));
+        assert!(foreign(Some("file://"), "127.0.0.1:8080"));
     }
 
     #[test]

@@ -8,7 +8,8 @@ use decide::profile::Syntax;
 use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
 use jiff::civil::Date;
 
-/// What a server is held to.
+/// What a server is held to. Every bound is stated in docs/serve.md's "Limits", with what
+/// happens at it.
 #[derive(Clone)]
 pub struct Settings {
     /// A bearer token every request must carry (`Authorization: Bearer TOKEN`); none by default.
@@ -18,33 +19,68 @@ pub struct Settings {
     /// whose name was rebound to 127.0.0.1 from reading a server that has no token. The
     /// command line sets it for a loopback address without a token; off by default.
     pub local_only: bool,
-    /// The most requests handled at once; the others wait their turn.
+    /// The most pieces of work (a decision, a comparison, a graph drawn, an upload read) run at
+    /// once, on the blocking pool; the others wait their turn, in order.
     pub max_in_flight: usize,
-    /// The longest a request may take once its turn comes (a 503 after it); work it started
-    /// on the blocking pool runs to its end and holds its permit until then.
+    /// The longest a piece of work waits for its turn: then a **503** with `Retry-After`, and
+    /// the work is never started.
+    pub queue_wait: Duration,
+    /// The longest a request may take once its headers are read (a **503** after it): a
+    /// backstop; the body, the wait in the queue and a print have bounds of their own well
+    /// inside it.
     pub request_timeout: Duration,
     /// The longest a connection may take to send a request's headers (a client that opens
     /// connections and sends nothing is cut off after it).
     pub header_timeout: Duration,
-    /// Where a failure the client is not shown (a panic, a fault of the rules) is logged, with
-    /// the id the client is given.
+    /// The longest a request's body may take to arrive whole once its headers are read (a
+    /// **408**, and the connection closed).
+    pub body_timeout: Duration,
+    /// The most requests reading their bodies at once, from all clients (a **503** with
+    /// `Retry-After` beyond it, before any of the body is read).
+    pub max_bodies: usize,
+    /// The most requests reading their bodies at once from one client address.
+    pub max_bodies_per_client: usize,
+    /// The most connections open at once, from all clients; one more is answered with a
+    /// **503** and closed.
+    pub max_connections: usize,
+    /// The most connections open at once from one client address.
+    pub max_connections_per_client: usize,
+    /// The most PDFs printed at once (each a browser on the server).
+    pub max_prints: usize,
+    /// The longest a PDF waits for a free printer: then a **503** with `Retry-After`.
+    pub print_wait: Duration,
+    /// Where a failure the client is not shown (a panic, a fault of the rules, a browser that
+    /// failed) is logged, with the id the client is given.
     pub log: Arc<dyn Fn(&str) + Send + Sync>,
     /// Prints an HTML memo to PDF (a browser on the server, which the command line finds);
     /// without one the page offers no PDF.
     pub pdf: Option<Printer>,
 }
 
-/// HTML in, PDF out, or why not.
-pub type Printer = Arc<dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync>;
+/// HTML in, PDF out, or why not (for the server's log only: it may name paths and what the
+/// browser said). The second argument says, when asked, whether to stop at once (the server is
+/// stopping, or the request went away): a printer asks it often and stops its browser then.
+pub type Printer = Arc<dyn Fn(&str, &dyn Fn() -> bool) -> Result<Vec<u8>, String> + Send + Sync>;
 
 impl Default for Settings {
     fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         Settings {
             token: None,
             local_only: false,
-            max_in_flight: 64,
+            // Two a core: one deciding while the other's answer is written, without a queue of
+            // half-done work holding memory.
+            max_in_flight: 2 * cores,
+            queue_wait: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_bodies: 32,
+            max_bodies_per_client: 8,
+            max_connections: 512,
+            max_connections_per_client: 32,
+            max_prints: 2,
+            print_wait: Duration::from_secs(5),
             log: Arc::new(|line| eprintln!("{line}")),
             pdf: None,
         }
@@ -57,8 +93,19 @@ impl std::fmt::Debug for Settings {
             .field("token", &self.token.as_ref().map(|_| "(set)"))
             .field("local_only", &self.local_only)
             .field("max_in_flight", &self.max_in_flight)
+            .field("queue_wait", &self.queue_wait)
             .field("request_timeout", &self.request_timeout)
             .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_bodies", &self.max_bodies)
+            .field("max_bodies_per_client", &self.max_bodies_per_client)
+            .field("max_connections", &self.max_connections)
+            .field(
+                "max_connections_per_client",
+                &self.max_connections_per_client,
+            )
+            .field("max_prints", &self.max_prints)
+            .field("print_wait", &self.print_wait)
             .field("pdf", &self.pdf.as_ref().map(|_| "(a printer)"))
             .finish_non_exhaustive()
     }
@@ -78,6 +125,14 @@ pub struct Site {
     /// Permits for work on the blocking pool, [`Settings::max_in_flight`] of them: held by the
     /// work itself, so that work whose request timed out still counts until it ends.
     work: Arc<tokio::sync::Semaphore>,
+    /// Permits to print, [`Settings::max_prints`] of them.
+    prints: Arc<tokio::sync::Semaphore>,
+    /// The connections and the bodies being read, by client address.
+    pub(crate) clients: crate::limits::Clients,
+    /// The memos the pages frame, kept to be fetched once.
+    pub(crate) memos: crate::memos::Memos,
+    /// Set once the server is stopping: prints stop their browsers.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 impl Site {
@@ -91,6 +146,10 @@ impl Site {
             memo,
             as_of,
             work: Arc::new(tokio::sync::Semaphore::new(settings.max_in_flight.max(1))),
+            prints: Arc::new(tokio::sync::Semaphore::new(settings.max_prints.max(1))),
+            clients: crate::limits::Clients::default(),
+            memos: crate::memos::Memos::default(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             settings,
             graphs: Mutex::new(Vec::new()),
         }
@@ -105,6 +164,23 @@ impl Site {
     /// A permit for work on the blocking pool, once one is free.
     pub(crate) async fn work_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.work.clone().acquire_owned().await.ok()
+    }
+
+    /// A permit to print, once one is free.
+    pub(crate) async fn print_permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.prints.clone().acquire_owned().await.ok()
+    }
+
+    /// Says the server is stopping: every print stops its browser, and work not yet started
+    /// is not started.
+    pub(crate) fn stop(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the server is stopping.
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub(crate) fn settings(&self) -> &Settings {

@@ -77,24 +77,7 @@ async fn post(site: Arc<Site>, uri: &str, body: impl Into<Body>) -> Answer {
 
 /// `pairs` as a form posts them to `uri` (`application/x-www-form-urlencoded`).
 fn form_post(uri: &str, pairs: &[(&str, &str)]) -> Request<Body> {
-    let mut body = String::new();
-    for (name, value) in pairs {
-        if !body.is_empty() {
-            body.push('&');
-        }
-        for (i, text) in [name, value].into_iter().enumerate() {
-            if i == 1 {
-                body.push('=');
-            }
-            for b in text.bytes() {
-                if b.is_ascii_alphanumeric() {
-                    body.push(b as char);
-                } else {
-                    write!(body, "%{b:02X}").unwrap();
-                }
-            }
-        }
-    }
+    let body = form_body(pairs);
     Request::post(uri)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .body(Body::from(body))
@@ -498,10 +481,40 @@ fn shown_profile(page: &str) -> String {
     unescape(&page[start..end])
 }
 
-/// The memo in the page's frame (its `srcdoc`), unescaped.
-fn framed(page: &str) -> String {
-    let framed = page.split("srcdoc=\"").nth(1).expect("a memo in the frame");
-    unescape(&framed[..framed.find('"').unwrap()])
+/// The memos a page frames, fetched from `site` as a browser does (each frame's `src`), with
+/// the memos' own content security policy.
+async fn framed_all(site: &Arc<Site>, page: &str) -> Vec<String> {
+    let mut memos = Vec::new();
+    for frame in page.split("<iframe ").skip(1) {
+        let frame = &frame[..frame.find('>').unwrap()];
+        assert!(
+            !frame.contains("srcdoc"),
+            "a memo carried in the page: {frame}"
+        );
+        let Some(src) = frame.split("src=\"").nth(1) else {
+            continue;
+        };
+        let src = unescape(&src[..src.find('"').unwrap()]);
+        assert!(src.starts_with("/memo/"), "{src}");
+        let memo = get(site.clone(), &src).await;
+        assert_eq!(memo.status, StatusCode::OK, "{src}: {}", memo.body);
+        let csp = memo.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'self'"),
+            "{csp}"
+        );
+        memos.push(memo.body);
+    }
+    memos
+}
+
+/// The memo in the page's frame.
+async fn framed(site: &Arc<Site>, page: &str) -> String {
+    let mut memos = framed_all(site, page).await;
+    assert_eq!(memos.len(), 1, "one memo in the frame");
+    memos.remove(0)
 }
 
 fn unescape(html: &str) -> String {
@@ -549,14 +562,22 @@ async fn the_questionnaire_is_the_front_page_in_either_language_with_its_default
 
 #[tokio::test]
 async fn answers_give_the_memo_beside_the_form_that_decide_writes_for_their_profile() {
-    let page = send(site(), form_post("/", &SERVICE)).await;
+    let site = site();
+    let page = send(site.clone(), form_post("/", &SERVICE)).await;
     assert_eq!(page.status, StatusCode::OK);
     let profile = shown_profile(&page.body);
     assert!(profile.contains("model_params_b: 13"), "{profile}");
     assert!(profile.contains("monthly_cny: 20000"), "{profile}");
     let memo = engine(&profile, Format::Html, Lang::En);
-    let framed = framed(&page.body);
+    let framed = framed(&site, &page.body).await;
     assert_eq!(framed, memo);
+    // The page carries a link to the memo, not the memo: it is smaller than the memo it shows.
+    assert!(
+        page.body.len() < memo.len(),
+        "{} bytes for a memo of {}",
+        page.body.len(),
+        memo.len()
+    );
     // The shorthand is echoed with what it was read as; the question of training is disabled.
     assert!(
         page.body.contains("2万 → 20,000 yuan a month"),
@@ -582,7 +603,7 @@ async fn a_refused_answer_is_shown_at_its_question_and_no_memo_is_written() {
         "{}",
         page.body
     );
-    assert!(!page.body.contains("srcdoc"));
+    assert!(!page.body.contains("/memo/"));
     assert!(
         page.body
             .contains("<li>How many GPUs are kept busy at once?</li>")
@@ -654,7 +675,7 @@ async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
     let printed = Arc::new(Mutex::new(String::new()));
     let seen = printed.clone();
     let site = site_with(Settings {
-        pdf: Some(Arc::new(move |html: &str| {
+        pdf: Some(Arc::new(move |html: &str, _: &dyn Fn() -> bool| {
             *seen.lock().unwrap() = html.to_owned();
             Ok(b"%PDF-1.7 stand-in".to_vec())
         })),
@@ -693,11 +714,12 @@ fn upload(file: &str, lang: &str) -> Request<Body> {
 #[tokio::test]
 async fn an_uploaded_profile_fills_the_form_and_gives_its_own_memo() {
     let file = example("pretrain-70b-job.yaml");
-    let page = send(site(), upload(&file, "zh")).await;
+    let uploaded = site();
+    let page = send(uploaded.clone(), upload(&file, "zh")).await;
     assert_eq!(page.status, StatusCode::OK);
     assert_eq!(input_value(&page.body, "workload.model_params_b"), "70");
     assert!(page.body.contains("name=\"job\" value=\"yes\" checked"));
-    let framed = framed(&page.body);
+    let framed = framed(&uploaded, &page.body).await;
     let from_file = engine(&file, Format::Markdown, Lang::Zh);
     let answer = from_file.lines().find(|l| l.starts_with("> **")).unwrap();
     let answer = answer.trim_start_matches("> ").replace("**", "");
@@ -929,7 +951,8 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
     assert_a_page_of_the_site(&answer, "zh");
 
     let (a, b) = (example("lora-7b-4090.yaml"), example("qlora-70b-4090.yaml"));
-    let answer = send(site(), compare(&a, &b, "en")).await;
+    let site = site();
+    let answer = send(site.clone(), compare(&a, &b, "en")).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_a_page_of_the_site(&answer, "en");
     // The form keeps both profiles.
@@ -963,12 +986,7 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
         );
     }
     // The two memos, as the engine writes them.
-    let memos: Vec<String> = answer
-        .body
-        .split("srcdoc=\"")
-        .skip(1)
-        .map(|f| unescape(&f[..f.find('"').unwrap()]))
-        .collect();
+    let memos = framed_all(&site, &answer.body).await;
     assert_eq!(
         memos,
         [
@@ -978,7 +996,7 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
     );
 
     // A profile compared with itself: nothing differs.
-    let answer = send(site(), compare(&a, &a, "en")).await;
+    let answer = send(site, compare(&a, &a, "en")).await;
     assert_eq!(answer.status, StatusCode::OK);
     assert!(answer.body.contains("The two profiles say the same"));
     assert!(
@@ -1017,7 +1035,9 @@ async fn a_panic_is_a_500_with_only_an_id_and_its_cause_in_the_log() {
     let sink = logged.clone();
     let site = site_with(Settings {
         log: Arc::new(move |line| sink.lock().unwrap().push(line.to_owned())),
-        pdf: Some(Arc::new(|_: &str| panic!("the printer broke"))),
+        pdf: Some(Arc::new(|_: &str, _: &dyn Fn() -> bool| {
+            panic!("the printer broke")
+        })),
         ..Settings::default()
     });
     let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
@@ -1035,17 +1055,30 @@ async fn a_panic_is_a_500_with_only_an_id_and_its_cause_in_the_log() {
 }
 
 #[tokio::test]
-async fn a_request_over_the_time_limit_is_a_503() {
+async fn a_request_over_the_time_limit_is_a_503_and_its_print_is_stopped() {
+    let (told, stopped) = std::sync::mpsc::channel();
     let site = site_with(Settings {
-        request_timeout: std::time::Duration::from_millis(100),
-        pdf: Some(Arc::new(|_: &str| {
-            std::thread::sleep(std::time::Duration::from_secs(2));
+        request_timeout: std::time::Duration::from_millis(300),
+        pdf: Some(Arc::new(move |_: &str, stop: &dyn Fn() -> bool| {
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_secs(20) {
+                if stop() {
+                    let _ = told.send(start.elapsed());
+                    return Err("stopped".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
             Ok(b"%PDF-1.7 too late".to_vec())
         })),
         ..Settings::default()
     });
     let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
     assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    // The print whose request timed out is told to stop, not left to run its 20 s.
+    let ran = stopped
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the print was stopped");
+    assert!(ran < std::time::Duration::from_secs(5), "{ran:?}");
 }
 
 #[tokio::test]
@@ -1153,6 +1186,30 @@ async fn no_page_of_another_site_may_post_and_a_local_server_answers_local_names
         let answer = send(site(), with(decide(), &[("sec-fetch-site", from)])).await;
         assert_eq!(answer.status, StatusCode::OK, "{from}");
     }
+    // A post that names a foreign `Origin` and no `Sec-Fetch-Site` is refused too; one from
+    // the server's own origin, or a script's without either, is not.
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:9999"] {
+        let answer = send(
+            site(),
+            with(decide(), &[("origin", origin), ("host", "127.0.0.1:8080")]),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{origin}");
+    }
+    let answer = send(
+        site(),
+        with(
+            decide(),
+            &[
+                ("origin", "http://127.0.0.1:8080"),
+                ("host", "127.0.0.1:8080"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let answer = send(site(), with(decide(), &[("host", "127.0.0.1:8080")])).await;
+    assert_eq!(answer.status, StatusCode::OK);
     // A link from another site may still open a page.
     let answer = send(
         site(),
@@ -1346,4 +1403,369 @@ mod any_input {
             check(&answer, "/upload");
         }
     }
+}
+
+/// A server on a loopback port, in this process, with `settings`; stopped by the sender.
+async fn serving(
+    settings: Settings,
+) -> (
+    std::net::SocketAddr,
+    Arc<Site>,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let site = site_with(settings);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(decide_serve::serve(listener, site.clone(), async {
+        let _ = stopped.await;
+    }));
+    (addr, site, stop, server)
+}
+
+/// What a connection hears back within `wait` (all of it, up to the server's hanging up).
+async fn heard(stream: &mut tokio::net::TcpStream, wait: std::time::Duration) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut heard = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(wait, async {
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    heard.extend_from_slice(&chunk[..n]);
+                    if heard.windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&heard).into_owned()
+}
+
+/// A connection that has sent the headers of a post of a profile, and none of its body.
+async fn stalled_post(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            b"POST /api/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\nname: ",
+        )
+        .await
+        .unwrap();
+    stream
+}
+
+/// `GET /healthz` on a new connection: the status line heard, and how long it took.
+async fn health(addr: std::net::SocketAddr) -> (String, std::time::Duration) {
+    use tokio::io::AsyncWriteExt;
+    let start = std::time::Instant::now();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = heard(&mut stream, std::time::Duration::from_secs(10)).await;
+    (
+        answer.lines().next().unwrap_or_default().to_owned(),
+        start.elapsed(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_bodies_hold_the_server_for_no_one_else_and_are_cut_off() {
+    use std::time::Duration;
+    let (addr, _, stop, server) = serving(Settings {
+        body_timeout: Duration::from_millis(800),
+        max_bodies_per_client: 4,
+        max_connections_per_client: 8,
+        ..Settings::default()
+    })
+    .await;
+    // Four posts whose bodies never come: as many as one client may have reading at once.
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        stalled.push(stalled_post(addr).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A fifth is turned away at once, with when to come back; the server still answers.
+    let mut fifth = stalled_post(addr).await;
+    let refused = heard(&mut fifth, Duration::from_secs(5)).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(
+        refused.to_ascii_lowercase().contains("retry-after: 5"),
+        "{refused}"
+    );
+    let (status, took) = health(addr).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    // The stalled ones are answered 408 and closed once their body's time is up, not 30 s.
+    for mut stream in stalled {
+        let answer = heard(&mut stream, Duration::from_secs(5)).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("connection: close"),
+            "{answer}"
+        );
+    }
+    // More connections than a client may open: the ninth is answered 503 and closed.
+    let mut open = Vec::new();
+    for _ in 0..8 {
+        open.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut ninth = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let refused = heard(&mut ninth, Duration::from_secs(5)).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("too many connections"), "{refused}");
+    drop(open);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, _) = health(addr).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_pages_are_answered_while_every_decision_is_taken() {
+    use std::time::Duration;
+    // One piece of work at a time and a queue full of comparisons: the health check and the
+    // script do not queue.
+    let (addr, site, stop, server) = serving(Settings {
+        max_in_flight: 1,
+        queue_wait: Duration::from_millis(200),
+        ..Settings::default()
+    })
+    .await;
+    let (a, b) = (example("lora-7b-4090.yaml"), example("qlora-70b-4090.yaml"));
+    let mut work = Vec::new();
+    for _ in 0..24 {
+        let site = site.clone();
+        let request = compare(&a, &b, "en");
+        work.push(tokio::spawn(
+            async move { send(site, request).await.status },
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for _ in 0..5 {
+        let (status, took) = health(addr).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+    }
+    let script = get(site.clone(), "/assets/form.js").await;
+    assert_eq!(script.status, StatusCode::OK);
+    // Those that waited past the queue's bound were told to come back, and the rest decided.
+    let mut statuses = Vec::new();
+    for w in work {
+        statuses.push(w.await.unwrap());
+    }
+    assert!(
+        statuses.contains(&StatusCode::SERVICE_UNAVAILABLE),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&StatusCode::OK), "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| *s == StatusCode::OK || *s == StatusCode::SERVICE_UNAVAILABLE),
+        "{statuses:?}"
+    );
+    stop.send(()).unwrap();
+    server.await.unwrap();
+}
+
+/// A printer that takes `hold` unless told to stop, counting the prints at once.
+fn slow_printer(
+    hold: std::time::Duration,
+    at_once: Arc<std::sync::atomic::AtomicUsize>,
+    most: Arc<std::sync::atomic::AtomicUsize>,
+    stopped: std::sync::mpsc::Sender<()>,
+) -> decide_serve::Printer {
+    use std::sync::atomic::Ordering;
+    let stopped = Mutex::new(stopped);
+    Arc::new(move |_: &str, stop: &dyn Fn() -> bool| {
+        let now = at_once.fetch_add(1, Ordering::SeqCst) + 1;
+        most.fetch_max(now, Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        let mut outcome = Ok(b"%PDF-1.7 slow".to_vec());
+        while start.elapsed() < hold {
+            if stop() {
+                let _ = stopped.lock().unwrap().send(());
+                outcome = Err("stopped".into());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        at_once.fetch_sub(1, Ordering::SeqCst);
+        outcome
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pdfs_are_printed_by_a_small_pool_and_the_rest_told_to_come_back() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    let (at_once, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (told, _stopped) = std::sync::mpsc::channel();
+    let site = site_with(Settings {
+        max_prints: 2,
+        print_wait: Duration::from_millis(300),
+        pdf: Some(slow_printer(
+            Duration::from_millis(1500),
+            at_once,
+            most.clone(),
+            told,
+        )),
+        ..Settings::default()
+    });
+    let mut downloads = Vec::new();
+    for _ in 0..8 {
+        let site = site.clone();
+        downloads.push(tokio::spawn(async move {
+            send(site, form_post("/download/memo.pdf", &SERVICE)).await
+        }));
+    }
+    let mut printed = 0;
+    for d in downloads {
+        let answer = d.await.unwrap();
+        if answer.status == StatusCode::OK {
+            printed += 1;
+        } else {
+            assert_eq!(
+                answer.status,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{}",
+                answer.body
+            );
+            assert_eq!(answer.headers[header::RETRY_AFTER], "5");
+            assert!(
+                answer.body.contains("try again in a few seconds"),
+                "{}",
+                answer.body
+            );
+        }
+    }
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        2,
+        "never more than two browsers at once"
+    );
+    assert_eq!(printed, 2, "two printed; six told to come back");
+}
+
+#[tokio::test]
+async fn a_print_that_fails_tells_the_client_what_to_do_and_the_log_why() {
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = logged.clone();
+    let site = site_with(Settings {
+        log: Arc::new(move |line| sink.lock().unwrap().push(line.to_owned())),
+        pdf: Some(Arc::new(|_: &str, _: &dyn Fn() -> bool| {
+            Err("--format pdf: the browser /usr/bin/chromium failed: it printed no PDF \
+                 (exit status: 1)\nit said:\n[1203:ERROR] cannot open /tmp/decide-pdf-Xy12/memo.html"
+                .to_owned())
+        })),
+        ..Settings::default()
+    });
+    let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
+    assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+    for detail in ["/usr/bin", "/tmp/", "chromium", "ERROR"] {
+        assert!(!answer.body.contains(detail), "{detail}: {}", answer.body);
+    }
+    let error = &answer.json()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Download the memo as HTML"),
+        "{error}"
+    );
+    let id = error["id"].as_str().unwrap();
+    let logged = logged.lock().unwrap();
+    assert!(
+        logged
+            .iter()
+            .any(|l| l.contains(id) && l.contains("/tmp/decide-pdf-Xy12")),
+        "{logged:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_server_stops_its_prints_at_once() {
+    use std::sync::atomic::AtomicUsize;
+    use std::time::{Duration, Instant};
+    use tokio::io::AsyncWriteExt;
+    let (told, stopped) = std::sync::mpsc::channel();
+    let (addr, _, stop, server) = serving(Settings {
+        pdf: Some(slow_printer(
+            Duration::from_secs(60),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            told,
+        )),
+        ..Settings::default()
+    })
+    .await;
+    let body = form_body(&SERVICE);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /download/memo.pdf HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // Once the print has started, the server is told to stop.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let start = Instant::now();
+    stop.send(()).unwrap();
+    let answer = heard(&mut stream, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    stopped
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the print was stopped");
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stopped within seconds, not the print's minute")
+        .unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// `pairs` as a form posts them.
+fn form_body(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(name, value)| form_urlencoded_pair(name, value))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `name=value`, percent-encoded as a form posts it.
+fn form_urlencoded_pair(name: &str, value: &str) -> String {
+    let mut pair = String::new();
+    for (i, text) in [name, value].into_iter().enumerate() {
+        if i == 1 {
+            pair.push('=');
+        }
+        for b in text.bytes() {
+            if b.is_ascii_alphanumeric() {
+                pair.push(b as char);
+            } else {
+                write!(pair, "%{b:02X}").unwrap();
+            }
+        }
+    }
+    pair
 }

@@ -45,6 +45,31 @@ pub fn escape(text: &str) -> String {
     minijinja::HtmlEscape(text).to_string()
 }
 
+/// What a page being printed may load: its inline styles and `data:` images and fonts, and
+/// nothing else: no script, no frame, no object, no fetch of any file or address, no form, no
+/// `<base>`. The printer's browser is held off the network and the page off other files too;
+/// this is the page's own fence, whatever a `--rules` folder's template writes.
+pub const PRINT_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
+
+/// `html` as the page a browser prints: [`PRINT_POLICY`] as the document's first element,
+/// before anything of `html` is parsed, so that it holds for every element the memo's
+/// template wrote (a policy can only be narrowed by later ones, never widened). The document's
+/// own `<!doctype>`, where it leads, is replaced by the one written here (standards mode
+/// either way).
+#[must_use]
+pub fn print_page(html: &str) -> String {
+    let body = html.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
+    let rest = match body.get(..9) {
+        Some(head) if head.eq_ignore_ascii_case("<!doctype") => {
+            body.find('>').map_or(body, |end| &body[end + 1..])
+        }
+        _ => body,
+    };
+    format!(
+        "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{PRINT_POLICY}\">{rest}"
+    )
+}
+
 /// User text for HTML: escaped, on one line, and with the characters of the words files'
 /// marks (`*`, `` ` ``) as character references so that [`marks`] leaves them alone.
 fn inert(text: &str) -> String {
@@ -308,6 +333,30 @@ mod tests {
             inline(&from_markdown_text("**Bold** `id`")),
             "<strong>Bold</strong> <code>id</code>"
         );
+    }
+
+    #[test]
+    fn a_printed_page_opens_with_its_policy_before_anything_of_the_memo() {
+        let policy =
+            format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{PRINT_POLICY}\">");
+        for memo in [
+            "<!DOCTYPE html>\n<html><script>x</script>",
+            "\u{feff}  <!doctype html><html>",
+            "<html><iframe src=\"file:///etc/passwd\">",
+            "",
+        ] {
+            let page = print_page(memo);
+            let opening = format!("<!doctype html><meta charset=\"utf-8\">{policy}");
+            assert!(page.starts_with(&opening), "{page}");
+            // One doctype, then the memo whole.
+            assert_eq!(
+                page.to_ascii_lowercase().matches("<!doctype").count(),
+                1,
+                "{page}"
+            );
+            let rest = &page[opening.len()..];
+            assert!(memo.ends_with(rest), "{page}");
+        }
     }
 
     #[test]
