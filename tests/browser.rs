@@ -3,13 +3,20 @@
 //!
 //! What is checked, per memo: the page logs nothing to the console and throws nothing; no
 //! request leaves the page (the document itself is the only request); nothing is wider than an
-//! 800-pixel window; the printed PDF holds the answer line and every warning title on its first
-//! page, starts each major section on a page of its own, has a sane number of pages and no
+//! 800-pixel window, nor a 360-pixel one (a wide table scrolls inside its own box), and printed
+//! no table sits in a box that would cut it off; the printed PDF holds the answer line and every
+//! warning title on its first page, starts each major section on a page of its own, has a sane number of pages and no
 //! Markdown mark left over; a Chinese memo's PDF text is Chinese (so a CJK font was found).
 //!
+//! The fonts are pinned: every Chromium these tests start (and every `decide` they run, whose
+//! browser inherits its environment) reads `tests/browser/fonts.conf` (`FONTCONFIG_FILE`), which
+//! shows it the fonts of Debian's fonts-dejavu-core and fonts-wqy-microhei and no other, so a
+//! page measures and prints the same on every machine; a test checks that the page is drawn in
+//! those fonts only.
+//!
 //! The browser is driven over the Chrome `DevTools` protocol on a local web socket. Chromium,
-//! poppler-utils and a CJK font (found with `fc-list :lang=zh`) come from Debian's packages,
-//! which `scripts/install-browser.sh` (called by `.ci/run`) installs when they are missing. This
+//! poppler-utils and the pinned fonts come from Debian's packages, which
+//! `scripts/install-browser.sh` (called by `.ci/run`) installs when they are missing. This
 //! file runs its own harness (`libtest-mimic`, `harness = false`): on a machine without them
 //! each browser test is reported as *ignored*, with what to install, in the test summary; under
 //! CI (`CI` set) it fails instead, where an ignored browser test would hide a broken page.
@@ -21,6 +28,8 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -37,6 +46,9 @@ use tungstenite::stream::MaybeTlsStream;
 const PICTURED: &str = "pretrain-70b-job.yaml";
 /// The window the page is laid out in: about an A4 page's width at 96 dpi, with margins.
 const WIDTH: u32 = 800;
+/// A phone's window, where a wide table must scroll inside its own box and not the page: the
+/// room a wider font would take from the table at [`WIDTH`], and more.
+const NARROW: u32 = 360;
 /// Pages a memo may print to: more means a runaway table or a broken page break.
 const MAX_PAGES: usize = 14;
 /// The page's top and bottom margins in points (`@page` in `templates/memo.html.j2`: 16 mm and
@@ -49,6 +61,55 @@ const PRINT_WIDTH: f64 = 182.0 / 25.4 * 96.0;
 const LEAST_FILL: f64 = 0.25;
 /// Lines of other content the sign-off must share its page with.
 const SIGN_OFF_COMPANY: usize = 3;
+
+/// The fontconfig file every browser the tests start reads instead of the machine's own.
+fn fonts_conf() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/fonts.conf")
+}
+
+/// The font files `fonts.conf` pins: each of its globs that is a path (outside comments).
+fn pinned_fonts() -> Vec<PathBuf> {
+    let conf = std::fs::read_to_string(fonts_conf()).expect("tests/browser/fonts.conf");
+    let mut text = String::new();
+    let mut rest = conf.as_str();
+    while let Some((before, after)) = rest.split_once("<!--") {
+        text.push_str(before);
+        rest = after.split_once("-->").map_or("", |(_, after)| after);
+    }
+    text.push_str(rest);
+    text.split("<glob>")
+        .skip(1)
+        .filter_map(|part| part.split_once("</glob>"))
+        .map(|(glob, _)| glob.trim())
+        .filter(|glob| glob.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The Debian package that brings a pinned font, by the folder it is in. (Debian 13 moved the
+/// monospaced font to fonts-dejavu-mono, which its fonts-dejavu-core recommends, so that
+/// `apt-get install` brings it too; `scripts/install-browser.sh` asks for it by name.)
+const FONT_PACKAGES: [(&str, &str); 2] = [
+    ("/usr/share/fonts/truetype/dejavu/", "fonts-dejavu-core"),
+    ("/usr/share/fonts/truetype/wqy/", "fonts-wqy-microhei"),
+];
+
+/// The families of the pinned fonts: the only ones a page may be drawn in.
+const PINNED_FAMILIES: [&str; 5] = [
+    "DejaVu Sans",
+    "DejaVu Sans Mono",
+    "DejaVu Serif",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Micro Hei Mono",
+];
+
+/// The Debian package of the pinned font `file`.
+fn font_package(file: &Path) -> Option<&'static str> {
+    FONT_PACKAGES
+        .iter()
+        .find(|(dir, _)| file.starts_with(dir))
+        .map(|&(_, package)| package)
+}
 
 /// The first of `names` found on `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
@@ -65,17 +126,16 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
 enum Need {
     Chromium,
     Pdftotext,
-    /// A font with Chinese glyphs, for the Chinese memo.
-    CjkFont,
+    /// The fonts `tests/browser/fonts.conf` pins, Latin and Chinese.
+    Fonts,
 }
 
 /// The tools found on this machine, and what is missing with the Debian package that brings it.
 struct Machine {
     chromium: Option<PathBuf>,
     pdftotext: Option<PathBuf>,
-    /// Why no CJK font is known, where none is: `fc-list :lang=zh` lists none, or there is no
-    /// `fc-list` to ask.
-    no_cjk_font: Option<String>,
+    /// The pinned font files that are not there.
+    missing_fonts: Vec<PathBuf>,
 }
 
 /// The tools a browser test runs with.
@@ -89,23 +149,13 @@ impl Machine {
         let chromium = std::env::var_os("CHROMIUM")
             .map(PathBuf::from)
             .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]));
-        let no_cjk_font = match Command::new("fc-list").arg(":lang=zh").output() {
-            Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => None,
-            Ok(_) => Some(
-                "a CJK font (`fc-list :lang=zh` lists none, so the Chinese memo would print \
-                 as boxes): `apt-get install fonts-wqy-microhei`"
-                    .to_owned(),
-            ),
-            Err(_) => Some(
-                "a CJK font, and fontconfig's `fc-list` to find one: `apt-get install \
-                 fontconfig fonts-wqy-microhei`"
-                    .to_owned(),
-            ),
-        };
         Machine {
             chromium,
             pdftotext: on_path(&["pdftotext"]),
-            no_cjk_font,
+            missing_fonts: pinned_fonts()
+                .into_iter()
+                .filter(|f| !f.is_file())
+                .collect(),
         }
     }
 
@@ -121,7 +171,25 @@ impl Machine {
                 Need::Pdftotext if self.pdftotext.is_none() => {
                     missing.push("pdftotext: `apt-get install poppler-utils`".to_owned());
                 }
-                Need::CjkFont => missing.extend(self.no_cjk_font.clone()),
+                Need::Fonts if !self.missing_fonts.is_empty() => {
+                    let files: Vec<String> = self
+                        .missing_fonts
+                        .iter()
+                        .map(|f| f.display().to_string())
+                        .collect();
+                    let mut packages: Vec<&str> = self
+                        .missing_fonts
+                        .iter()
+                        .map(|f| font_package(f).unwrap_or("the package that has it"))
+                        .collect();
+                    packages.dedup();
+                    missing.push(format!(
+                        "the fonts `tests/browser/fonts.conf` pins ({} missing): `apt-get \
+                         install {}`",
+                        files.join(", "),
+                        packages.join(" ")
+                    ));
+                }
                 _ => {}
             }
         }
@@ -162,19 +230,30 @@ impl Machine {
 /// What a machine lacks is said with the Debian package that brings it, and nothing is said
 /// of what it has.
 fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
+    let pinned = pinned_fonts();
+    // The pinned fonts: Latin and Chinese ones, each from a package the message can name.
+    for needed in ["DejaVuSans.ttf", "DejaVuSansMono.ttf", "wqy-microhei.ttc"] {
+        if !pinned.iter().any(|f| f.ends_with(needed)) {
+            return Err(format!("fonts.conf pins no {needed}: {pinned:?}").into());
+        }
+    }
+    if let Some(file) = pinned.iter().find(|f| font_package(f).is_none()) {
+        return Err(format!("no Debian package known for {}", file.display()).into());
+    }
     let bare = Machine {
         chromium: None,
         pdftotext: None,
-        no_cjk_font: Some("a CJK font: `apt-get install fonts-wqy-microhei`".to_owned()),
+        missing_fonts: pinned,
     };
-    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let all = [Need::Chromium, Need::Pdftotext, Need::Fonts];
     let help = bare
         .missing(&all)
         .ok_or("nothing missing on a bare machine")?;
     for package in [
         "chromium",
         "poppler-utils",
-        "fonts-wqy-microhei",
+        "`apt-get install fonts-dejavu-core fonts-wqy-microhei`",
+        "DejaVuSans.ttf",
         "install-browser.sh",
     ] {
         if !help.contains(package) {
@@ -187,8 +266,8 @@ fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
         ..bare
     };
     let help = only_font.missing(&all).ok_or("the font is missing")?;
-    if help.contains("chromium") || help.contains("poppler") || !help.contains("CJK font") {
-        return Err(format!("only the font is missing: {help:?}").into());
+    if help.contains("chromium") || help.contains("poppler") || !help.contains("fonts.conf") {
+        return Err(format!("only the fonts are missing: {help:?}").into());
     }
     if only_font
         .missing(&[Need::Chromium, Need::Pdftotext])
@@ -196,15 +275,18 @@ fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
     {
         return Err("a test that needs no font can run".into());
     }
-    // Where `fc-list` is missing, the machine is told to install fontconfig with the font.
-    let looked = Machine::look();
-    if on_path(&["fc-list"]).is_none() {
-        let help = looked
-            .missing(&[Need::CjkFont])
-            .ok_or("no fc-list, yet a font")?;
-        if !help.contains("fontconfig") {
-            return Err(format!("fontconfig not in {help:?}").into());
-        }
+    // One Chinese font missing: its package alone is named.
+    let no_chinese = Machine {
+        missing_fonts: vec![PathBuf::from(
+            "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+        )],
+        ..only_font
+    };
+    let help = no_chinese
+        .missing(&all)
+        .ok_or("the Chinese font is missing")?;
+    if !help.contains("`apt-get install fonts-wqy-microhei`") || help.contains("dejavu-core") {
+        return Err(format!("only the Chinese font is missing: {help:?}").into());
     }
     Ok(())
 }
@@ -212,8 +294,13 @@ fn a_missing_tool_is_named_with_its_package() -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let machine = Machine::look();
-    let all = [Need::Chromium, Need::Pdftotext, Need::CjkFont];
+    let all = [Need::Chromium, Need::Pdftotext, Need::Fonts];
     let mut trials = vec![
+        machine.trial(
+            "chromium_draws_with_the_pinned_fonts_only",
+            &[Need::Chromium, Need::Fonts],
+            chromium_draws_with_the_pinned_fonts_only,
+        ),
         machine.trial(
             "every_memo_opens_prints_and_reads_back_in_chromium",
             &all,
@@ -276,6 +363,7 @@ impl Browser {
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
+            .env("FONTCONFIG_FILE", fonts_conf())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -402,11 +490,7 @@ impl Browser {
         for domain in ["Page", "Runtime", "Log", "Network"] {
             self.call(s, &format!("{domain}.enable"), &json!({}));
         }
-        self.call(
-            s,
-            "Emulation.setDeviceMetricsOverride",
-            &json!({"width": WIDTH, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
-        );
+        self.resize(&session, WIDTH);
         self.call(s, "Page.navigate", &json!({"url": url}));
         self.wait_for(&session, "Page.loadEventFired");
         session
@@ -461,6 +545,54 @@ impl Browser {
             .expect("data")
             .to_owned();
         BASE64.decode(data.as_bytes()).expect("base64")
+    }
+
+    /// Lays `session`'s page out in a window `width` pixels wide.
+    fn resize(&mut self, session: &str, width: u32) {
+        self.call(
+            Some(session),
+            "Emulation.setDeviceMetricsOverride",
+            &json!({"width": width, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+        );
+    }
+
+    /// Nothing on `session`'s page, laid out `width` pixels wide, is wider than the window:
+    /// else `what` fails with the innermost elements that reach past its edge.
+    fn fits(&mut self, session: &str, width: u32, what: &str) {
+        let overflow = self.evaluate(
+            session,
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        );
+        if overflow != json!(0) {
+            let wide = self.evaluate(session, WIDEST);
+            panic!("{what}: {overflow} pixels wider than a {width}-pixel window: {wide}");
+        }
+    }
+
+    /// The families of the fonts the browser draws the text of `session`'s page in: every
+    /// element's in the body. (On a `file:` page this logs an error of `DevTools`' own: ask
+    /// after [`Browser::problems`].)
+    fn fonts_used(&mut self, session: &str) -> BTreeSet<String> {
+        let s = Some(session);
+        self.call(s, "DOM.enable", &json!({}));
+        self.call(s, "CSS.enable", &json!({}));
+        let root = self.call(s, "DOM.getDocument", &json!({"depth": 0}))["root"]["nodeId"].clone();
+        let nodes = self.call(
+            s,
+            "DOM.querySelectorAll",
+            &json!({"nodeId": root, "selector": "body, body *"}),
+        )["nodeIds"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut families = BTreeSet::new();
+        for node in nodes {
+            let used = self.call(s, "CSS.getPlatformFontsForNode", &json!({"nodeId": node}));
+            for font in used["fonts"].as_array().into_iter().flatten() {
+                families.insert(font["familyName"].as_str().unwrap_or_default().to_owned());
+            }
+        }
+        families
     }
 
     fn close(&mut self, session: &str) {
@@ -630,6 +762,13 @@ const STACKED_HEADERS: &str = "Array.from(document.querySelectorAll('th')).map(t
     .filter(([text, lines]) => lines.length > 1 && lines.some(l => l.length === 1 && /[\\p{L}]/u.test(l))) \
     .map(([text, lines]) => text + ': ' + lines.join(' / '))";
 
+/// The tables that sit in a box that scrolls or clips (overflow other than visible): on paper
+/// such a box cuts off what does not fit it. Each as its first header's text.
+const BOXED_TABLES: &str = "Array.from(document.querySelectorAll('table')).filter(t => { \
+    for (let e = t.parentElement; e; e = e.parentElement) { \
+      if (getComputedStyle(e).overflowX !== 'visible') return true; } \
+    return false; }).map(t => (t.querySelector('th') || t).textContent.slice(0, 60))";
+
 /// The ids the page prints as `code` (offer and node ids, at least six characters).
 const IDS: &str = "Array.from(new Set(Array.from(document.querySelectorAll('code')).map(c => \
     c.textContent).filter(t => /^[A-Za-z0-9][A-Za-z0-9_.-]{5,}$/.test(t) && /[-_]/.test(t))))";
@@ -708,6 +847,15 @@ fn answer_line(markdown: &str) -> String {
     line.trim_start_matches("> ").replace("**", "")
 }
 
+/// Nothing on the page is wider than the window, at [`WIDTH`] and at [`NARROW`]: a table too
+/// wide scrolls inside its own box. The page is left at [`WIDTH`].
+fn fits_both_windows(browser: &mut Browser, session: &str, name: &str) {
+    browser.fits(session, WIDTH, name);
+    browser.resize(session, NARROW);
+    browser.fits(session, NARROW, name);
+    browser.resize(session, WIDTH);
+}
+
 fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
     let Tools {
         chromium,
@@ -739,14 +887,7 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
             let url = format!("file://{}", file.display());
 
             let session = browser.open(&url);
-            let overflow = browser.evaluate(
-                &session,
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth",
-            );
-            if overflow != json!(0) {
-                let wide = browser.evaluate(&session, WIDEST);
-                panic!("{name}: {overflow} pixels wider than a {WIDTH}-pixel window: {wide}");
-            }
+            fits_both_windows(&mut browser, &session, &name);
             let png = browser.bytes(
                 &session,
                 "Page.captureScreenshot",
@@ -767,6 +908,13 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
             let (title, sign_off, ids) = check_print_layout(&mut browser, &session, &name);
             let problems = browser.problems(&session, &url);
             assert!(problems.is_empty(), "{name}: {problems:#?}");
+            // Last: asking for the fonts has `DevTools` log of its own on a `file:` page.
+            let used = browser.fonts_used(&session);
+            assert!(
+                unpinned(&used).is_empty(),
+                "{name}: drawn in fonts not pinned: {:?}",
+                unpinned(&used)
+            );
             browser.close(&session);
 
             assert!(pdf.starts_with(b"%PDF-"), "{name}: a PDF");
@@ -814,7 +962,8 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
 }
 
 /// Lays the page out as it prints (print media, the A4 writing area's width), checks that no
-/// table header stacks one letter a line and no id breaks inside a word, and returns the memo's
+/// table sits in a box that would cut it off, no table header stacks one letter a line and no
+/// id breaks inside a word, and returns the memo's
 /// title, the sign-off's heading and line, and the ids the page prints.
 fn check_print_layout(browser: &mut Browser, session: &str, name: &str) -> (String, Value, Value) {
     // The page laid out as it prints (print media, the A4 writing area's width).
@@ -827,6 +976,12 @@ fn check_print_layout(browser: &mut Browser, session: &str, name: &str) -> (Stri
         Some(session),
         "Emulation.setDeviceMetricsOverride",
         &json!({"width": PRINT_WIDTH.floor(), "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    let boxed = browser.evaluate(session, BOXED_TABLES);
+    assert_eq!(
+        boxed,
+        json!([]),
+        "{name}: printed, tables in a box that would cut them off"
     );
     let stacked = browser.evaluate(session, STACKED_HEADERS);
     assert_eq!(
@@ -953,6 +1108,62 @@ fn check_sign_off(
     );
 }
 
+/// The families of `used` that are not pinned.
+fn unpinned(used: &BTreeSet<String>) -> Vec<&String> {
+    used.iter()
+        .filter(|f| !PINNED_FAMILIES.contains(&f.as_str()))
+        .collect()
+}
+
+/// Every Chromium the tests start sees the pinned fonts and no other of the machine's: text
+/// asked for in fonts a machine may well have (Liberation Sans, Arial's stand-in in
+/// fonts-liberation; Noto Sans CJK, the usual Chinese font; the condensed faces fonts-dejavu-extra
+/// puts beside the pinned ones) is drawn in a pinned font all the same.
+fn chromium_draws_with_the_pinned_fonts_only(tools: &Tools) {
+    let dir = tempfile::tempdir().unwrap();
+    let families = [
+        "\"Liberation Sans\"",
+        "Arial",
+        "Helvetica",
+        "\"Noto Sans CJK SC\"",
+        "\"Noto Sans\"",
+        "\"DejaVu Sans Condensed\"",
+        "\"Droid Sans Fallback\"",
+        "\"Segoe UI\"",
+        "serif",
+        "sans-serif",
+        "monospace",
+        "system-ui",
+    ];
+    let mut body = String::new();
+    for f in families {
+        let _ = write!(
+            body,
+            "<p style='font-family: {f}'>Quartz glyphs 0123 ¥ → 采购备忘录</p>"
+        );
+    }
+    let file = dir.path().join("fonts.html");
+    std::fs::write(
+        &file,
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><meta charset=\"utf-8\"><body>{body}</body></html>"
+        ),
+    )
+    .unwrap();
+    let mut browser = Browser::launch(&tools.chromium);
+    let session = browser.open(&format!("file://{}", file.display()));
+    let used = browser.fonts_used(&session);
+    assert!(
+        unpinned(&used).is_empty(),
+        "drawn in fonts {} does not pin: {:?}",
+        fonts_conf().display(),
+        unpinned(&used)
+    );
+    for family in ["DejaVu Sans", "WenQuanYi Micro Hei"] {
+        assert!(used.contains(family), "no text drawn in {family}: {used:?}");
+    }
+}
+
 fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
     let chromium = &tools.chromium;
     let dir = tempfile::tempdir().unwrap();
@@ -990,6 +1201,7 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tool
             .args(args)
             .args(["--as-of", common::AS_OF])
             .env("DECIDE_BROWSER", chromium)
+            .env("FONTCONFIG_FILE", fonts_conf())
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
@@ -1381,7 +1593,7 @@ mod page {
     use serde_json::{Value, json};
 
     use super::common::{self, server::Server};
-    use super::{Browser, Tools, WIDEST, WIDTH, answer_line, pdf_pages, squeezed};
+    use super::{Browser, Tools, WIDTH, answer_line, pdf_pages, squeezed};
 
     /// The longest the memo may take to follow an answer.
     const FOLLOW: Duration = Duration::from_secs(30);
@@ -1473,14 +1685,7 @@ mod page {
 
     /// Nothing wider than the window, no console message or error, no request off `origin`.
     fn clean(browser: &mut Browser, session: &str, origin: &str, url: &str, what: &str) {
-        let overflow = browser.evaluate(
-            session,
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth",
-        );
-        if overflow != json!(0) {
-            let wide = browser.evaluate(session, WIDEST);
-            panic!("{what}: {overflow} pixels wider than a {WIDTH}-pixel window: {wide}");
-        }
+        browser.fits(session, WIDTH, what);
         let problems: Vec<String> = browser
             .problems(session, url)
             .into_iter()
@@ -1514,11 +1719,7 @@ mod page {
                 .join(name);
             std::fs::write(file, &png).unwrap();
         }
-        browser.call(
-            Some(session),
-            "Emulation.setDeviceMetricsOverride",
-            &json!({"width": WIDTH, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
-        );
+        browser.resize(session, WIDTH);
     }
 
     /// Clicks the PDF button and reads back the file the browser downloads: the memo whose
@@ -1593,9 +1794,14 @@ mod page {
         } = tools;
         let dir = tempfile::tempdir().unwrap();
         let chromium_path = chromium.to_str().unwrap();
+        // The server prints the PDF with a browser of its own: it sees the pinned fonts too.
+        let fonts = super::fonts_conf();
         let server = Server::start_with(
             &["--addr", "127.0.0.1:0", "--as-of", common::AS_OF],
-            &[("DECIDE_BROWSER", chromium_path)],
+            &[
+                ("DECIDE_BROWSER", chromium_path),
+                ("FONTCONFIG_FILE", fonts.to_str().unwrap()),
+            ],
         );
         let origin = format!("http://{}", server.addr);
         let mut browser = Browser::launch(chromium);
