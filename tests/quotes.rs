@@ -507,17 +507,7 @@ fn quote_sheet_text_stays_text_in_the_memos_and_quotes_check_warns() {
     );
     // `quotes check` warns and still passes the sheet.
     let sheet = rules.path().join("quotes/2026-09-01-evil.csv");
-    let out = common::run(&[
-        "quotes",
-        "check",
-        sheet.to_str().unwrap(),
-        "--rules",
-        rules.path().to_str().unwrap(),
-        "--as-of",
-        "2026-09-04",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let err = quotes_check_warnings(&sheet, rules.path());
     assert!(
         err.contains("warning: min_term: the `min_term` cell holds a line break"),
         "{err}"
@@ -537,6 +527,141 @@ fn quote_sheet_text_stays_text_in_the_memos_and_quotes_check_warns() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("a quote sheet's file name may hold"));
+}
+
+/// `decide quotes check SHEET --rules RULES --as-of 2026-09-04`, which passes: its warnings.
+fn quotes_check_warnings(sheet: &Path, rules: &Path) -> String {
+    let out = common::run(&[
+        "quotes",
+        "check",
+        sheet.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--as-of",
+        "2026-09-04",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    err
+}
+
+/// A copy of the shipped rules with one more sheet, `quotes/2026-09-01-evil.csv`, of every
+/// column of [`HEADER`] and every text column, one quote whose `column` holds `text`: the rules
+/// folder, the sheet's path and the column (1-based) where the cell starts on line 2.
+fn rules_with_text(column: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf, usize) {
+    let mut header: Vec<&str> = HEADER.trim_end().split(',').collect();
+    for c in decide::policy::quotes::text_columns() {
+        if !header.contains(&c.as_str()) {
+            header.push(c);
+        }
+    }
+    let cells: Vec<String> = header
+        .iter()
+        .map(|c| match *c {
+            c if c == column => format!("\"{text}\""),
+            "offer" => "rtx4090-x8-sichuan2".to_owned(),
+            "vendor" => "evil".to_owned(),
+            "unit" | "discount_commits" => "month".to_owned(),
+            "list_price" => "9900".to_owned(),
+            "discounted_price" => "7000".to_owned(),
+            "currency" => "CNY".to_owned(),
+            "vat" | "invoice" => "unknown".to_owned(),
+            "valid_from" => "2026-09-01".to_owned(),
+            other => format!("plain {other}"),
+        })
+        .collect();
+    let rules = common::edited_rules(&[]);
+    let sheet = rules.path().join("quotes/2026-09-01-evil.csv");
+    let row = format!("{}\n{}\n", header.join(","), cells.join(","));
+    std::fs::write(&sheet, row).unwrap();
+    let index = header.iter().position(|c| *c == column).unwrap();
+    let at = cells[..index].iter().map(|c| c.len() + 1).sum::<usize>() + 1;
+    (rules, sheet, at)
+}
+
+/// Every text column of a quote sheet (read off the sheet's schema, so a column added later
+/// is covered too) is text in every memo, English and Chinese, Markdown and HTML: an image
+/// with `onerror`, a script and a heading after a line break never reach a memo as markup, and
+/// `decide quotes check` warns about the cell at its file, line and column. `decide offers
+/// --format json` keeps the cell as written.
+#[test]
+fn every_text_column_of_a_quote_sheet_stays_text_and_quotes_check_warns() {
+    let text_columns = decide::policy::quotes::text_columns();
+    assert!(
+        text_columns.iter().any(|c| c == "invoice"),
+        "{text_columns:?}"
+    );
+    for column in text_columns {
+        let payload =
+            format!("<img src=x onerror=alert(1)> <script>alert(1)</script>\n# Heading {column}");
+        let (rules, sheet, at) = rules_with_text(column, &payload);
+        let rules_arg = rules.path().to_str().unwrap();
+        for (lang, format) in [("en", "md"), ("zh", "md"), ("en", "html"), ("zh", "html")] {
+            let memo = common::run_ok(&[
+                "examples/lora-7b-4090.yaml",
+                "--as-of",
+                "2026-09-04",
+                "--rules",
+                rules_arg,
+                "--lang",
+                lang,
+                "--format",
+                format,
+            ]);
+            for raw in ["<img", "<script", "\n# Heading"] {
+                assert!(
+                    !memo.contains(raw),
+                    "`{column}`: {raw:?} reached the {lang} {format} memo raw"
+                );
+            }
+        }
+        let err = quotes_check_warnings(&sheet, rules.path());
+        assert!(
+            err.contains(&format!(
+                "warning: {column}: the `{column}` cell holds a line break"
+            )),
+            "`{column}`: {err}"
+        );
+        let at = format!("{}:2:{at}", sheet.display());
+        assert!(err.contains(&at), "`{column}`: no {at} in {err}");
+        // The listing of the offers keeps what the vendor wrote.
+        if column == "min_term" {
+            let offers = common::run_ok(&[
+                "offers",
+                "--format",
+                "json",
+                "--as-of",
+                "2026-09-04",
+                "--rules",
+                rules_arg,
+            ]);
+            let listing: serde_json::Value = serde_json::from_str(&offers).unwrap();
+            assert!(
+                listing["offers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|o| o["min_term"] == payload.as_str()),
+                "{offers}"
+            );
+        }
+    }
+}
+
+/// A quote sheet's text cell that opens a Markdown heading is warned about, though it holds no
+/// other markup.
+#[test]
+fn quotes_check_warns_about_a_heading_in_a_text_cell() {
+    let (rules, sheet, at) = rules_with_text("invoice", "# VAT special invoice");
+    let err = quotes_check_warnings(&sheet, rules.path());
+    assert!(
+        err.contains("warning: invoice: the `invoice` cell holds a Markdown heading"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("2026-09-01-evil.csv:2:{at}")),
+        "{err}"
+    );
 }
 
 /// An id keeps its vendor whatever dates are added: an earlier quote from another vendor is

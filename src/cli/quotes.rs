@@ -27,10 +27,10 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 A FILE named like one of the rules' sheets replaces it, so a sheet already in the rules folder
-can be checked again. A text cell (source, min_term, region) with a line break, a control
-character or markup is a warning: the memo shows it escaped, as text. Exit codes: 0 every sheet
-is valid (warnings or not), 1 a bad row (each is listed with its file, line, column and what
-would be valid), 2 usage error.
+can be checked again. A text cell (source, min_term, invoice, region and their _zh) with a line
+break, a control character or markup is a warning at its line and column: the memo shows it
+escaped, as text. Exit codes: 0 every sheet is valid (warnings or not), 1 a bad row (each is
+listed with its file, line, column and what would be valid), 2 usage error.
 
 Examples:
   decide quotes check my-rules/quotes/2026-09-04-marketplace.csv

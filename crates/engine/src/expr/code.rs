@@ -978,6 +978,8 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
             let noun = second.map(text).transpose()?.unwrap_or_default();
             helper(crate::expr::plural(subject, &noun)).map(Value::from)
         }
+        // A vendor's text is escaped already (see `crate::expr::md_filter`).
+        Builtin::Md | Builtin::Cell if subject.is_safe() => Ok(subject.clone()),
         Builtin::Md => Ok(Value::from(crate::expr::md_escape(&text(subject)?))),
         Builtin::Cell => Ok(Value::from(crate::expr::table_cell(&text(subject)?))),
         Builtin::Brief => Ok(Value::from(crate::expr::brief(subject))),

@@ -31,8 +31,8 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("hours", hours);
     env.add_filter("pct", pct);
     env.add_filter("sci", sci);
-    env.add_filter("md", md_escape);
-    env.add_filter("cell", table_cell);
+    env.add_filter("md", md_filter);
+    env.add_filter("cell", cell_filter);
     env.add_filter("plural", plural);
     env.add_filter("brief", brief);
     env.add_filter("each", |list: &Value, map: &Value| each(list, map));
@@ -206,6 +206,29 @@ pub fn md_escape(text: &str) -> String {
             _ => return None,
         })
     })
+}
+
+/// The `md` filter: [`md_escape`] of a text, or the text as it is when it is escaped already.
+pub fn md_filter(value: &Value) -> Result<Value, MjError> {
+    escape_once(value, md_escape)
+}
+
+/// The `cell` filter: [`table_cell`] of a text, or the text as it is when it is escaped already.
+pub fn cell_filter(value: &Value) -> Result<Value, MjError> {
+    escape_once(value, table_cell)
+}
+
+/// `escape` of `value`'s text, or `value` itself when it is a safe string: a vendor's text of a
+/// quote sheet, which the catalog holds Markdown-escaped (and so fit for a table cell too), and
+/// which a second escape would show with its backslashes.
+fn escape_once(value: &Value, escape: fn(&str) -> String) -> Result<Value, MjError> {
+    if value.is_safe() {
+        return Ok(value.clone());
+    }
+    let text = value
+        .as_str()
+        .ok_or_else(|| MjError::new(MjErrorKind::InvalidOperation, "value is not a string"))?;
+    Ok(Value::from(escape(text)))
 }
 
 /// `text` with each ASCII byte for which `special` gives a replacement replaced by it; the

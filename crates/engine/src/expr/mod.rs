@@ -27,7 +27,9 @@ pub mod vocabulary;
 use serde_saphyr::Location;
 use std::collections::HashMap;
 
-pub use functions::{FUEL, environment, flow_text, group_thousands, md_escape, table_cell};
+pub use functions::{
+    FUEL, cell_filter, environment, flow_text, group_thousands, md_escape, md_filter, table_cell,
+};
 pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
 
 /// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.

@@ -159,12 +159,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let offers: Vec<Value> = policy
         .offers
         .iter()
-        .map(|o| {
-            let fields = serde_json::Value::Object(o.item.fields.clone());
-            Value::from(minijinja::value::Serde(crate::lang::localize(
-                &fields, lang,
-            )))
-        })
+        .map(|o| offer_value(&o.item, lang))
         .collect();
     let catalog = Value::from_pairs(
         policy
@@ -201,6 +196,38 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
         policy,
         lang,
     })
+}
+
+/// An offer as the rules and the memos read it: its fields in `lang`, each vendor text
+/// ([`crate::policy::Offer::texts`]) as Markdown-escaped safe text, which the `md` and `cell`
+/// filters leave as it is and every template prints escaped, with a filter or without.
+fn offer_value(offer: &crate::policy::Offer, lang: Lang) -> Value {
+    let fields = crate::lang::localize(&serde_json::Value::Object(offer.fields.clone()), lang);
+    let texts: Vec<Vec<&str>> = offer.texts.iter().map(|p| p.split('.').collect()).collect();
+    with_texts(
+        &fields,
+        &texts.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+    )
+}
+
+/// `value` as a template value, the string at each of `texts` (paths below it) escaped.
+fn with_texts(value: &serde_json::Value, texts: &[&[&str]]) -> Value {
+    match value {
+        serde_json::Value::String(text) if texts.iter().any(|p| p.is_empty()) => {
+            Value::from_safe_string(expr::md_escape(text))
+        }
+        serde_json::Value::Object(map) if !texts.is_empty() => {
+            Value::from_pairs(map.iter().map(|(key, v)| {
+                let below: Vec<&[&str]> = texts
+                    .iter()
+                    .filter(|p| p.first() == Some(&key.as_str()))
+                    .map(|p| &p[1..])
+                    .collect();
+                (key.clone(), with_texts(v, &below))
+            }))
+        }
+        other => Value::from(minijinja::value::Serde(other)),
+    }
 }
 
 /// Why `text` does not compile: at the sentence at fault when the text is rows, else at the text.
@@ -779,4 +806,45 @@ fn localized(
         .iter()
         .map(|o| crate::lang::localize(&serde_json::Value::Object(o.item.fields.clone()), lang))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vendors_text_is_escaped_wherever_it_is_and_the_rest_is_as_written() {
+        let fields = serde_json::json!({
+            "billing": {"invoice": "<img onerror=x>\n# h", "unit": "gpu_hour", "min_months": 3},
+            "source": "[link](http://x)",
+            "title": "**policy text**",
+        });
+        let value = with_texts(&fields, &[&["billing", "invoice"], &["source"]]);
+        let billing = |name: &str| value.get_attr("billing").unwrap().get_attr(name).unwrap();
+        let invoice = billing("invoice");
+        assert!(invoice.is_safe());
+        assert_eq!(invoice.as_str(), Some("&lt;img onerror=x&gt; \\# h"));
+        assert_eq!(
+            value.get_attr("source").unwrap().as_str(),
+            Some("\\[link\\](http://x)")
+        );
+        // Fields of the policy's own, and the vocabulary's words, are as written.
+        assert_eq!(billing("unit").as_str(), Some("gpu_hour"));
+        assert_eq!(billing("min_months"), Value::from(3));
+        let title = value.get_attr("title").unwrap();
+        assert!(!title.is_safe());
+        assert_eq!(title.as_str(), Some("**policy text**"));
+        // A template prints it escaped with `md` or without, and compares it as text.
+        let env = expr::environment();
+        let out = env
+            .render_str(
+                "{{ o.billing.invoice }}|{{ o.billing.invoice | md }}|{{ o.billing.unit == 'gpu_hour' }}",
+                minijinja::context! { o => value },
+            )
+            .unwrap();
+        assert_eq!(
+            out,
+            "&lt;img onerror=x&gt; \\# h|&lt;img onerror=x&gt; \\# h|True"
+        );
+    }
 }

@@ -85,13 +85,30 @@ fn inert(text: &str) -> String {
     out
 }
 
-/// The `md` filter: Markdown escaping in the Markdown memo, [`inert`] HTML in the HTML memo.
-fn md(state: &State, text: &str) -> Value {
-    if is_html(state) {
-        Value::from_safe_string(inert(text))
-    } else {
-        Value::from(crate::expr::md_escape(text))
+/// The `md` filter: Markdown escaping in the Markdown memo, [`inert`] HTML in the HTML memo. A
+/// vendor's text, which the catalog holds Markdown-escaped (a safe string), is left as it is in
+/// the Markdown memo and read back from its escapes in the HTML memo.
+fn md(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
+    if !is_html(state) {
+        return crate::expr::md_filter(value);
     }
+    html_text(value, inert)
+}
+
+/// A text as HTML in the HTML memo: `plain` of a text as written, [`from_markdown_text`] of a
+/// vendor's Markdown-escaped one.
+fn html_text(value: &Value, plain: fn(&str) -> String) -> Result<Value, minijinja::Error> {
+    let text = value.as_str().ok_or_else(|| {
+        minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            "value is not a string",
+        )
+    })?;
+    Ok(Value::from_safe_string(if value.is_safe() {
+        from_markdown_text(text)
+    } else {
+        plain(text)
+    }))
 }
 
 /// The `rich` filter: a text of the record (a checklist item, which may quote a vendor's cell
@@ -110,12 +127,13 @@ fn rich(state: &State, text: &str) -> Value {
 /// a memory note, a trace step's reason), written with the same `` `code` `` and `**bold**`
 /// marks as the Markdown memo shows, so [`marks`] may still turn them into tags; user text goes
 /// through `md` instead, which leaves no mark for `marks` to find.
-fn cell(state: &State, text: &str) -> Value {
-    if is_html(state) {
-        Value::from_safe_string(escape(&crate::error::visible(text)).replace(['\n', '\r'], " "))
-    } else {
-        Value::from(crate::expr::table_cell(text))
+fn cell(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
+    if !is_html(state) {
+        return crate::expr::cell_filter(value);
     }
+    html_text(value, |text| {
+        escape(&crate::error::visible(text)).replace(['\n', '\r'], " ")
+    })
 }
 
 /// The `marks` filter: a words macro's output as HTML. Text not yet escaped (a plain string) is

@@ -94,6 +94,11 @@ pub struct Located<T> {
 pub struct Offer {
     pub id: String,
     pub fields: serde_json::Map<String, serde_json::Value>,
+    /// Where in `fields` a vendor's free text is (a quote sheet's text cells,
+    /// [`quotes::QuoteText`]), as dotted paths (`billing.invoice`): the rules and the memos read
+    /// those fields Markdown-escaped. None for a catalog entry's own fields, which are the
+    /// policy's.
+    pub texts: Vec<&'static str>,
     pub location: Location,
 }
 
@@ -735,6 +740,7 @@ fn check_offers(
             item: Offer {
                 id,
                 fields,
+                texts: Vec::new(),
                 location,
             },
         });

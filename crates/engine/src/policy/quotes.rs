@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use jiff::civil::Date;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as J};
 
 use super::rules::QuoteSheets;
@@ -94,10 +94,10 @@ pub struct QuoteRecord {
     pub vendor: String,
     /// Where the vendor delivers it, when not the catalog's `region` (English or plain text).
     #[serde(default)]
-    pub region: Option<String>,
+    pub region: Option<QuoteText>,
     /// The region in Chinese (default: `region`).
     #[serde(default)]
-    pub region_zh: Option<String>,
+    pub region_zh: Option<QuoteText>,
     /// What the prices are for: one of the policy's `quote_sheets.price_units` (e.g. `month`
     /// for a whole box, `gpu_hour` for one container GPU). The offer's `price.unit`.
     pub unit: String,
@@ -121,10 +121,10 @@ pub struct QuoteRecord {
     pub discount_commits: String,
     /// The shortest contract, in words (e.g. `1 month, paid ahead`). The offer's
     /// `billing.min_term`.
-    pub min_term: String,
+    pub min_term: QuoteText,
     /// The shortest contract in Chinese (default: `min_term`).
     #[serde(default)]
-    pub min_term_zh: Option<String>,
+    pub min_term_zh: Option<QuoteText>,
     /// The shortest contract in whole months, where the vendor bills at least that many
     /// months (e.g. `3`): a whole number from 1 to 120. Costing bills every plan at least
     /// these months of the offer's monthly bill, and the memo says so. Left out: no minimum
@@ -136,16 +136,78 @@ pub struct QuoteRecord {
     pub vat: String,
     /// The invoice issued (e.g. a VAT special invoice), or `unknown`. The offer's
     /// `billing.invoice`.
-    pub invoice: String,
+    pub invoice: QuoteText,
     /// The first day the quote holds, `YYYY-MM-DD`: it is used from that day until the same
     /// vendor's next quote for the same hardware. The offer's `as_of`.
     pub valid_from: String,
     /// Where the quote comes from (a vendor page, an e-mail, an article's section): the memo
     /// cites it. The offer's `source`.
-    pub source: String,
+    pub source: QuoteText,
     /// The source in Chinese (default: `source`).
     #[serde(default)]
-    pub source_zh: Option<String>,
+    pub source_zh: Option<QuoteText>,
+}
+
+/// A vendor's free text in a quote sheet's cell: a region, a term, an invoice, a source. Every
+/// text column of [`QuoteRecord`] is one, and this type is the one way such a cell reaches an
+/// offer: [`offer_fields`] writes it with [`Given::text`], which marks its place among the
+/// offer's [`Offer::texts`], and the compiled graph gives each marked field to the rules and the
+/// memos as Markdown-escaped text (the same escape as the `md` filter), so no template prints it
+/// raw however it is written. The record and `decide offers --format json` keep it as written
+/// (it serializes as its text).
+/// Its schema is a string of `contentMediaType: text/plain`, which is how [`text_columns`] (and
+/// with it `decide quotes check`'s warnings) knows every text column without a list of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct QuoteText(String);
+
+impl QuoteText {
+    /// Whether the cell is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The media type [`QuoteText`]'s schema gives its cells: text, never markup.
+const TEXT_MEDIA_TYPE: &str = "text/plain";
+
+impl JsonSchema for QuoteText {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QuoteText".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "contentMediaType": TEXT_MEDIA_TYPE})
+    }
+}
+
+/// The record's schema, generated once.
+fn record_schema() -> &'static J {
+    static SCHEMA: OnceLock<J> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        serde_json::to_value(schemars::schema_for!(QuoteRecord)).unwrap_or_default()
+    })
+}
+
+/// The columns of vendor text ([`QuoteText`]), in the record's order, read off its schema.
+pub fn text_columns() -> &'static [String] {
+    static TEXT: OnceLock<Vec<String>> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        record_schema()["properties"]
+            .as_object()
+            .map(|p| {
+                p.iter()
+                    .filter(|(_, s)| s["contentMediaType"] == TEXT_MEDIA_TYPE)
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// The columns a sheet may have, and whether each is required, read off [`QuoteRecord`]'s
@@ -153,7 +215,7 @@ pub struct QuoteRecord {
 pub fn columns() -> &'static [(String, bool)] {
     static COLUMNS: OnceLock<Vec<(String, bool)>> = OnceLock::new();
     COLUMNS.get_or_init(|| {
-        let schema = serde_json::to_value(schemars::schema_for!(QuoteRecord)).unwrap_or_default();
+        let schema = record_schema();
         let required: Vec<&str> = schema["required"]
             .as_array()
             .map(|a| a.iter().filter_map(J::as_str).collect())
@@ -184,8 +246,13 @@ pub struct Quote {
     pub valid_from: Date,
     /// `price`, `billing`, `source` and, when given, `region`.
     pub fields: Map<String, J>,
+    /// The places in `fields` of vendor text ([`QuoteText`]), as dotted paths
+    /// (`billing.invoice`): what the offer's [`Offer::texts`] says.
+    pub texts: Vec<&'static str>,
     /// The row as written, column by column (empty cells left out), for `decide diff`.
     pub cells: Vec<(String, String)>,
+    /// The row's non-empty text cells ([`text_columns`]): the column, where the cell is, its text.
+    pub text_cells: Vec<(String, Position, String)>,
 }
 
 impl Quote {
@@ -374,6 +441,11 @@ fn read_row(
         .filter(|(_, v)| !v.is_empty())
         .map(|(h, v)| (h.to_owned(), v.to_owned()))
         .collect();
+    let text_cells = cells
+        .iter()
+        .filter(|(h, _)| text_columns().contains(h))
+        .map(|(h, v)| (h.clone(), at(h), v.clone()))
+        .collect();
     let mut faults: Vec<(Position, Error)> = Vec::new();
     let mut fail = |column: &str, message: String, help: String| {
         let position = at(column);
@@ -389,7 +461,7 @@ fn read_row(
     // A row's faults in the order of its cells.
     faults.sort_by_key(|(p, _)| p.column);
     errors.extend(faults.into_iter().map(|(_, e)| e));
-    let (fields, valid_from) = checked?;
+    let (given, valid_from) = checked?;
     Some(Quote {
         sheet,
         line,
@@ -397,8 +469,10 @@ fn read_row(
         hardware: row.offer,
         vendor: row.vendor,
         valid_from,
-        fields,
+        fields: given.fields,
+        texts: given.texts,
         cells,
+        text_cells,
     })
 }
 
@@ -488,7 +562,7 @@ fn check_row(
     vocabulary: &QuoteSheets,
     hardware: &[&str],
     fail: &mut impl FnMut(&str, String, String),
-) -> Option<(Map<String, J>, Date)> {
+) -> Option<(Given, Date)> {
     let names_ok = check_names(row, vocabulary, hardware, fail);
     let prices = check_prices(row, fail);
     let valid_from = check_date(row, fail);
@@ -771,6 +845,48 @@ fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
     }
 }
 
+/// An offer's fields as a quote gives them, and the places among them of vendor text.
+#[derive(Debug, Default)]
+struct Given {
+    fields: Map<String, J>,
+    texts: Vec<&'static str>,
+}
+
+impl Given {
+    /// Writes `value` at the dotted `path`, making the maps above it.
+    fn set(&mut self, path: &str, value: J) {
+        let mut map = &mut self.fields;
+        let mut parts = path.split('.').peekable();
+        while let Some(part) = parts.next() {
+            if parts.peek().is_none() {
+                map.insert(part.to_owned(), value);
+                return;
+            }
+            let below = map
+                .entry(part.to_owned())
+                .or_insert_with(|| J::Object(Map::new()));
+            if !below.is_object() {
+                *below = J::Object(Map::new());
+            }
+            let J::Object(below) = below else {
+                unreachable!("made a map just above")
+            };
+            map = below;
+        }
+    }
+
+    /// Writes a vendor's text at `path` (`{en, zh}` when a Chinese version differs), marked as
+    /// such: the only way a [`QuoteText`] gets into an offer.
+    fn text(&mut self, path: &'static str, en: &QuoteText, zh: Option<&QuoteText>) {
+        let value = match zh {
+            Some(zh) if *zh != *en => serde_json::json!({"en": en.0, "zh": zh.0}),
+            _ => J::from(en.0.clone()),
+        };
+        self.set(path, value);
+        self.texts.push(path);
+    }
+}
+
 /// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`. A
 /// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets `vat_rate` added, so
 /// that every comparison is between prices with VAT in; the sheet's figures are kept beside.
@@ -779,69 +895,51 @@ fn offer_fields(
     prices: &Prices,
     min_months: Option<u32>,
     vocabulary: &QuoteSheets,
-) -> Map<String, J> {
+) -> Given {
     let rate = vocabulary
         .vat_rate
         .filter(|_| vocabulary.vat_added.contains(&row.vat));
     let billed =
         |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
-    let mut price = Map::new();
-    price.insert("unit".into(), J::from(row.unit.clone()));
-    price.insert("list_cny".into(), billed(&prices.list));
-    price.insert("discounted_cny".into(), billed(&prices.discounted));
+    let mut given = Given::default();
+    if let Some(region) = &row.region {
+        given.text("region", region, row.region_zh.as_ref());
+    }
+    given.set("price.unit", J::from(row.unit.clone()));
+    given.set("price.list_cny", billed(&prices.list));
+    given.set("price.discounted_cny", billed(&prices.discounted));
     if let Some(d) = &prices.daily {
-        price.insert("daily_cny".into(), billed(d));
+        given.set("price.daily_cny", billed(d));
     }
     if rate.is_some() {
-        price.insert("quoted_list_cny".into(), J::Number(prices.list.clone()));
-        price.insert(
-            "quoted_discounted_cny".into(),
+        given.set("price.quoted_list_cny", J::Number(prices.list.clone()));
+        given.set(
+            "price.quoted_discounted_cny",
             J::Number(prices.discounted.clone()),
         );
     }
-    let mut billing = Map::new();
-    billing.insert(
-        "unit".into(),
+    given.set(
+        "billing.unit",
         J::from(row.billing_unit.as_deref().unwrap_or(&row.unit)),
     );
-    billing.insert(
-        "discount_commits".into(),
+    given.set(
+        "billing.discount_commits",
         J::from(row.discount_commits.clone()),
     );
-    billing.insert(
-        "min_term".into(),
-        words(&row.min_term, row.min_term_zh.as_deref()),
-    );
+    given.text("billing.min_term", &row.min_term, row.min_term_zh.as_ref());
     if let Some(months) = min_months {
-        billing.insert("min_months".into(), J::from(months));
+        given.set("billing.min_months", J::from(months));
     }
-    billing.insert("vat".into(), J::from(row.vat.clone()));
+    given.set("billing.vat", J::from(row.vat.clone()));
     if let Some(r) = vocabulary.vat_rate {
-        billing.insert(
-            "vat_rate".into(),
+        given.set(
+            "billing.vat_rate",
             serde_json::Number::from_f64(r).map_or(J::Null, J::Number),
         );
     }
-    billing.insert("invoice".into(), J::from(row.invoice.clone()));
-    let mut fields = Map::new();
-    if let Some(region) = &row.region {
-        fields.insert("region".into(), words(region, row.region_zh.as_deref()));
-    }
-    fields.insert("price".into(), J::Object(price));
-    fields.insert("billing".into(), J::Object(billing));
-    fields.insert(
-        "source".into(),
-        words(&row.source, row.source_zh.as_deref()),
-    );
-    fields
-}
-
-/// Text in one language, or `{en, zh}` when a Chinese version is given.
-fn words(en: &str, zh: Option<&str>) -> J {
-    match zh {
-        Some(zh) if zh != en => serde_json::json!({"en": en, "zh": zh}),
-        _ => J::from(en),
-    }
+    given.text("billing.invoice", &row.invoice, None);
+    given.text("source", &row.source, row.source_zh.as_ref());
+    given
 }
 
 /// The error of a sheet whose file name is not plain (letters, digits, spaces and `-_.()+`):
@@ -1002,35 +1100,17 @@ pub fn in_the_future(
         .collect()
 }
 
-/// The columns of free text, which the memo quotes.
-const TEXT_COLUMNS: &[&str] = &[
-    "min_term",
-    "min_term_zh",
-    "source",
-    "source_zh",
-    "region",
-    "region_zh",
-];
-
-/// Text cells with line breaks, control characters or Markdown and HTML markup: a warning
-/// each (`decide quotes check`). The memos escape them, so they show as written, which is
-/// seldom what a vendor's spreadsheet meant (a pasted link, a cell from a web page).
+/// Text cells ([`text_columns`]) with line breaks, control characters or Markdown and HTML
+/// markup: a warning each, at the cell (`decide quotes check`). The memos escape them, so they
+/// show as written, which is seldom what a vendor's spreadsheet meant (a pasted link, a cell
+/// from a web page).
 #[must_use]
 pub fn text_warnings(sources: &[Source], quotes: &[Quote], sheets: &[usize]) -> Vec<Error> {
     let mut warnings = Vec::new();
     for q in quotes.iter().filter(|q| sheets.contains(&q.sheet)) {
         let source = &sources[q.sheet];
-        for (column, text) in &q.cells {
-            if !TEXT_COLUMNS.contains(&column.as_str()) {
-                continue;
-            }
-            let what = if text.contains(['\n', '\r']) {
-                "a line break"
-            } else if text.chars().any(crate::error::is_unsafe_char) {
-                "a control character"
-            } else if text.contains(['<', '>', '`', '[', ']', '|', '*']) {
-                "markup (one of < > ` [ ] | *)"
-            } else {
+        for (column, at, text) in &q.text_cells {
+            let Some(what) = markup(text) else {
                 continue;
             };
             warnings.push(
@@ -1043,14 +1123,7 @@ pub fn text_warnings(sources: &[Source], quotes: &[Quote], sheets: &[usize]) -> 
                             .replace('\r', "\\r")
                     ),
                 )
-                .at(
-                    &source.name,
-                    &source.text,
-                    Some(Position {
-                        line: q.line,
-                        column: 1,
-                    }),
-                )
+                .at(&source.name, &source.text, Some(*at))
                 .field(column.clone())
                 .help("the memo shows it escaped, as text; write plain words on one line")
                 .as_warning(),
@@ -1058,6 +1131,22 @@ pub fn text_warnings(sources: &[Source], quotes: &[Quote], sheets: &[usize]) -> 
         }
     }
     warnings
+}
+
+/// What of markup `text` holds, said for a warning: a line break, a control character, a
+/// character of Markdown or HTML markup, or a Markdown heading's `#` at its start.
+fn markup(text: &str) -> Option<&'static str> {
+    if text.contains(['\n', '\r']) {
+        Some("a line break")
+    } else if text.chars().any(crate::error::is_unsafe_char) {
+        Some("a control character")
+    } else if text.contains(['<', '>', '`', '[', ']', '|', '*']) {
+        Some("markup (one of < > ` [ ] | *)")
+    } else if text.starts_with('#') {
+        Some("a Markdown heading (`#` at its start)")
+    } else {
+        None
+    }
 }
 
 /// The catalog field that names the vendor whose quotes a hardware's catalog id stands for.
@@ -1219,6 +1308,7 @@ pub fn resolve(
                 item: Offer {
                     id,
                     fields,
+                    texts: current.texts.clone(),
                     location: h.item.location,
                 },
             });
