@@ -394,3 +394,54 @@ fn every_number_at_its_lower_bound_is_decided_and_below_it_refused() {
         "{shown}"
     );
 }
+
+/// A name is at most 200 characters, whatever they are: one at the limit is decided in both
+/// memos, and a long one (the 600,000 `/`, 900,000 `&`, 1,000,000 `<`, which ran the
+/// HTML memo out of its template budget and was blamed on the rules) is refused where it is
+/// read, naming the field, its length and the limit.
+#[test]
+fn a_name_at_its_length_limit_is_decided_and_a_longer_one_refused_where_it_is_read() {
+    let base = example("lora-7b-4090");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.yaml");
+    let path_arg = path.to_str().unwrap();
+    for c in ['/', '&', '<', '中'] {
+        let name = serde_json::to_string(&c.to_string().repeat(200)).unwrap();
+        std::fs::write(&path, with_field(&base, "name", &name)).unwrap();
+        for format in ["md", "html"] {
+            common::run_ok(&[path_arg, "--as-of", "2026-09-04", "--format", format]);
+        }
+    }
+    for (c, count) in [('/', 600_000), ('&', 900_000), ('<', 1_000_000)] {
+        let name = serde_json::to_string(&c.to_string().repeat(count)).unwrap();
+        std::fs::write(&path, with_field(&base, "name", &name)).unwrap();
+        let out = common::run(&[path_arg, "--as-of", "2026-09-04", "--format", "html"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "error: name: is {count} characters long; a name has at most 200"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("named.yaml:1:"), "{err}");
+        assert!(
+            err.contains("help: name the workload in a few words"),
+            "{err}"
+        );
+        assert!(!err.contains("template"), "{err}");
+    }
+    // Read as a line of JSON lines, the same refusal.
+    let text = with_field(
+        &base,
+        "name",
+        &serde_json::to_string(&"x".repeat(201)).unwrap(),
+    );
+    let err = decide_text(&text).expect_err("a 201-character name accepted");
+    assert_eq!(err.kind(), ErrorKind::Profile);
+    assert!(
+        err.render().contains("is 201 characters long"),
+        "{}",
+        err.render()
+    );
+}

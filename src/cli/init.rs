@@ -306,17 +306,19 @@ fn help_line(keys: &str, help: Option<&str>) -> String {
 fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
     let help = prompt.help.as_deref();
     let answer = match &prompt.kind {
-        Kind::Text { nullable } => {
-            let nullable = *nullable;
-            let needed = texts.say(|w| &w.needed, &[]);
+        Kind::Text {
+            nullable,
+            max_chars,
+        } => {
+            let (nullable, max_chars) = (*nullable, *max_chars);
+            let checker = texts.clone();
             let line = help_line(&texts.say(|w| &w.back_hint, &[]), help);
             let text = answer!(step(
                 inquire::Text::new(&prompt.ask)
                     .with_validator(move |s: &str| {
-                        Ok(if s.trim().is_empty() && !nullable {
-                            Validation::Invalid(needed.clone().into())
-                        } else {
-                            Validation::Valid
+                        Ok(match checker.check_text(s, nullable, max_chars) {
+                            Err(why) if s.trim() != BACK => Validation::Invalid(why.into()),
+                            _ => Validation::Valid,
                         })
                     })
                     .with_help_message(&line)
@@ -325,7 +327,7 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
             if text.trim() == BACK {
                 return Ok(Err(Flow::Back));
             }
-            (!text.trim().is_empty()).then(|| J::from(text.trim()))
+            texts.check_text(&text, nullable, max_chars).ok().flatten()
         }
         Kind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts)),
         Kind::Flag { default } => Some(J::from(answer!(confirm(

@@ -510,6 +510,28 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// What separates a deserializer's message from its help: a serde error is one string, so a
+/// check run while deserializing ([`crate::profile`]'s bounds) joins the two with
+/// [`with_help`], and the reader that turns the error into ours splits them ([`split_help`]).
+/// Printable: the YAML reader shows a control or separator character of a message as an
+/// escape.
+const HELP_MARK: &str = " \u{a6}\u{a6} ";
+
+/// `message` and `help` as one serde error message, for [`split_help`] to part again.
+#[must_use]
+pub fn with_help(message: &str, help: &str) -> String {
+    format!("{message}{HELP_MARK}{help}")
+}
+
+/// A serde error message as its message and the help [`with_help`] put in it, if any.
+#[must_use]
+pub fn split_help(message: &str) -> (&str, Option<&str>) {
+    match message.split_once(HELP_MARK) {
+        Some((message, help)) => (message, Some(help)),
+        None => (message, None),
+    }
+}
+
 /// The longest word a did-you-mean is looked for: longer than any name a policy or profile uses.
 pub(crate) const MAX_SUGGESTED_LEN: usize = 100;
 

@@ -323,9 +323,12 @@ impl Source {
             column: usize::try_from(l.column()).unwrap_or(usize::MAX),
         });
         let raw = e.without_snippet().to_string();
-        let message = strip_location_suffix(&raw);
+        let (message, help) = crate::error::split_help(strip_location_suffix(&raw));
         let mut error = Error::new(kind, humanize(message)).at(&self.name, &self.text, position);
         error = error.field(path);
+        if let Some(help) = help {
+            error = error.help(help);
+        }
         if message.starts_with("unknown field") || message.starts_with("unknown variant") {
             if let Some(hint) = unknown_field_hint(message) {
                 error = error.help(hint);

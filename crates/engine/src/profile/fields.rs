@@ -28,6 +28,8 @@ pub struct Field {
     pub default: Option<J>,
     /// What the field means, from the type's doc comment.
     pub description: Option<String>,
+    /// The most characters a text may have (`maxLength`), where the format bounds it (`name`).
+    pub max_length: Option<usize>,
 }
 
 /// What a profile field holds.
@@ -256,6 +258,10 @@ fn read_section(root: &J, schema: &J, prefix: &str, out: &mut Vec<Field>) {
                 .iter()
                 .find_map(|p| p.get("description").and_then(J::as_str))
                 .map(str::to_owned),
+            max_length: parts
+                .iter()
+                .find_map(|p| p.get("maxLength").and_then(J::as_u64))
+                .and_then(|m| usize::try_from(m).ok()),
             kind: kind.clone(),
         });
         if kind == FieldKind::Object {

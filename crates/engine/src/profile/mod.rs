@@ -26,9 +26,10 @@ pub use fields::{Field, FieldKind, check_path, field, fields};
 #[serde(deny_unknown_fields)]
 #[schemars(title = "decide workload profile", extend("$id" = "https://decide.invalid/schema/profile.schema.json"))]
 pub struct Profile {
-    /// Free text naming the workload (may be Chinese). Shown in the memo, escaped.
-    #[serde(deserialize_with = "non_empty")]
-    #[schemars(length(min = 1, max = 200))]
+    /// Free text naming the workload (may be Chinese), 1 to 200 characters: the memo's title.
+    /// Shown in the memo, escaped.
+    #[serde(deserialize_with = "profile_name")]
+    #[schemars(length(min = 1, max = MAX_NAME_CHARS))]
     pub name: String,
     /// What runs: task, model size and how it is spread over GPUs.
     pub workload: Workload,
@@ -497,10 +498,24 @@ impl de::Expected for Whole {
     }
 }
 
-fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+/// The longest `name`, in characters (Unicode scalar values, as JSON Schema's `maxLength`
+/// counts them): a title of a few words, in any language, fits many times over; a longer one
+/// is a document pasted in by mistake, and each of its characters is work for every memo.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// The `name`: not empty, at most [`MAX_NAME_CHARS`] characters.
+fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     let s = String::deserialize(d)?;
     if s.trim().is_empty() {
         return Err(de::Error::custom("must not be empty"));
+    }
+    let chars = s.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(de::Error::custom(crate::error::with_help(
+            &format!("is {chars} characters long; a name has at most {MAX_NAME_CHARS}"),
+            "name the workload in a few words, as the memo's title (e.g. `Support-bot 7B \
+             LoRA`); keep the details in the documents the memo goes with",
+        )));
     }
     Ok(s)
 }

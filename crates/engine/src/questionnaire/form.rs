@@ -127,14 +127,14 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
     };
     let mut value = None;
     match &prompt.kind {
-        Kind::Text { nullable } => {
+        Kind::Text {
+            nullable,
+            max_chars,
+        } => {
             let text = first(&key).unwrap_or_default();
-            if text.trim().is_empty() {
-                if !nullable {
-                    answer.error = Some(texts.say(|w| &w.needed, &[]));
-                }
-            } else {
-                value = Some(J::from(text.trim()));
+            match texts.check_text(&text, *nullable, *max_chars) {
+                Ok(v) => value = v,
+                Err(why) => answer.error = Some(why),
             }
             answer.shown.insert(key, vec![text]);
         }
@@ -422,6 +422,22 @@ mod tests {
         assert_eq!(gpus.shown["usage.gpus"], ["1.5"]);
         assert!(filled.profile["usage"].get("gpus").is_none());
         assert!(!filled.complete());
+    }
+
+    #[test]
+    fn a_name_longer_than_a_profile_may_have_is_refused_as_it_is_typed() {
+        let (prompts, texts) = shipped(Lang::En);
+        let long = "名".repeat(crate::profile::MAX_NAME_CHARS + 1);
+        let filled = fill(&prompts, &texts, &posted(&[("name", &long)]), &J::Null).unwrap();
+        let name = answer(&prompts, &filled, "name")[0];
+        assert_eq!(
+            name.error.as_deref(),
+            Some(format!("must be at most {}", crate::profile::MAX_NAME_CHARS).as_str())
+        );
+        assert!(filled.profile.get("name").is_none());
+        let at_limit = "名".repeat(crate::profile::MAX_NAME_CHARS);
+        let filled = fill(&prompts, &texts, &posted(&[("name", &at_limit)]), &J::Null).unwrap();
+        assert_eq!(filled.profile["name"], at_limit.as_str());
     }
 
     #[test]

@@ -49,6 +49,31 @@ impl Texts {
         text
     }
 
+    /// A typed text answer checked as a question of [`Kind::Text`] asks it: the text trimmed,
+    /// `Ok(None)` when left empty where that may be, else what is wrong in these words.
+    ///
+    /// # Errors
+    /// An empty answer where one is needed, or one over `max_chars` characters.
+    pub fn check_text(
+        &self,
+        text: &str,
+        nullable: bool,
+        max_chars: Option<usize>,
+    ) -> Result<Option<J>, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return if nullable {
+                Ok(None)
+            } else {
+                Err(self.say(|w| &w.needed, &[]))
+            };
+        }
+        if let Some(max) = max_chars.filter(|m| text.chars().count() > *m) {
+            return Err(self.say(|w| &w.at_most, &[("bound", &max.to_string())]));
+        }
+        Ok(Some(J::from(text)))
+    }
+
     /// What may be typed for yes (`yes == true`) or no: the `/`-separated forms of `yes_typed`
     /// (`no_typed`) in this language and in English.
     #[must_use]
@@ -72,8 +97,12 @@ impl Texts {
 /// How one question is asked and what its answer may be.
 #[derive(Debug, Clone)]
 pub enum Kind {
-    /// Free text (`nullable`: may be left empty).
-    Text { nullable: bool },
+    /// Free text (`nullable`: may be left empty) of at most `max_chars` characters, where the
+    /// field bounds it.
+    Text {
+        nullable: bool,
+        max_chars: Option<usize>,
+    },
     /// A number within the field's range.
     Number(NumberRule),
     /// Yes or no.
@@ -267,6 +296,7 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
 /// The policy's questions in order, in `lang` (none when the policy has no `questionnaire:`
 /// words, which `decide validate` requires with questions).
 #[must_use]
+#[allow(clippy::too_many_lines)] // one question after the other: its field, its words, its kind
 pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
     let Some(texts) = Texts::new(policy, lang) else {
         return Vec::new();
@@ -319,6 +349,10 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                 unit: unit.clone(),
                 texts: Arc::clone(&texts),
             };
+            let text = || Kind::Text {
+                nullable,
+                max_chars: field.max_length,
+            };
             let kind = match &field.kind {
                 FieldKind::List(_) if q.offer => Kind::Offers {
                     offers: offers.clone(),
@@ -339,7 +373,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     FieldKind::Enum(choices) => Kind::Choices {
                         options: options(choices),
                     },
-                    _ => Kind::Text { nullable },
+                    _ => text(),
                 },
                 FieldKind::Bool => Kind::Flag {
                     default: field.default.as_ref().and_then(J::as_bool).unwrap_or(false),
@@ -357,7 +391,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     },
                 },
                 FieldKind::Object => Kind::Section,
-                FieldKind::String => Kind::Text { nullable },
+                FieldKind::String => text(),
             };
             Some(Prompt {
                 path,
