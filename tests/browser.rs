@@ -22,11 +22,18 @@
 //! CI (`CI` set) it fails instead, where an ignored browser test would hide a broken page.
 //! `DECIDE_WRITE_SCREENSHOTS=1` rewrites the README's two pictures under `docs/`.
 //!
+//! `mod containment` prints a memo whose template in a `--rules` folder tries every way out
+//! (a local file framed or embedded, a script, addresses on this machine, a refresh to a file),
+//! through `--format pdf` and `decide serve`: the PDF holds the memo alone and no connection is
+//! made.
+//!
 //! `mod fake_browser` needs no browser: a shell script stands in for one that misbehaves (leaves
 //! children behind, hangs, is interrupted, floods its standard error), and `decide` must stop
 //! it and everything it started, remove its scratch folder and come back within seconds.
 
 mod common;
+#[path = "browser/containment.rs"]
+mod containment;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -321,6 +328,11 @@ fn main() {
         "the_questionnaire_page_answers_downloads_and_uploads_in_chromium",
         &all,
         page::the_questionnaire_page_answers_downloads_and_uploads_in_chromium,
+    ));
+    trials.push(machine.trial(
+        "a_hostile_template_prints_only_the_memo",
+        &all,
+        containment::a_hostile_template_prints_only_the_memo,
     ));
     trials.push(Trial::test(
         "a_missing_tool_is_named_with_its_package",
@@ -1190,6 +1202,20 @@ fn the_watch_sees_a_request_a_console_message_and_an_error(tools: &Tools) {
     }
 }
 
+/// `decide ARGS --as-of AS_OF` from the repository, printing with `chromium` in the pinned
+/// fonts, with `env` set too.
+fn decide_printing(chromium: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(args)
+        .args(["--as-of", common::AS_OF])
+        .env("DECIDE_BROWSER", chromium)
+        .env("FONTCONFIG_FILE", fonts_conf())
+        .envs(env.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
 fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tools) {
     let Tools {
         chromium,
@@ -1197,14 +1223,7 @@ fn format_pdf_prints_the_memo_with_the_browser_alone_and_in_a_batch(tools: &Tool
     } = tools;
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_decide"))
-            .args(args)
-            .args(["--as-of", common::AS_OF])
-            .env("DECIDE_BROWSER", chromium)
-            .env("FONTCONFIG_FILE", fonts_conf())
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
+        let out = decide_printing(chromium, args, &[]);
         assert!(
             out.status.success(),
             "{args:?}: {}",

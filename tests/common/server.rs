@@ -61,6 +61,29 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM, and the exit code if the server exits within `wait` (else it is killed
+    /// and the answer is `None`), with how long it took.
+    pub fn stop_within(mut self, wait: Duration) -> (Option<i32>, Duration) {
+        let start = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        while start.elapsed() < wait {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (None, start.elapsed())
+    }
+
     /// One HTTP/1.1 request with `Connection: close`; the status and the body.
     pub fn request(&self, head: &str, body: &str) -> (u16, String) {
         self.request_to(&self.addr, head, body)

@@ -273,6 +273,9 @@ pub(crate) async fn upload(
             _ => {}
         }
     }
+    // The request's body is let go before the profile waits its turn: one copy of an upload
+    // is held while it waits, not two.
+    drop(multipart);
     let mut asked = Asked::read(vec![(LANG.to_owned(), lang_code)]);
     let Some(bytes) = text.filter(|t| !t.is_empty()) else {
         return answer_page(

@@ -185,18 +185,43 @@ async fn serve_until(
     }
 }
 
-/// A connection over the bounds: a 503 written (if it can be within a second) and closed,
-/// nothing of its request read.
-async fn turn_away(stream: tokio::net::TcpStream) {
+/// A connection over the bounds: a 503 written (if it can be within a second), then what the
+/// client still sends read and dropped for at most a second more before the connection is
+/// closed, so that the client reads the answer rather than a reset. Nothing of its request is
+/// parsed.
+async fn turn_away(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWrite as _;
     let answer = limits::too_many_connections();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+    let second = std::time::Duration::from_secs(1);
+    let written = tokio::time::timeout(second, async {
         let mut written = 0;
         while written < answer.len() {
             if stream.writable().await.is_err() {
-                return;
+                return false;
             }
             match stream.try_write(&answer[written..]) {
                 Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return false,
+            }
+        }
+        true
+    })
+    .await;
+    if written != Ok(true) {
+        return;
+    }
+    let _ = std::future::poll_fn(|cx| std::pin::Pin::new(&mut stream).poll_shutdown(cx)).await;
+    let _ = tokio::time::timeout(second, async {
+        let mut sink = [0u8; 4096];
+        loop {
+            if stream.readable().await.is_err() {
+                return;
+            }
+            match stream.try_read(&mut sink) {
+                // The client has closed its side.
+                Ok(0) => return,
+                Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(_) => return,
             }

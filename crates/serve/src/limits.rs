@@ -171,10 +171,15 @@ pub(crate) async fn read_body(
     }
     let client = request.extensions().get::<Peer>().map(|p| p.0);
     let Some(admitted) = Clients::admit(&site, client, What::Body) else {
-        return busy(
+        // Its body is left unread, so the connection cannot carry another request.
+        let mut response = busy(
             "too many requests are sending their bodies to this server",
             "try again in a few seconds",
         );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
     };
     let (parts, body) = request.into_parts();
     let read = tokio::time::timeout(
