@@ -12,6 +12,16 @@
 //!     cargo test --release -p decide-serve --test load -- --nocapture
 //! ```
 //!
+//! A second test, ignored unless asked for, is the hostile round's: for `DECIDE_HOSTILE_SECS`
+//! (default 60) one address keeps 64 posts open that send their headers and no body, opening
+//! a new one as each is answered, while 128 comparisons are asked for at once, again and
+//! again, from other addresses; a health check from yet another address every two seconds
+//! must be answered, within a second, every time:
+//!
+//! ```text
+//! cargo test --release -p decide-serve --test load -- --ignored --nocapture
+//! ```
+//!
 //! `DECIDE_LOAD_ROUNDS` (default 3) is how many times every example is decided in process and
 //! sent by the one client; `DECIDE_LOAD_CLIENTS` (default 200) is the number of clients at once
 //! and `DECIDE_LOAD_EACH` (default 3) how many requests each of them sends, each client starting
@@ -288,6 +298,155 @@ async fn load(examples: Vec<(String, Bytes, String)>) {
     assert_eq!(all.len(), clients * each);
     report(&format!("{clients} clients at once"), all, wall);
 
+    stop.send(()).unwrap();
+    server.await.unwrap();
+}
+
+/// One post that sends its headers and none of its body, from `from`: how long until the
+/// server answered or closed it.
+async fn stalled_post(addr: SocketAddr, from: std::net::Ipv4Addr) -> Option<Duration> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    socket.bind(SocketAddr::from((from, 0))).ok()?;
+    let mut stream = socket.connect(addr).await.ok()?;
+    let start = Instant::now();
+    stream
+        .write_all(
+            b"POST /api/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n",
+        )
+        .await
+        .ok()?;
+    let mut heard = [0u8; 1024];
+    let _ = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut heard)).await;
+    Some(start.elapsed())
+}
+
+/// `GET /healthz` from `from` on a new connection: the status and how long it took.
+async fn health(addr: SocketAddr, from: std::net::Ipv4Addr) -> (Option<StatusCode>, Duration) {
+    let start = Instant::now();
+    let asked = async {
+        let socket = tokio::net::TcpSocket::new_v4().ok()?;
+        socket.bind(SocketAddr::from((from, 0))).ok()?;
+        let stream = socket.connect(addr).await.ok()?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .ok()?;
+        tokio::spawn(connection);
+        let request = Request::get("/healthz")
+            .header(header::HOST, addr.to_string())
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        Some(sender.send_request(request).await.ok()?.status())
+    };
+    let status = tokio::time::timeout(Duration::from_secs(30), asked)
+        .await
+        .ok()
+        .flatten();
+    (status, start.elapsed())
+}
+
+/// A comparison of two examples asked for from `from`: its status.
+async fn comparison(addr: SocketAddr, from: std::net::Ipv4Addr, body: Bytes) -> Option<StatusCode> {
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    socket.bind(SocketAddr::from((from, 0))).ok()?;
+    let stream = socket.connect(addr).await.ok()?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(connection);
+    let request = Request::post("/compare")
+        .header(header::HOST, addr.to_string())
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Full::new(body))
+        .unwrap();
+    let response = sender.send_request(request).await.ok()?;
+    let status = response.status();
+    let _ = response.into_body().collect().await;
+    Some(status)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a minute of hostile load: cargo test --release -p decide-serve --test load -- --ignored --nocapture"]
+async fn stalled_posts_and_a_flood_of_comparisons_never_keep_the_health_check_waiting() {
+    let secs = setting("DECIDE_HOSTILE_SECS", 60);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let site = Arc::new(Site::new(
+        Policy::embedded().unwrap(),
+        Memo::embedded().unwrap(),
+        Some(AS_OF.parse().unwrap()),
+        Settings::default(),
+    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(decide_serve::serve(listener, site, async {
+        let _ = stopped.await;
+    }));
+    let until = Instant::now() + Duration::from_secs(u64::try_from(secs).unwrap());
+    let attacker = std::net::Ipv4Addr::new(127, 0, 9, 9);
+    let mut tasks = tokio::task::JoinSet::new();
+    let held = Arc::new(std::sync::Mutex::new(Vec::<Duration>::new()));
+    for _ in 0..64 {
+        let held = held.clone();
+        tasks.spawn(async move {
+            while Instant::now() < until {
+                match stalled_post(addr, attacker).await {
+                    Some(took) => held.lock().unwrap().push(took),
+                    None => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        });
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let body: Bytes = form_urlencoded::Serializer::new(String::new())
+        .append_pair("first", &read("lora-7b-4090.yaml"))
+        .append_pair("second", &read("qlora-70b-4090.yaml"))
+        .append_pair("lang", "en")
+        .finish()
+        .into();
+    let statuses = Arc::new(std::sync::Mutex::new(Vec::<Option<StatusCode>>::new()));
+    for i in 0..128u32 {
+        let (statuses, body) = (statuses.clone(), body.clone());
+        let from = std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(127, 0, 10, 0)) + i);
+        tasks.spawn(async move {
+            while Instant::now() < until {
+                let status = comparison(addr, from, body.clone()).await;
+                statuses.lock().unwrap().push(status);
+            }
+        });
+    }
+    let mut probes = Vec::new();
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        probes.push(health(addr, std::net::Ipv4Addr::new(127, 0, 8, 8)).await);
+    }
+    while tasks.join_next().await.is_some() {}
+    let statuses = statuses.lock().unwrap().clone();
+    let held = held.lock().unwrap().clone();
+    let count = |s: Option<StatusCode>| statuses.iter().filter(|x| **x == s).count();
+    let slowest = probes.iter().map(|(_, t)| *t).max().unwrap_or_default();
+    eprintln!(
+        "{secs} s: {} health checks, slowest {slowest:?}; {} comparisons: {} answered 200, {} told 503, {} failed otherwise; {} stalled posts, each held at most {:?}",
+        probes.len(),
+        statuses.len(),
+        count(Some(StatusCode::OK)),
+        count(Some(StatusCode::SERVICE_UNAVAILABLE)),
+        statuses.len() - count(Some(StatusCode::OK)) - count(Some(StatusCode::SERVICE_UNAVAILABLE)),
+        held.len(),
+        held.iter().max().copied().unwrap_or_default(),
+    );
+    for (status, took) in &probes {
+        assert_eq!(*status, Some(StatusCode::OK), "{probes:?}");
+        assert!(*took < Duration::from_secs(1), "{probes:?}");
+    }
+    assert!(
+        count(Some(StatusCode::OK)) > 0,
+        "no comparison was answered"
+    );
+    assert!(
+        held.iter().all(|t| *t < Duration::from_secs(15)),
+        "a stalled post was held past its body time"
+    );
     stop.send(()).unwrap();
     server.await.unwrap();
 }
