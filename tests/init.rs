@@ -485,3 +485,47 @@ fn answer_job_hours(p: &mut rexpect::session::PtySession) {
         keys(p, &format!("{hours}{ENTER}"));
     }
 }
+
+/// A rules folder is input: a question, its help and a choice holding ESC sequences (retitle
+/// the terminal, clear the screen) are shown escaped (`\u{1b}`), never sent to the terminal.
+#[test]
+fn control_characters_in_the_questions_are_shown_escaped() {
+    let rules = common::edited_rules(&[
+        (
+            "questions.yaml",
+            "What is this workload called?",
+            "What is\\e]0;pwned\\a this workload called?",
+        ),
+        (
+            "questions.yaml",
+            "Shown at the top",
+            "Shown\\e[2J at the top",
+        ),
+        (
+            "questions.yaml",
+            "\"LoRA fine-tuning\"",
+            "\"LoRA\\e[31m fine-tuning\"",
+        ),
+    ]);
+    let rules = rules.path();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.yaml");
+    let mut p = session(&[file.to_str().unwrap(), "--rules", rules.to_str().unwrap()]);
+    let before = p
+        .exp_string("What is\\u{1b}]0;pwned\\u{7} this workload called?")
+        .unwrap();
+    let help = p.exp_string("Shown\\u{1b}[2J at the top").unwrap();
+    keys(&mut p, &format!("x{ENTER}"));
+    let asked = p.exp_string("LoRA\\u{1b}[31m fine-tuning").unwrap();
+    for shown in [before, help, asked] {
+        for raw in ["\u{1b}]0;pwned", "\u{1b}[2J", "\u{1b}[31m"] {
+            assert!(
+                !shown.contains(raw),
+                "{raw:?} reached the terminal: {shown:?}"
+            );
+        }
+    }
+    keys(&mut p, "\u{3}"); // Ctrl-C: interrupted, nothing written
+    p.exp_string("interrupted: no profile was written").unwrap();
+    p.exp_eof().unwrap();
+}

@@ -300,3 +300,39 @@ fn junit_has_one_testcase_per_case_and_each_failure_with_its_message() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+/// A rules folder is input: a case name holding ESC sequences (retitle the terminal, clear the
+/// screen) and a line break is shown escaped on the FAIL line, never written to the terminal.
+#[test]
+fn a_case_name_with_control_characters_is_shown_escaped() {
+    let rules = common::edited_rules(&[
+        (
+            "tests/criteria.yaml",
+            "name: Just under the break-even line stays in containers",
+            "name: \"Just under\\e]0;pwned\\a\\e[2J\\nok    the line\\u009b\\u007f\"",
+        ),
+        (
+            "tests/criteria.yaml",
+            "offer: rtx4090-container",
+            "offer: rtx5090-x8-anhui1",
+        ),
+    ]);
+    let rules = rules.path();
+    let out = decide(&["test", "--rules", rules.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let (text, err) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    for c in ['\u{1b}', '\u{7}', '\u{9b}', '\u{7f}'] {
+        assert!(
+            !text.contains(c) && !err.contains(c),
+            "{c:?} raw:\n{text}{err}"
+        );
+    }
+    let line = text.lines().find(|l| l.contains("Just under")).unwrap();
+    assert!(line.starts_with("FAIL  "), "{text}");
+    assert!(
+        line.ends_with(
+            ": Just under\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{a}ok    the line\\u{9b}\\u{7f}"
+        ),
+        "{text}"
+    );
+}

@@ -1171,3 +1171,34 @@ fn a_row_sentence_without_chinese_is_reported_at_the_row() {
         "{text:?}"
     );
 }
+
+/// A rules folder is input: a catalog title holding ESC sequences (retitle the terminal, clear
+/// the screen), printed as written by the memo's templates, reaches neither memo raw: both
+/// show it escaped, `\u{1b}`, as they show a profile's or a vendor's.
+#[test]
+fn a_control_character_in_a_rules_text_is_shown_escaped_in_both_memos() {
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "title: {en: \"RTX 4090 24G ×8 (Sichuan zone 2)\"",
+        "title: {en: \"RTX 4090\\e]0;pwned\\a\\e[2J 24G ×8 (Sichuan zone 2)\"",
+    )]);
+    for format in ["md", "html"] {
+        let memo = common::run_ok(&[
+            "examples/lora-7b-4090.yaml",
+            "--as-of",
+            "2026-09-04",
+            "--format",
+            format,
+            "--rules",
+            rules.path().to_str().unwrap(),
+        ]);
+        assert!(
+            !memo.contains(['\u{1b}', '\u{7}']),
+            "{format}: a raw control character"
+        );
+        assert!(
+            memo.contains("RTX 4090\\u{1b}]0;pwned\\u{7}\\u{1b}[2J 24G"),
+            "{format}"
+        );
+    }
+}

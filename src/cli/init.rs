@@ -11,6 +11,7 @@ use decide::questionnaire::{self, Kind, Prompt, Texts};
 use decide::{Lang, Source};
 
 use super::Outcome;
+use super::stdio::{shown, shown_lines};
 
 /// Write a workload profile by answering questions, then decide it.
 ///
@@ -76,12 +77,12 @@ macro_rules! answer {
 /// After Esc: go on with the question, go back one, or quit without saving.
 fn escape_menu(texts: &Texts) -> Result<Flow> {
     let options = vec![
-        texts.say(|w| &w.go_on, &[]),
-        texts.say(|w| &w.go_back, &[]),
-        texts.say(|w| &w.quit, &[]),
+        say(texts, |w| &w.go_on, &[]),
+        say(texts, |w| &w.go_back, &[]),
+        say(texts, |w| &w.quit, &[]),
     ];
-    let line = texts.say(|w| &w.select_help, &[]);
-    let picked = inquire::Select::new(&texts.say(|w| &w.escape_ask, &[]), options.clone())
+    let line = say(texts, |w| &w.select_help, &[]);
+    let picked = inquire::Select::new(&say(texts, |w| &w.escape_ask, &[]), options.clone())
         .with_help_message(&line)
         .raw_prompt();
     match picked {
@@ -153,7 +154,10 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
         Error::new(ErrorKind::Rules, "the rules have no `questionnaire:` section")
             .help("add `questionnaire: {words: ...}` to one rule file (see the shipped rules/questions.yaml)")
     })?;
-    let prompts = questionnaire::prompts(graph.policy(), lang);
+    let prompts: Vec<Prompt> = questionnaire::prompts(graph.policy(), lang)
+        .into_iter()
+        .map(for_terminal)
+        .collect();
     let mut profile = J::Object(Map::new());
     // The questions answered so far, each with the answers before it: `<` (or "go back" after
     // Esc) asks the last one again with the answers before it kept.
@@ -194,8 +198,8 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     if let Err(e) = checked {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
     }
-    super::print(&format!("\n{yaml}\n"))?;
-    let confirmed = confirm(&texts.say(|w| &w.write, &[]), None, true, &texts)?;
+    super::print(&format!("\n{}\n", shown_lines(&yaml)))?;
+    let confirmed = confirm(&say(&texts, |w| &w.write, &[]), None, true, &texts)?;
     if confirmed != Ok(true) {
         return Err(Error::new(
             ErrorKind::Usage,
@@ -207,9 +211,9 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     let file = args.file.display().to_string();
     super::print(&format!(
         "{}\n",
-        texts.say(|w| &w.wrote, &[("file", &file)])
+        say(&texts, |w| &w.wrote, &[("file", &file)])
     ))?;
-    let now = confirm(&texts.say(|w| &w.decide_now, &[]), None, true, &texts)?;
+    let now = confirm(&say(&texts, |w| &w.decide_now, &[]), None, true, &texts)?;
     if now == Ok(true) {
         let (profile, evaluation) = decide::decide(&graph, &source, config.as_of())?;
         let memo =
@@ -235,8 +239,8 @@ fn confirm(question: &str, help: Option<&str>, default: bool, texts: &Texts) -> 
         }
     };
     let (yes_word, no_word) = (
-        texts.say(|w| &w.yes_shown, &[]),
-        texts.say(|w| &w.no_shown, &[]),
+        say(texts, |w| &w.yes_shown, &[]),
+        say(texts, |w| &w.no_shown, &[]),
     );
     let shown = |b: bool| if b { yes_word.clone() } else { no_word.clone() };
     let hint = |b: bool| {
@@ -246,7 +250,7 @@ fn confirm(question: &str, help: Option<&str>, default: bool, texts: &Texts) -> 
             format!("{}/{}", yes_word.to_lowercase(), no_word)
         }
     };
-    let invalid = texts.say(|w| &w.yes_no_invalid, &[]);
+    let invalid = say(texts, |w| &w.yes_no_invalid, &[]);
     let mut p = inquire::Confirm::new(question)
         .with_default(default)
         .with_parser(&parser)
@@ -269,13 +273,14 @@ fn ask_number(
 ) -> Result<Step<Option<J>>> {
     let check = rule.clone();
     let echo = rule.clone();
-    let formatter = move |s: &str| echo.understood(s).unwrap_or_else(|| s.to_owned());
+    let formatter =
+        move |s: &str| shown(&echo.understood(s).unwrap_or_else(|| s.to_owned())).into_owned();
     let mut p = inquire::Text::new(question)
         .with_validator(move |s: &str| {
             Ok(match check.check(s) {
                 _ if s.trim() == BACK => Validation::Valid,
                 Ok(_) => Validation::Valid,
-                Err(why) => Validation::Invalid(why.into()),
+                Err(why) => Validation::Invalid(shown(&why).into_owned().into()),
             })
         })
         .with_formatter(&formatter);
@@ -283,7 +288,7 @@ fn ask_number(
     if let Some(d) = &default {
         p = p.with_default(d);
     }
-    let line = help_line(&texts.say(|w| &w.back_hint, &[]), help);
+    let line = help_line(&say(texts, |w| &w.back_hint, &[]), help);
     p = p.with_help_message(&line);
     let text = answer!(step(p.prompt()));
     if text.trim() == BACK {
@@ -292,6 +297,42 @@ fn ask_number(
     rule.check(&text)
         .map(Ok)
         .map_err(|why| Error::new(ErrorKind::Usage, why))
+}
+
+/// The words `pick` chooses, as the terminal shows them ([`shown`]).
+fn say(
+    texts: &Texts,
+    pick: fn(&decide::policy::rules::PromptWords) -> &decide::policy::rules::Template,
+    values: &[(&str, &str)],
+) -> String {
+    shown(&texts.say(pick, values)).into_owned()
+}
+
+/// A question with its words (the question, its help, its choices' labels) as the terminal
+/// shows them ([`shown`]): they are the rules', and reach the terminal only through here and
+/// [`say`].
+fn for_terminal(mut prompt: Prompt) -> Prompt {
+    let line = |text: &mut String| *text = shown(text).into_owned();
+    line(&mut prompt.ask);
+    if let Some(help) = &mut prompt.help {
+        line(help);
+    }
+    match &mut prompt.kind {
+        Kind::Choice { options, .. }
+        | Kind::Choices { options }
+        | Kind::Hours {
+            offers: options, ..
+        }
+        | Kind::Offers {
+            offers: options, ..
+        } => {
+            for (_, label) in options {
+                line(label);
+            }
+        }
+        Kind::Text { .. } | Kind::Number(_) | Kind::Flag { .. } | Kind::Section => {}
+    }
+    prompt
 }
 
 /// A list's keys in the questionnaire's language, with the question's own help after them.
@@ -312,12 +353,14 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
         } => {
             let (nullable, max_chars) = (*nullable, *max_chars);
             let checker = texts.clone();
-            let line = help_line(&texts.say(|w| &w.back_hint, &[]), help);
+            let line = help_line(&say(texts, |w| &w.back_hint, &[]), help);
             let text = answer!(step(
                 inquire::Text::new(&prompt.ask)
                     .with_validator(move |s: &str| {
                         Ok(match checker.check_text(s, nullable, max_chars) {
-                            Err(why) if s.trim() != BACK => Validation::Invalid(why.into()),
+                            Err(why) if s.trim() != BACK => {
+                                Validation::Invalid(shown(&why).into_owned().into())
+                            }
                             _ => Validation::Valid,
                         })
                     })
@@ -342,9 +385,9 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
         Kind::Choice { options, nullable } => {
             let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
             if *nullable {
-                labels.insert(0, texts.say(|w| &w.none, &[]));
+                labels.insert(0, say(texts, |w| &w.none, &[]));
             }
-            let line = help_line(&texts.say(|w| &w.select_help, &[]), help);
+            let line = help_line(&say(texts, |w| &w.select_help, &[]), help);
             let picked = answer!(step(
                 inquire::Select::new(&prompt.ask, labels.clone())
                     .with_help_message(&line)
@@ -380,7 +423,7 @@ fn ask_several(
 ) -> Result<Step<Option<J>>> {
     let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
     let line = help_line(
-        &texts.say(|w| &w.multiselect_help, &[]),
+        &say(texts, |w| &w.multiselect_help, &[]),
         prompt.help.as_deref(),
     );
     let picked = answer!(step(
@@ -406,7 +449,7 @@ fn ask_hours(
 ) -> Result<Step<Option<J>>> {
     let mut hours = Map::new();
     for (id, title) in offers {
-        let question = texts.say(|w| &w.hours_on, &[("offer", title)]);
+        let question = say(texts, |w| &w.hours_on, &[("offer", title)]);
         if let Some(v) = answer!(ask_number(&question, Some(&prompt.ask), rule, texts)) {
             hours.insert(id.clone(), v);
         }

@@ -3,7 +3,12 @@
 //!
 //! Rust ignores `SIGPIPE`, so a write to a closed pipe fails with `BrokenPipe`; `println!` and
 //! `eprintln!` would panic on it (exit 101), which is why the library denies them.
+//!
+//! Text of the rules (a case's name, a question, a title) is written through [`shown`]: a
+//! rules folder is input, and a control character in it (ESC above all) would act on the
+//! terminal, retitling it or clearing the screen, instead of showing.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use decide::error::{Error, ErrorKind, Result};
@@ -46,4 +51,21 @@ pub fn write(w: &mut impl Write, text: &str) -> std::io::Result<Pipe> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Pipe::Closed),
         Err(e) => Err(e),
     }
+}
+
+/// Text of the rules or of a case as a terminal shows it within the program's own lines: every
+/// control character (C0 with the line break and the tab, DEL, C1) and every bidirectional
+/// override written as its escape, `\u{1b}` for ESC, `\u{a}` for a line break, as
+/// [`decide::error::visible`] writes them in memos and errors. The program's own line breaks
+/// and colours are added around it, never read from it.
+#[must_use]
+pub fn shown(text: &str) -> Cow<'_, str> {
+    decide::error::escaped_where(text, |c| c.is_control() || decide::error::is_unsafe_char(c))
+}
+
+/// Lines of text holding the rules' (a profile written from the questions' words) as a
+/// terminal shows them: each line through [`shown`], the line breaks between them kept.
+#[must_use]
+pub fn shown_lines(text: &str) -> String {
+    text.split('\n').map(shown).collect::<Vec<_>>().join("\n")
 }

@@ -10,6 +10,7 @@ use decide::suite::{self, ITEM_KINDS};
 use super::Outcome;
 use super::junit;
 use super::output::{Inputs, write_output};
+use super::stdio::shown;
 
 /// Run policy test cases (a profile and its expected decision) with coverage.
 ///
@@ -93,7 +94,7 @@ fn below_minimum(coverage: &suite::Coverage, min: f64) -> String {
         coverage.all.len()
     );
     for item in missed {
-        let _ = writeln!(out, "  - {} `{}`", item.kind, item.id);
+        let _ = writeln!(out, "  - {} `{}`", item.kind, shown(&item.id));
     }
     out.push_str(
         "help: add a case in the rules' tests/ that reaches each, or fix the failing cases\n",
@@ -150,9 +151,9 @@ fn report(outcome: &suite::Outcome) -> String {
     let mut out = String::new();
     for r in &outcome.results {
         let mark = if r.passed() { "ok  " } else { "FAIL" };
-        let _ = writeln!(out, "{mark}  {}: {}", r.file, r.name);
+        let _ = writeln!(out, "{mark}  {}: {}", shown(&r.file), shown(&r.name));
         for d in &r.differences {
-            let _ = writeln!(out, "        {d}");
+            let _ = writeln!(out, "        {}", shown(d));
         }
         if let Some(e) = &r.error {
             for line in e.render().lines() {
@@ -186,7 +187,7 @@ fn report(outcome: &suite::Outcome) -> String {
     } else {
         out.push_str("Not exercised by any passing case:\n");
         for item in missed {
-            let _ = writeln!(out, "  - {} `{}`", item.kind, item.id);
+            let _ = writeln!(out, "  - {} `{}`", item.kind, shown(&item.id));
         }
     }
     out

@@ -495,13 +495,21 @@ pub fn is_unsafe_char(c: char) -> bool {
 /// Markdown escape then doubles the backslash, so the page shows one).
 #[must_use]
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped_where(text, is_unsafe_char)
+}
+
+/// `text` with every character for which `unsafe_char` holds shown as its escape,
+/// `\u{1b}` for ESC: [`visible`] with another choice of characters (a terminal's line, where
+/// a line break or a tab of the rules is no more the program's own than an ESC).
+#[must_use]
+pub fn escaped_where(text: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
     use std::fmt::Write as _;
-    if !text.chars().any(is_unsafe_char) {
+    if !text.chars().any(&unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if is_unsafe_char(c) {
+        if unsafe_char(c) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
             out.push(c);

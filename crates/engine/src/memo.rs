@@ -275,6 +275,11 @@ impl Memo {
                 if format == Format::Markdown {
                     out = single_blank_lines(&out);
                 }
+                // The rules' own texts (a title, a checklist item) are printed as written; a
+                // control character among them is shown, never passed to a terminal or a page.
+                if let std::borrow::Cow::Owned(shown) = crate::error::visible(&out) {
+                    out = shown;
+                }
                 if !out.ends_with('\n') {
                     out.push('\n');
                 }
