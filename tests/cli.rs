@@ -245,6 +245,57 @@ fn output_onto_devices_links_fifos_and_the_input() {
     }
 }
 
+/// `-o` never replaces the profile read, however the two are named: the file behind standard
+/// input (`decide - -o p.yaml < p.yaml`), another spelling of its path (`./p.yaml`), a hard
+/// link to it, for one profile and for a batch's JSON lines. Each is refused with exit 2 before
+/// anything is written, and the profile is left byte for byte as it was.
+#[cfg(unix)]
+#[test]
+fn the_output_is_never_the_profile_read_whatever_its_name_or_behind_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.yaml");
+    std::fs::copy("examples/lora-7b-4090.yaml", &profile).unwrap();
+    let hard_link = dir.path().join("same.yaml");
+    std::fs::hard_link(&profile, &hard_link).unwrap();
+    let before = std::fs::read(&profile).unwrap();
+    let run = |args: &[&str], stdin: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_decide"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(std::fs::File::open(stdin).unwrap())
+            .output()
+            .unwrap()
+    };
+    let cases: [(&[&str], &Path); 5] = [
+        (&["-", "-o", "p.yaml"], &profile),
+        (&["-", "--output", "./p.yaml", "--format", "json"], &profile),
+        (&["-", "-o", "same.yaml"], &profile),
+        (&["p.yaml", "-o", "./same.yaml"], &hard_link),
+        (&["batch", "-", "--output", "p.yaml"], &profile),
+    ];
+    for (args, stdin) in cases {
+        let out = run(args, stdin);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the output is one of the inputs"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(std::fs::read(&profile).unwrap(), before, "{args:?}");
+    }
+    // Standard input from a pipe is no file to replace: the memo is written.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["-", "--as-of", common::AS_OF, "-o", "memo.md"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &before).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(dir.path().join("memo.md").exists());
+}
+
 #[test]
 fn a_price_edit_in_a_rules_copy_changes_the_decision() {
     // At 8 GPUs × 520 h the 4090 box (¥7,920) beats containers (¥8,154): bare metal.

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use decide::Format;
 use decide::batch::{self, End, Flow, Options, Summary};
@@ -276,7 +276,8 @@ fn read_inputs(
     // No output may replace a profile being read.
     let inputs = Inputs::of(resolved.iter().filter_map(|input| match input {
         batch::Input::File(path) => Some(path.as_path()),
-        batch::Input::Stdin | batch::Input::Refused { .. } => None,
+        batch::Input::Stdin => Some(Path::new("-")),
+        batch::Input::Refused { .. } => None,
     }));
     let mut profiles = batch::Profiles::new(resolved);
     if format.is_memo() {

@@ -4,7 +4,9 @@
 //! so the target is either its old self or the complete new file, and a link stays a link. A
 //! device, FIFO or socket (`/dev/null`) and a descriptor (`/dev/stdout`, `/dev/fd/3`) are
 //! written in place: replacing them would replace the device or the link. An output that is one
-//! of the command's inputs is refused before anything is written.
+//! of the command's inputs (the same file, by device and inode: through a link, a hard link or
+//! another spelling of its path, or behind standard input) is refused before anything is
+//! written.
 
 use std::fs::{File, Permissions};
 use std::io::{BufWriter, Write};
@@ -59,7 +61,9 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    /// The inputs among `paths` that are files (standard input and missing paths are left out).
+    /// The inputs among `paths` that are files: each by the file it leads to (through links,
+    /// hard links and spellings alike), `-` by the file standard input reads when that is a
+    /// file (`decide - < p.yaml`); missing paths are left out.
     pub fn of<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Self {
         let mut inputs = Inputs::default();
         for path in paths {
@@ -70,8 +74,13 @@ impl Inputs {
 
     fn add(&mut self, path: &Path) {
         #[cfg(unix)]
-        if let Some(id) = file_id(path).filter(|_| path != Path::new("-")) {
-            self.ids.insert(id);
+        {
+            let id = if path == Path::new("-") {
+                stdin_id()
+            } else {
+                file_id(path)
+            };
+            self.ids.extend(id);
         }
         #[cfg(not(unix))]
         let _ = path;
@@ -102,6 +111,18 @@ impl Inputs {
 fn file_id(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The device and inode of the file standard input reads (`fstat` of descriptor 0, through a
+/// duplicate of it), when that is a regular file: a pipe or a terminal is no file an output
+/// could replace.
+#[cfg(unix)]
+fn stdin_id() -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let meta = File::from(fd).metadata().ok()?;
+    meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
 impl OutputFile {
