@@ -632,7 +632,7 @@ fn a_bad_json_line_is_reported_at_its_line_column_and_field_as_the_same_yaml_wou
     assert_eq!(
         shown,
         [
-            "error: usage.gpus: expected a whole number",
+            "error: usage.gpus: expected a whole number of at least 1 and at most 1000000",
             "error: usage.hours_per_gpu_mnth: unknown field `hours_per_gpu_mnth`, expected one of gpus, hours_per_gpu_month, months",
             "error: workload.task: unknown variant `inferense`, expected one of lora_finetune, qlora_finetune, full_finetune, pretrain, inference",
             "error: usage.hours_per_gpu_month: must be between 0 and 744 hours (a 31-day month), got 745",

@@ -445,3 +445,31 @@ fn a_name_at_its_length_limit_is_decided_and_a_longer_one_refused_where_it_is_re
         err.render()
     );
 }
+
+/// Whole numbers are decimal, as numbers are: the YAML 1.1 spellings an integer reader takes
+/// (`1_0` for 10 GPUs, `0x8`, `0o10`, `0b1000`, `+0x8` for 8) are refused with the field named
+/// and the bound, in every whole-number field, from a file and from a line of JSON lines alike.
+#[test]
+fn whole_numbers_are_decimal_and_yaml_1_1_spellings_are_refused_naming_the_field() {
+    for &(path, bound, _, base) in BOUNDS.iter().filter(|b| b.2) {
+        for spelling in ["1_0", "0x8", "0o10", "0b1000", "+0x8", "0X8"] {
+            let text = with_field(&example(base), path, spelling);
+            let err = decide_text(&text).expect_err(&format!("{path}: {spelling} accepted"));
+            assert_eq!(err.kind(), ErrorKind::Profile);
+            let shown = err.render();
+            assert!(
+                shown.contains(&format!(
+                    "error: {path}: expected a whole number of at least 1 and at most {bound}"
+                )),
+                "{path} = {spelling}:\n{shown}"
+            );
+            assert!(
+                shown.contains("decimal digits"),
+                "{path} = {spelling}:\n{shown}"
+            );
+        }
+        // Written in decimal, the same field is decided.
+        decide_text(&with_field(&example(base), path, "8"))
+            .unwrap_or_else(|e| panic!("{path} = 8: {}", e.render()));
+    }
+}

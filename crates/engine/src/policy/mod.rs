@@ -363,6 +363,24 @@ fn read_rule_file(source: &Source, canonical: &mut Option<Vec<String>>) -> Resul
         *canonical = None;
         return source.parse_yaml::<RuleFile>(ErrorKind::Rules);
     };
+    let non_decimal: Vec<Error> = tree::non_decimal_numbers(&tree, &source.text)
+        .into_iter()
+        .map(|(location, field, written)| {
+            Error::new(
+                ErrorKind::Rules,
+                format!("`{written}` is not a number written in decimal digits"),
+            )
+            .at(&source.name, &source.text, position(location))
+            .field(field)
+            .help(
+                "write it in decimal digits, e.g. `16`; a rule file does not read `1_000`, \
+                 `0x10`, `0o20` or `0b10000` (spellings of YAML 1.1)",
+            )
+        })
+        .collect();
+    if let Some(e) = Error::many(non_decimal) {
+        return Err(e);
+    }
     if let Some(docs) = canonical {
         docs.push(tree::canonical(&tree.value));
     }

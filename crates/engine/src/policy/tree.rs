@@ -10,6 +10,7 @@
 //! any error.
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use serde::Deserialize;
 use serde::de::value::Error;
@@ -36,6 +37,70 @@ pub(super) fn parse(text: &str) -> Option<Spanned<YamlTree>> {
     let options = serde_saphyr::options! { strict_booleans: true };
     let tree: YamlTree = serde_saphyr::from_str_with_options(text, options).ok()?;
     Some(Spanned::new(tree, Location::UNKNOWN, Location::UNKNOWN))
+}
+
+/// Every number of the tree its text writes otherwise than in decimal digits: `1_000`, `0x10`,
+/// `0o20`, `0b10000` (YAML 1.1 spellings, which the reader takes as numbers), each with where
+/// it is written, its field's path (`facts[2].value`) and its text. A policy's numbers are
+/// decimal, as a profile's are.
+pub(super) fn non_decimal_numbers<'t>(
+    tree: &Spanned<YamlTree>,
+    text: &'t str,
+) -> Vec<(Location, String, &'t str)> {
+    let mut found = Vec::new();
+    walk_numbers(tree, text, &mut String::new(), &mut found);
+    found
+}
+
+fn walk_numbers<'t>(
+    node: &Spanned<YamlTree>,
+    text: &'t str,
+    path: &mut String,
+    found: &mut Vec<(Location, String, &'t str)>,
+) {
+    let at = path.len();
+    match &node.value {
+        YamlTree::I64(_) | YamlTree::U64(_) | YamlTree::F64(_) => {
+            let span = node.defined.span();
+            let written = span
+                .byte_offset()
+                .zip(span.byte_len())
+                .and_then(|(start, len)| {
+                    let start = usize::try_from(start).ok()?;
+                    text.get(start..start.checked_add(usize::try_from(len).ok()?)?)
+                });
+            if let Some(written) = written.filter(|w| !is_decimal(w)) {
+                found.push((node.defined, path.clone(), written));
+            }
+        }
+        YamlTree::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let _ = write!(path, "[{i}]");
+                walk_numbers(item, text, path, found);
+                path.truncate(at);
+            }
+        }
+        YamlTree::Map(entries) => {
+            for (key, value) in entries {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                walk_numbers(value, text, path, found);
+                path.truncate(at);
+            }
+        }
+        YamlTree::Null | YamlTree::Bool(_) | YamlTree::Str(_) => {}
+    }
+}
+
+/// Whether a number is written in decimal digits: no `_` between them, no `0x`, `0o` or `0b`.
+fn is_decimal(written: &str) -> bool {
+    let digits = written.trim_start_matches(['+', '-']);
+    let radix = digits
+        .get(..2)
+        .is_some_and(|p| ["0x", "0o", "0b"].iter().any(|r| p.eq_ignore_ascii_case(r)));
+    !(written.contains('_') || radix)
 }
 
 /// A `T` read from the tree, as the YAML reader would read it; `None` when the tree does not

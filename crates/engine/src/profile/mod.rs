@@ -582,15 +582,80 @@ fn check_whole<E: de::Error>(v: i64, max: u32) -> Result<u32, E> {
     }
 }
 
+/// A whole number from 1 to the bound it holds, as a profile writes it: in decimal digits, as a
+/// number field is. It is read as a number (`deserialize_f64`), whose YAML reading knows
+/// decimal spellings only, so that the YAML 1.1 spellings an integer reading takes (`1_0` for
+/// 10, `0x8`, `0o10`, `0b1000`, `+0x8` for 8) are refused as a number field refuses them, not
+/// decided on; a whole number written with a point (`8.0`) is that number, as `decide init`
+/// reads it.
+struct Decimal(u32);
+
+impl de::Visitor<'_> for Decimal {
+    type Value = u32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        de::Expected::fmt(&Whole(self.0), f)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u32, E> {
+        check_whole(v, self.0)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u32, E> {
+        match i64::try_from(v) {
+            Ok(v) => check_whole(v, self.0),
+            Err(_) => Err(E::invalid_value(
+                de::Unexpected::Unsigned(v),
+                &Whole(self.0),
+            )),
+        }
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // whole and within ±2^53: exact
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u32, E> {
+        if v.fract() == 0.0 && v.abs() < 9.0e15 {
+            check_whole(v as i64, self.0)
+        } else if v.fract() == 0.0 {
+            let number = format!("number {}", shown(v));
+            Err(E::invalid_value(
+                de::Unexpected::Other(&number),
+                &Whole(self.0),
+            ))
+        } else {
+            Err(E::invalid_value(de::Unexpected::Float(v), &Whole(self.0)))
+        }
+    }
+}
+
+/// Reads a [`Decimal`] up to `max`; a spelling the number reader refuses is said as what it is.
+fn decimal<'de, D: Deserializer<'de>>(d: D, max: u32) -> Result<u32, D::Error> {
+    d.deserialize_f64(Decimal(max)).map_err(|e| {
+        if e.to_string().starts_with("invalid floating point") {
+            de::Error::custom(crate::error::with_help(
+                &format!("expected a whole number of at least 1 and at most {max}"),
+                "write it in decimal digits, e.g. `8`; a profile does not read `1_0`, `0x8`, \
+                 `0o10` or `0b1000` (spellings of YAML 1.1)",
+            ))
+        } else {
+            e
+        }
+    })
+}
+
 /// A whole number from 1 to `MAX`.
 fn whole<'de, D: Deserializer<'de>, const MAX: u32>(d: D) -> Result<u32, D::Error> {
-    check_whole(i64::deserialize(d)?, MAX)
+    decimal(d, MAX)
 }
 
 fn whole_opt<'de, D: Deserializer<'de>, const MAX: u32>(d: D) -> Result<Option<u32>, D::Error> {
-    Option::<i64>::deserialize(d)?
-        .map(|v| check_whole(v, MAX))
-        .transpose()
+    /// A present whole number.
+    struct Present<const MAX: u32>(u32);
+    impl<'de, const MAX: u32> Deserialize<'de> for Present<MAX> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            decimal(d, MAX).map(Present)
+        }
+    }
+    Ok(Option::<Present<MAX>>::deserialize(d)?.map(|p| p.0))
 }
 
 #[allow(clippy::cast_precision_loss)] // 744
