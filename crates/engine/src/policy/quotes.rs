@@ -150,7 +150,7 @@ pub struct QuoteRecord {
 
 /// A vendor's free text in a quote sheet's cell: a region, a term, an invoice, a source. Every
 /// text column of [`QuoteRecord`] is one, and this type is the one way such a cell reaches an
-/// offer: [`offer_fields`] writes it with [`Given::text`], which marks its place among the
+/// offer: [`offer_fields`] writes it with [`Quoted::text`], which marks its place among the
 /// offer's [`Offer::texts`], and the compiled graph gives each marked field to the rules and the
 /// memos as Markdown-escaped text (the same escape as the `md` filter), so no template prints it
 /// raw however it is written. The record and `decide offers --format json` keep it as written
@@ -562,7 +562,7 @@ fn check_row(
     vocabulary: &QuoteSheets,
     hardware: &[&str],
     fail: &mut impl FnMut(&str, String, String),
-) -> Option<(Given, Date)> {
+) -> Option<(Quoted, Date)> {
     let names_ok = check_names(row, vocabulary, hardware, fail);
     let prices = check_prices(row, fail);
     let valid_from = check_date(row, fail);
@@ -847,12 +847,12 @@ fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
 
 /// An offer's fields as a quote gives them, and the places among them of vendor text.
 #[derive(Debug, Default)]
-struct Given {
+struct Quoted {
     fields: Map<String, J>,
     texts: Vec<&'static str>,
 }
 
-impl Given {
+impl Quoted {
     /// Writes `value` at the dotted `path`, making the maps above it.
     fn set(&mut self, path: &str, value: J) {
         let mut map = &mut self.fields;
@@ -895,13 +895,13 @@ fn offer_fields(
     prices: &Prices,
     min_months: Option<u32>,
     vocabulary: &QuoteSheets,
-) -> Given {
+) -> Quoted {
     let rate = vocabulary
         .vat_rate
         .filter(|_| vocabulary.vat_added.contains(&row.vat));
     let billed =
         |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
-    let mut given = Given::default();
+    let mut given = Quoted::default();
     if let Some(region) = &row.region {
         given.text("region", region, row.region_zh.as_ref());
     }
