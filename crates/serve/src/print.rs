@@ -8,7 +8,6 @@
 //! [`Settings::print_wait`]: crate::Settings::print_wait
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -48,16 +47,6 @@ fn stopping(lang: Lang) -> Response {
     busy(&word("stopping", lang), "")
 }
 
-/// Sets its flag when dropped: the request's future was dropped (its time ran out, or the
-/// client went away) before the work ended.
-struct Abandon(Arc<AtomicBool>);
-
-impl Drop for Abandon {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
 /// `html` printed to PDF on `turn`'s printer, off the I/O threads. The browser is stopped as
 /// soon as the server is stopping or this future is dropped.
 pub(crate) async fn pdf(
@@ -66,19 +55,22 @@ pub(crate) async fn pdf(
     html: String,
     lang: Lang,
 ) -> Result<Vec<u8>, Response> {
-    let abandoned = Arc::new(AtomicBool::new(false));
-    let _abandon = Abandon(abandoned.clone());
+    // Held by this future alone: gone once the request's time ran out or its client left
+    // (as crate::api::blocking tells work that nobody waits for).
+    let wanted = Arc::new(());
+    let asker = Arc::downgrade(&wanted);
     let worker = site.clone();
     let printed = tokio::task::spawn_blocking(move || {
         let Turn { permit, printer } = turn;
         let _permit = permit;
-        let stop = || worker.stopping() || abandoned.load(Ordering::SeqCst);
+        let stop = || worker.stopping() || asker.strong_count() == 0;
         if stop() {
             return Err("not started: the server is stopping".to_owned());
         }
         printer(&html, &stop)
     })
     .await;
+    drop(wanted);
     match printed {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(_)) if site.stopping() => Err(stopping(lang)),
