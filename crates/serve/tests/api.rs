@@ -1644,11 +1644,11 @@ async fn pdfs_are_printed_by_a_small_pool_and_the_rest_told_to_come_back() {
             send(site, form_post("/download/memo.pdf", &SERVICE)).await
         }));
     }
-    let mut printed = 0;
+    let mut pdfs = 0;
     for d in downloads {
         let answer = d.await.unwrap();
         if answer.status == StatusCode::OK {
-            printed += 1;
+            pdfs += 1;
         } else {
             assert_eq!(
                 answer.status,
@@ -1669,7 +1669,7 @@ async fn pdfs_are_printed_by_a_small_pool_and_the_rest_told_to_come_back() {
         2,
         "never more than two browsers at once"
     );
-    assert_eq!(printed, 2, "two printed; six told to come back");
+    assert_eq!(pdfs, 2, "two printed; six told to come back");
 }
 
 #[tokio::test]
