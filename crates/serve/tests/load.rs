@@ -302,13 +302,34 @@ async fn load(examples: Vec<(String, Bytes, String)>) {
     server.await.unwrap();
 }
 
+/// A connection to `addr` from the loopback address `from`.
+async fn connect_from(
+    addr: SocketAddr,
+    from: std::net::Ipv4Addr,
+) -> std::io::Result<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from((from, 0)))?;
+    socket.connect(addr).await
+}
+
+/// An HTTP/1.1 connection to `addr` from `from`, its driver spawned.
+async fn sender_from(
+    addr: SocketAddr,
+    from: std::net::Ipv4Addr,
+) -> Option<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let stream = connect_from(addr, from).await.ok()?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(connection);
+    Some(sender)
+}
+
 /// One post that sends its headers and none of its body, from `from`: how long until the
 /// server answered or closed it.
 async fn stalled_post(addr: SocketAddr, from: std::net::Ipv4Addr) -> Option<Duration> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let socket = tokio::net::TcpSocket::new_v4().ok()?;
-    socket.bind(SocketAddr::from((from, 0))).ok()?;
-    let mut stream = socket.connect(addr).await.ok()?;
+    let mut stream = connect_from(addr, from).await.ok()?;
     let start = Instant::now();
     stream
         .write_all(
@@ -325,13 +346,7 @@ async fn stalled_post(addr: SocketAddr, from: std::net::Ipv4Addr) -> Option<Dura
 async fn health(addr: SocketAddr, from: std::net::Ipv4Addr) -> (Option<StatusCode>, Duration) {
     let start = Instant::now();
     let asked = async {
-        let socket = tokio::net::TcpSocket::new_v4().ok()?;
-        socket.bind(SocketAddr::from((from, 0))).ok()?;
-        let stream = socket.connect(addr).await.ok()?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .ok()?;
-        tokio::spawn(connection);
+        let mut sender = sender_from(addr, from).await?;
         let request = Request::get("/healthz")
             .header(header::HOST, addr.to_string())
             .body(Full::new(Bytes::new()))
@@ -347,13 +362,7 @@ async fn health(addr: SocketAddr, from: std::net::Ipv4Addr) -> (Option<StatusCod
 
 /// A comparison of two examples asked for from `from`: its status.
 async fn comparison(addr: SocketAddr, from: std::net::Ipv4Addr, body: Bytes) -> Option<StatusCode> {
-    let socket = tokio::net::TcpSocket::new_v4().ok()?;
-    socket.bind(SocketAddr::from((from, 0))).ok()?;
-    let stream = socket.connect(addr).await.ok()?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .ok()?;
-    tokio::spawn(connection);
+    let mut sender = sender_from(addr, from).await?;
     let request = Request::post("/compare")
         .header(header::HOST, addr.to_string())
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
