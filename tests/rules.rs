@@ -1202,3 +1202,126 @@ fn a_control_character_in_a_rules_text_is_shown_escaped_in_both_memos() {
         );
     }
 }
+
+/// The month cliff: nine 910B boxes are the fewest that finish 300B tokens of a 13B model in 45
+/// days, billed two months; thirteen finish within one billed month and cost less. The count
+/// search takes the thirteen, says why, and the plan judged is the plan searched.
+const MONTH_CLIFF: &str = "name: month cliff
+workload: {task: pretrain, model_params_b: 13, parallelism: [data, tensor], tokens_b: 300}
+usage: {gpus: 8, hours_per_gpu_month: 720}
+job: {cadence: one_off, deadline_days: 45}
+";
+
+#[test]
+fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, MONTH_CLIFF).unwrap();
+    let json = |id: &str| serde_json::to_value(&e.values[id]).unwrap();
+    let offer = "ascend910b-x8-huawei";
+    assert_eq!(e.decision.offer, offer);
+    let search = &json("count_search")[offer];
+    assert_eq!(search["first"]["units"], 9, "{search:#}");
+    assert_eq!(search["first"]["months"], 2, "{search:#}");
+    assert_eq!(search["first"]["paid_cny"], 381_600, "{search:#}");
+    assert_eq!(search["best"]["units"], 13, "{search:#}");
+    assert_eq!(search["best"]["months"], 1, "{search:#}");
+    assert_eq!(search["best"]["paid_cny"], 275_600, "{search:#}");
+    assert_eq!(json("boxes_needed")[offer], 13);
+    assert_eq!(json("count_basis")[offer], "billing");
+    // What the job table bills is what the search paid.
+    let jobs = json("job_costs");
+    let row = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["offer"] == offer)
+        .unwrap();
+    assert_eq!(row["units"], 13);
+    assert_eq!(row["billed_cny"], 275_600.0);
+    assert_eq!(row["hours"], search["best"]["hours"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cliff.yaml");
+    std::fs::write(&path, MONTH_CLIFF).unwrap();
+    for (lang, said) in [
+        (
+            "en",
+            "13 boxes cost least for the job: they finish in 697.5 h, billed as 1 month (¥275,600), where the 9 that are the fewest to meet every constraint take 1,007.6 h, billed as 2 months (¥381,600).",
+        ),
+        (
+            "zh",
+            "13 台是该作业花费最少的规模：需 697.5 h，计费 1 个月（¥275,600）；满足全部约束的最少规模 9 台需 1,007.6 h，计费 2 个月（¥381,600）。",
+        ),
+    ] {
+        let memo = common::run_ok(&[
+            path.to_str().unwrap(),
+            "--as-of",
+            common::AS_OF,
+            "--lang",
+            lang,
+        ]);
+        assert!(memo.contains(said), "{lang}:\n{memo}");
+    }
+}
+
+/// Every example and policy test case: searching every count from one (the search's
+/// `reference:` lists) finds nothing cheaper than the count chosen; and a rules folder whose
+/// search stops at the fewest count that meets every constraint is caught, on the month cliff
+/// and by `decide validate`'s proof over generated profiles.
+#[test]
+fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
+    let graph = common::graph();
+    let mut profiles: Vec<String> = common::examples()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    profiles.push(MONTH_CLIFF.to_owned());
+    for (i, text) in profiles.iter().enumerate() {
+        let profile =
+            decide::Profile::from_source(&decide::Source::new("p.yaml", text.as_str())).unwrap();
+        let gaps = graph.search_gaps(&profile, common::as_of()).unwrap();
+        assert!(gaps.is_empty(), "profile {i}: {gaps:?}");
+    }
+    let narrowed = common::edited_rules(&[(
+        "sizing.yaml",
+        "over: range(units_sized[offer.id], count_most[offer.id] + 1)",
+        "over: range(units_sized[offer.id], units_sized[offer.id] + 1)",
+    )]);
+    let broken = common::compile_dir(narrowed.path()).unwrap();
+    let profile =
+        decide::Profile::from_source(&decide::Source::new("p.yaml", MONTH_CLIFF)).unwrap();
+    let gaps = broken.search_gaps(&profile, common::as_of()).unwrap();
+    assert!(
+        gaps.iter().any(|(_, g)| g.contains(
+            "search `count_search` for offer `ascend910b-x8-huawei`: the `over:` lists give units = 9 (objective [381600, 9]), the reference lists units = 13 (objective [275600, 13])"
+        )),
+        "{gaps:?}"
+    );
+    let report = decide::check::check(&broken, common::as_of(), &[]);
+    assert_eq!(report.searches.searches, 1);
+    assert!(
+        report.searches.searched > 1000,
+        "{}",
+        report.searches.searched
+    );
+    let finding = report
+        .searches
+        .findings
+        .first()
+        .map(decide::Error::render)
+        .unwrap_or_default();
+    assert!(
+        finding.contains("search `count_search` leaves out a cheaper candidate"),
+        "{finding}"
+    );
+    let shipped = decide::check::check(&graph, common::as_of(), &[]);
+    assert!(
+        shipped.searches.findings.is_empty(),
+        "{:?}",
+        shipped
+            .searches
+            .findings
+            .iter()
+            .map(decide::Error::render)
+            .collect::<Vec<_>>()
+    );
+}

@@ -108,6 +108,20 @@ pub fn run(args: &Args) -> Result<Outcome> {
     if report.invariants.invariants > 0 {
         let _ = writeln!(out, "{}", invariants_line(&report.invariants));
     }
+    if report.searches.searches > 0 {
+        let proof = &report.searches;
+        let _ = writeln!(
+            out,
+            "Searches ({}): each searched over its reference lists too on {} generated profiles: {}.",
+            proof.searches,
+            thousands(proof.searched as u128),
+            match proof.findings.len() {
+                0 => "none leaves out a cheaper candidate".to_owned(),
+                1 => "1 leaves out a cheaper candidate".to_owned(),
+                n => format!("{n} leave out a cheaper candidate"),
+            }
+        );
+    }
     let _ = writeln!(out, "{}", expressions_line(&report.expressions));
     let findings = report.all_findings().count() + languages.len();
     if findings == 0 {

@@ -12,6 +12,7 @@ pub enum NodeKind {
     Criterion,
     Table,
     Select,
+    Search,
     Warning,
     Checklist,
 }
@@ -25,6 +26,7 @@ impl NodeKind {
             NodeKind::Criterion => ("criterion", "criteria"),
             NodeKind::Table => ("table", "tables"),
             NodeKind::Select => ("select", "selects"),
+            NodeKind::Search => ("search", "searches"),
             NodeKind::Warning => ("warning", "warnings"),
             NodeKind::Checklist => ("checklist item", "checklist items"),
         };
@@ -39,6 +41,7 @@ impl fmt::Display for NodeKind {
             NodeKind::Criterion => "criterion",
             NodeKind::Table => "table",
             NodeKind::Select => "select",
+            NodeKind::Search => "search",
             NodeKind::Warning => "warning",
             NodeKind::Checklist => "checklist",
         })

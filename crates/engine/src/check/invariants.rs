@@ -104,6 +104,91 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
     report
 }
 
+/// What the proof of the searches found: every search whose variables have `reference:` lists,
+/// searched over those too on generated profiles.
+#[derive(Debug, Clone, Default)]
+pub struct SearchProof {
+    /// Searches with reference lists.
+    pub searches: usize,
+    /// Generated profiles decided and searched both ways.
+    pub searched: usize,
+    /// One warning per search whose `over:` lists lost a cheaper candidate, with the smallest
+    /// profile found.
+    pub findings: Vec<Error>,
+}
+
+/// Searches the generated profiles (those of the invariant search, over the fields the
+/// searches read) for one where a search's `reference:` lists find a candidate that meets every
+/// constraint and costs less than the one its `over:` lists gave: the proof that narrowing a
+/// search's lists loses nothing.
+#[must_use]
+pub fn prove_searches(graph: &Graph, as_of: jiff::civil::Date) -> SearchProof {
+    let c = graph.compiled();
+    let searches: Vec<usize> = (0..c.nodes.len())
+        .filter(|&i| {
+            matches!(&c.nodes[i].body, crate::graph::Body::Search(s)
+                if s.variables.iter().any(|v| v.reference.is_some()))
+        })
+        .collect();
+    let mut proof = SearchProof {
+        searches: searches.len(),
+        ..SearchProof::default()
+    };
+    if searches.is_empty() {
+        return proof;
+    }
+    let space = Space::over(graph, &searches, BTreeSet::new(), Vec::new());
+    let (boundary, random) = space.generate(RANDOM);
+    let profiles: Vec<Assignment> = boundary.into_iter().chain(random).collect();
+    let results: Vec<Option<Vec<(usize, String)>>> = profiles
+        .par_iter()
+        .map(|a| {
+            let profile = space.profile(a)?;
+            graph.search_gaps(&profile, as_of).ok()
+        })
+        .collect();
+    // Per search: the smallest profile where it lost a candidate, and how many.
+    let mut smallest: Vec<Option<(Key, usize, String)>> = vec![None; c.nodes.len()];
+    let mut counts = vec![0usize; c.nodes.len()];
+    for (k, result) in results.iter().enumerate() {
+        let Some(gaps) = result else { continue };
+        proof.searched += 1;
+        for (node, gap) in gaps {
+            counts[*node] += 1;
+            let key = space.key(&profiles[k]);
+            if smallest[*node].as_ref().is_none_or(|(b, _, _)| key < *b) {
+                smallest[*node] = Some((key, k, gap.clone()));
+            }
+        }
+    }
+    for &i in &searches {
+        let Some((_, k, gap)) = &smallest[i] else {
+            continue;
+        };
+        let node = &c.nodes[i];
+        let json =
+            serde_json::to_string_pretty(&space.profile_json(&profiles[*k])).unwrap_or_default();
+        proof.findings.push(
+            graph
+                .policy()
+                .error_at(
+                    node.file,
+                    node.location,
+                    format!("search `{}` leaves out a cheaper candidate: {gap}", node.id),
+                )
+                .field(format!("{}.variables", node.id))
+                .help(format!(
+                    "{} of {} generated profiles show it; the smallest:\n{json}",
+                    thousands(counts[i] as u128),
+                    thousands(proof.searched as u128)
+                ))
+                .help("widen the variables' `over:` lists to hold every candidate their `reference:` lists find")
+                .as_warning(),
+        );
+    }
+    proof
+}
+
 /// The order of counterexamples: fields differing from the base, sum of their numbers, text.
 #[derive(Debug, Clone, PartialEq)]
 struct Key(usize, f64, String);

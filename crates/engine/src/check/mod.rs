@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::graph::Graph;
 use crate::kind::NodeKind;
 
-pub use invariants::InvariantReport;
+pub use invariants::{InvariantReport, SearchProof};
 pub use tables::TableReport;
 
 /// Everything `decide validate` found in a policy that compiles.
@@ -36,6 +36,8 @@ pub struct Report {
     pub tables: Vec<TableReport>,
     /// The search for profiles that break an invariant.
     pub invariants: InvariantReport,
+    /// The proof that each search's `over:` lists lose nothing its `reference:` lists find.
+    pub searches: SearchProof,
     /// What the rules' expressions and texts compiled to.
     pub expressions: ExpressionReport,
     /// How many nodes of each kind, in the order kinds are written.
@@ -51,6 +53,7 @@ impl Report {
             .iter()
             .chain(self.tables.iter().flat_map(|t| t.findings.iter()))
             .chain(self.invariants.findings.iter())
+            .chain(self.searches.findings.iter())
     }
 }
 
@@ -77,6 +80,7 @@ pub fn check(
         findings,
         tables: tables::analyse(graph, as_of, witnesses),
         invariants: invariants::search(graph, as_of),
+        searches: invariants::prove_searches(graph, as_of),
         expressions: ExpressionReport::of(graph),
         counts,
         offers: policy.offers.len(),
@@ -195,7 +199,10 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
         .iter()
         .enumerate()
         .filter(|(i, n)| {
-            matches!(n.kind, NodeKind::Fact | NodeKind::Table | NodeKind::Select)
+            matches!(
+                n.kind,
+                NodeKind::Fact | NodeKind::Table | NodeKind::Select | NodeKind::Search
+            )
                 && !used.contains(i)
                 && !in_templates.contains(n.id)
         })

@@ -104,6 +104,96 @@ fn select_items(
     (items, positions)
 }
 
+/// A search's expressions both ways, over a few of its candidates: each variable's lists with
+/// the variables before it bound (the first and the last value of the first variable's list,
+/// the first of the others'), then each `let` value, constraint and the objective with the
+/// engine's values of those before it bound, as the engine searches.
+fn search_checks(
+    id: &str,
+    s: &crate::graph::nodes::search::SearchBody<'_>,
+    offer: Option<(usize, &Value)>,
+    named: &[(String, Value)],
+    slots: &[OnceLock<Value>],
+) -> Vec<ReferenceCheck> {
+    let own = s.local_names();
+    let mut checks = Vec::new();
+    let bound = offer.map(|(i, value)| Bound {
+        value,
+        offer: Some(i),
+    });
+    let mut check = |e: &crate::expr::Expr<'_>, locals: &[Value]| -> Option<Value> {
+        let mut scope = named.to_vec();
+        if let Some((_, o)) = offer {
+            scope.push(("offer".to_owned(), o.clone()));
+        }
+        scope.extend(
+            own.iter()
+                .zip(locals)
+                .map(|(n, v)| (n.to_string(), v.clone())),
+        );
+        let minijinja = reference(e)
+            .and_then(|c| c.eval(Value::from_pairs(scope)))
+            .map_err(|err| err.to_string());
+        let ours = e
+            .code
+            .eval_with_locals(slots, bound, locals)
+            .map_err(|err| err.message);
+        let value = ours.as_ref().ok().cloned();
+        checks.push(ReferenceCheck {
+            expr: format!("{id}: {}", e.text.trim()),
+            ours: Some(ours),
+            bound: offer.map(|(_, o)| o.clone()),
+            minijinja,
+        });
+        value
+    };
+    // The candidates: each a list of the variables' values.
+    let mut candidates: Vec<Vec<Value>> = vec![Vec::new()];
+    for (depth, variable) in s.variables.iter().enumerate() {
+        let mut next = Vec::new();
+        for locals in &candidates {
+            if let Some(r) = &variable.reference {
+                check(r, locals);
+            }
+            let list: Vec<Value> = check(&variable.over, locals)
+                .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+                .unwrap_or_default();
+            let picks = if depth == 0 {
+                [list.first(), list.last()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+            } else {
+                list.first().into_iter().collect()
+            };
+            let mut seen = Vec::new();
+            for v in picks {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                    let mut with = locals.clone();
+                    with.push(v.clone());
+                    next.push(with);
+                }
+            }
+        }
+        candidates = next;
+    }
+    for mut locals in candidates {
+        for d in &s.derived {
+            let v = check(d, &locals).unwrap_or_default();
+            locals.push(v);
+        }
+        for c in &s.constraints {
+            check(c, &locals);
+        }
+        check(&s.minimize, &locals);
+        if let Some(n) = &s.nearest {
+            check(n, &locals);
+        }
+    }
+    checks
+}
+
 /// Whether two values are the same to every reader: equal, of one kind, both integers or both
 /// not, and rendered alike.
 #[must_use]
@@ -186,6 +276,7 @@ impl Graph {
             };
         let c = self.compiled();
         let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
+        let mut searched = Vec::new();
         for node in &c.nodes {
             match &node.body {
                 Body::Fact(f) if f.per_offer => {
@@ -220,6 +311,16 @@ impl Graph {
                         }
                     }
                 }
+                Body::Search(s) => {
+                    let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
+                        offers.iter().enumerate().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    for binding in bindings {
+                        searched.extend(search_checks(node.id, s, binding, &named, &slots));
+                    }
+                }
                 _ => {
                     for e in node.exprs() {
                         check(node.id, e, None);
@@ -230,6 +331,7 @@ impl Graph {
         for e in c.outputs.exprs() {
             check("outputs", e, None);
         }
+        checks.extend(searched);
         checks.extend(text_checks(owner, &slots, &base));
         Ok(checks)
     }

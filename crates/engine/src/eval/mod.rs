@@ -98,6 +98,34 @@ impl Graph {
         Ok(out)
     }
 
+    /// Evaluates `profile` in full (no trace) and, for every search whose variables have
+    /// `reference:` lists, searches those too: a sentence for each search (each offer's, per
+    /// offer) where they find a candidate that beats the one the `over:` lists gave. This is
+    /// what `decide validate`'s proof of the searches runs. Each sentence comes with the index
+    /// of its search among the graph's nodes.
+    ///
+    /// # Errors
+    /// The evaluation's, as [`Graph::evaluate`] gives them (its invariants unchecked).
+    pub fn search_gaps(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Vec<(usize, String)>> {
+        let run = Run::new(self, profile, as_of);
+        run.all(profile, as_of, false)?;
+        let mut out = Vec::new();
+        for (i, node) in self.compiled().nodes.iter().enumerate() {
+            if let Body::Search(s) = &node.body {
+                out.extend(
+                    nodes::search::reference_gaps(&run, node, s)?
+                        .into_iter()
+                        .map(|gap| (i, gap)),
+                );
+            }
+        }
+        Ok(out)
+    }
+
     /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
     /// own (whatever the hit policy). Only the nodes the table reads are evaluated. This is
     /// what `decide validate` uses to look for gaps, overlaps and shadowed rows.

@@ -127,7 +127,7 @@ enum Column {
 }
 
 impl Code {
-    /// `text` compiled (for tests: the rules compile their parsed trees, [`Code::from_tree`]).
+    /// `text` compiled (for tests: the rules compile their parsed trees, [`Code::with_locals`]).
     #[cfg(test)]
     pub(crate) fn compile(
         text: &str,
@@ -136,23 +136,7 @@ impl Code {
         offers: &[Value],
     ) -> Result<Code, SyntaxError> {
         let expr = super::parser::parse(text)?;
-        Self::from_tree(&expr, names, bound, offers)
-    }
-
-    /// An expression already parsed, compiled. `bound` is the name the node binds (at most
-    /// one), `names` the slots, `offers` the catalog's offers in order (what a bound item's
-    /// position refers to).
-    ///
-    /// # Errors
-    /// A part the language has no meaning for (a call of a name a node shadows, an `if` without
-    /// `else`), with its place in the text.
-    pub(crate) fn from_tree(
-        expr: &Term,
-        names: &Slots,
-        bound: &[&str],
-        offers: &[Value],
-    ) -> Result<Code, SyntaxError> {
-        Self::with_locals(expr, names, bound, &[], offers)
+        Self::with_locals(&expr, names, bound, &[], offers)
     }
 
     /// An expression of a text template compiled, where `locals` are the names the template
@@ -893,6 +877,7 @@ fn builtin_name(func: Builtin) -> &'static str {
         Builtin::Ceil => "`ceil`",
         Builtin::DaysBetween => "`days_between`",
         Builtin::Floor => "`floor`",
+        Builtin::Range => "`range`",
     }
 }
 
@@ -1005,6 +990,16 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
                 .map_err(|_| needs("a list", subject))?
                 .collect::<Vec<_>>(),
         )),
+        Builtin::Range => {
+            let to = second.expect("`range` takes two arguments");
+            let whole = |v: &Value| {
+                v.as_i64()
+                    .filter(|_| v.is_integer())
+                    .ok_or_else(|| needs("whole numbers", v))
+            };
+            helper(crate::expr::functions::range(whole(subject)?, whole(to)?))
+                .map(|items| Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>()))
+        }
         Builtin::DaysBetween => {
             let to = second.expect("`days_between` takes two arguments");
             helper(crate::expr::days_between(&text(subject)?, &text(to)?)).map(Value::from)

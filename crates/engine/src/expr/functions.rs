@@ -26,6 +26,9 @@ pub fn environment() -> Environment<'static> {
     env.add_function("days_between", days_between);
     env.add_function("ceil", |x: f64| Value::from(x.ceil() as i64));
     env.add_function("floor", |x: f64| Value::from(x.floor() as i64));
+    env.add_function("range", |from: i64, to: i64| {
+        range(from, to).map(Value::from)
+    });
     env.add_filter("cny", cny);
     env.add_filter("num", num);
     env.add_filter("hours", hours);
@@ -48,6 +51,24 @@ pub(crate) fn syntax() -> minijinja::syntax::SyntaxConfig {
         .keep_trailing_newline(true)
         .build()
         .expect("the default delimiters are valid")
+}
+
+/// The most whole numbers one `range(a, b)` gives: a search's candidates are bounded work.
+pub const RANGE_MAX: i64 = 10_000;
+
+/// The whole numbers from `from` up to `to`, `to` left out (none where `to <= from`); more
+/// than [`RANGE_MAX`] of them is an error.
+pub(crate) fn range(from: i64, to: i64) -> Result<Vec<i64>, MjError> {
+    if to.saturating_sub(from) > RANGE_MAX {
+        return Err(MjError::new(
+            MjErrorKind::InvalidOperation,
+            format!(
+                "range({from}, {to}) would give {} numbers, more than the {RANGE_MAX} a range may give",
+                i128::from(to) - i128::from(from)
+            ),
+        ));
+    }
+    Ok((from..to).collect())
 }
 
 /// Whole days from date `from` to date `to` (both `YYYY-MM-DD`); negative when `to` is earlier.

@@ -174,28 +174,32 @@ pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError>
         TermKind::Call {
             name: function,
             args,
-        } => {
-            let types = args.iter().map(ty).collect::<Result<Vec<_>, _>>()?;
-            let wanted = if &*function.text == "days_between" {
-                Type::Text
-            } else {
-                Type::Number
-            };
-            for (arg, t) in args.iter().zip(types) {
-                if !t.fits(&[wanted]) {
-                    return Err(wrong(
-                        arg,
-                        t,
-                        &format!(
-                            "cannot go to `{}`: it takes {}",
-                            function.text,
-                            wanted.name()
-                        ),
-                    ));
-                }
-            }
-            Type::Number
+        } => call(&function.text, args, names)?,
+    })
+}
+
+/// What calling `function` on `args` gives: `days_between` takes dates (text), the others
+/// numbers; `range` gives a list, the others a number.
+fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, SyntaxError> {
+    let wanted = if function == "days_between" {
+        Type::Text
+    } else {
+        Type::Number
+    };
+    for arg in args {
+        let t = infer(arg, names)?;
+        if !t.fits(&[wanted]) {
+            return Err(wrong(
+                arg,
+                t,
+                &format!("cannot go to `{function}`: it takes {}", wanted.name()),
+            ));
         }
+    }
+    Ok(if function == "range" {
+        Type::List
+    } else {
+        Type::Number
     })
 }
 

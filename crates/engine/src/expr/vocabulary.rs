@@ -32,6 +32,7 @@ pub enum Builtin {
     Ceil,
     DaysBetween,
     Floor,
+    Range,
 }
 
 /// The filters (`value | name(args)`), each with how many arguments it takes besides its value.
@@ -69,6 +70,7 @@ pub const FUNCTIONS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
     ("ceil", 1..=1, Builtin::Ceil),
     ("days_between", 2..=2, Builtin::DaysBetween),
     ("floor", 1..=1, Builtin::Floor),
+    ("range", 2..=2, Builtin::Range),
 ];
 
 /// What `name` is in `table` (one of [`FILTERS`], [`TESTS`], [`FUNCTIONS`]), when it is there

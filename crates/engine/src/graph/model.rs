@@ -7,6 +7,7 @@ use crate::expr::Expr;
 use crate::graph::nodes::checklist::ChecklistBody;
 use crate::graph::nodes::criterion::CriterionBody;
 use crate::graph::nodes::fact::FactBody;
+use crate::graph::nodes::search::SearchBody;
 use crate::graph::nodes::select::SelectBody;
 use crate::graph::nodes::table::TableBody;
 use crate::graph::nodes::warning::WarningBody;
@@ -22,6 +23,7 @@ pub(crate) enum Body<'a> {
     Criterion(CriterionBody<'a>),
     Table(TableBody<'a>),
     Select(SelectBody<'a>),
+    Search(SearchBody<'a>),
     Warning(WarningBody<'a>),
     Checklist(ChecklistBody<'a>),
 }
@@ -51,6 +53,7 @@ impl<'a> Node<'a> {
     pub fn is_per_offer(&self) -> bool {
         matches!(&self.body, Body::Fact(f) if f.per_offer)
             || matches!(&self.body, Body::Select(s) if s.per_offer)
+            || matches!(&self.body, Body::Search(s) if s.per_offer)
     }
 
     /// Every expression of this node (not its text templates).
@@ -63,6 +66,7 @@ impl<'a> Node<'a> {
             Body::Warning(w) => out.push(&w.when),
             Body::Checklist(c) => out.extend(c.when.iter()),
             Body::Table(t) => out.extend(t.exprs()),
+            Body::Search(s) => out.extend(s.exprs()),
             Body::Select(s) => {
                 out.push(&s.from);
                 out.extend([&s.filter, &s.order_by, &s.map].into_iter().flatten());

@@ -159,28 +159,42 @@ impl Run<'_> {
         label: &dyn Fn() -> String,
         bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
+        self.eval_with_locals(expr, label, bound, &[])
+    }
+
+    /// [`Run::eval_labelled`] of an expression compiled with names of the node's own
+    /// ([`crate::graph::scope::Scope::expr_with_locals`]), whose values are `locals`, in order.
+    pub(crate) fn eval_with_locals(
+        &self,
+        expr: &Expr<'_>,
+        label: &dyn Fn() -> String,
+        bound: Option<BoundItem<'_>>,
+        locals: &[Value],
+    ) -> Result<Value> {
         let item = bound.map(|b| Bound {
             value: b.value,
             offer: b.offer,
         });
-        expr.code.eval(&self.slots, item).map_err(|e| {
-            let message = format!("{} failed: {}", label(), e.message);
-            let source = &self.graph.policy().sources[expr.file];
-            // At the part that failed, where the scalar can be read back; else at the scalar.
-            match e.span.and_then(|span| {
-                crate::policy::located::locate_in_scalar(
-                    &source.text,
-                    expr.location,
-                    expr.text,
-                    span.start,
-                )
-            }) {
-                Some(at) => self
-                    .fail_at_position(expr.file, Some(at), &message)
-                    .help(format!("the expression is: {}", expr.text.trim())),
-                None => self.fail_expr(expr, "", &message),
-            }
-        })
+        expr.code
+            .eval_with_locals(&self.slots, item, locals)
+            .map_err(|e| {
+                let message = format!("{} failed: {}", label(), e.message);
+                let source = &self.graph.policy().sources[expr.file];
+                // At the part that failed, where the scalar can be read back; else at the scalar.
+                match e.span.and_then(|span| {
+                    crate::policy::located::locate_in_scalar(
+                        &source.text,
+                        expr.location,
+                        expr.text,
+                        span.start,
+                    )
+                }) {
+                    Some(at) => self
+                        .fail_at_position(expr.file, Some(at), &message)
+                        .help(format!("the expression is: {}", expr.text.trim())),
+                    None => self.fail_expr(expr, "", &message),
+                }
+            })
     }
 
     pub(crate) fn text(&self, node: &Node<'_>, template: &str) -> Result<String> {

@@ -110,6 +110,26 @@ pub(crate) fn node_type(node: &RuleNode) -> NodeType {
         RuleNode::Criterion(_) => ty(Type::Bool),
         RuleNode::Table(t) => table_type(t),
         RuleNode::Select(s) => select_type(s),
+        // A record; per offer, a map by offer id of records (every offer has one).
+        RuleNode::Search(s) if s.per_offer => NodeType {
+            per_offer: Some(Type::Map),
+            ..ty(Type::Map)
+        },
+        RuleNode::Search(_) => NodeType {
+            fields: [
+                ("best", Type::MapOrNone),
+                ("first", Type::MapOrNone),
+                ("nearest", Type::MapOrNone),
+                ("searched", Type::Number),
+                ("feasible", Type::Number),
+                ("ruled_out", Type::Map),
+                ("cheaper", Type::List),
+            ]
+            .into_iter()
+            .map(|(f, t)| (f.to_owned(), t))
+            .collect(),
+            ..ty(Type::Map)
+        },
         _ => ty(Type::Any),
     }
 }
@@ -237,6 +257,24 @@ impl<'a> Scope<'a> {
         self.expr_in(file, text, node, field, (bound, true), reads)
     }
 
+    /// [`Scope::expr`] (or, with `offers`, [`Scope::expr_over_offers`]) where the node also
+    /// names values of its own, `locals`, in order (a search's variables and `let` values):
+    /// they shadow every other name, are of no declared type, and are read from the values the
+    /// evaluation gives ([`crate::graph::run::Run::eval_with_locals`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn expr_with_locals(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        (bound, offers): (&[&str], bool),
+        locals: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        self.expr_compiled(file, text, node, field, (bound, offers), locals, reads)
+    }
+
     fn expr_in(
         &self,
         file: usize,
@@ -246,6 +284,22 @@ impl<'a> Scope<'a> {
         (bound, offers): (&[&str], bool),
         reads: &mut Reads,
     ) -> Result<Expr<'a>> {
+        self.expr_compiled(file, text, node, field, (bound, offers), &[], reads)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn expr_compiled(
+        &self,
+        file: usize,
+        text: &'a Spanned<String>,
+        node: &str,
+        field: &str,
+        (bound, offers): (&[&str], bool),
+        locals: &[&str],
+        reads: &mut Reads,
+    ) -> Result<Expr<'a>> {
+        // The names the expression may read besides nodes and roots: the bound item first.
+        let own: Vec<&str> = bound.iter().chain(locals).copied().collect();
         let policy = &self.owner.policy;
         if text.value.trim().is_empty() {
             return Err(policy
@@ -277,7 +331,7 @@ impl<'a> Scope<'a> {
             text.referenced,
             node,
             field,
-            bound,
+            &own,
             &paths.iter().cloned().collect(),
             reads,
         )?;
@@ -289,16 +343,17 @@ impl<'a> Scope<'a> {
         names.dedup();
         let typing = Typing {
             scope: self,
-            bound,
+            bound: &own,
             offers,
         };
         let ty = crate::expr::types::infer(&tree, &typing)
             .and_then(|ty| condition(field, ty, &tree))
             .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
-        let code = crate::expr::code::Code::from_tree(
+        let code = crate::expr::code::Code::with_locals(
             &tree,
             &self.owner.names,
             bound,
+            locals,
             self.owner.offer_list(),
         )
         .map_err(|e| self.located(file, text, node, field, "does not compile", e))?;

@@ -529,6 +529,7 @@ impl Builder<'_> {
             .chain(rf.criteria.into_iter().map(RuleNode::Criterion))
             .chain(rf.tables.into_iter().map(RuleNode::Table))
             .chain(rf.selects.into_iter().map(RuleNode::Select))
+            .chain(rf.searches.into_iter().map(RuleNode::Search))
             .chain(rf.warnings.into_iter().map(RuleNode::Warning))
             .chain(rf.checklist.into_iter().map(RuleNode::Checklist));
         self.nodes.extend(nodes.map(|item| Located { file, item }));

@@ -56,6 +56,10 @@ pub struct RuleFile {
     /// Choices from a list (usually the catalog): filter, order, pick.
     #[serde(default)]
     pub selects: Vec<Select>,
+    /// Searches: the cheapest combination of decision variables that meets every constraint,
+    /// with why each cheaper one lost.
+    #[serde(default)]
+    pub searches: Vec<Search>,
     /// Conditions that raise a named warning in the memo.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -431,6 +435,87 @@ pub struct Select {
     pub per_offer: bool,
 }
 
+/// A search: every combination of its variables' values is a candidate; the candidates that
+/// meet every constraint are compared by `minimize`, and the least wins (ties: the first in the
+/// order the variables list their values). Its value is a record: `best` (the winner, or none),
+/// `first` (the first candidate in the lists' order that meets every constraint), `nearest` (where nothing meets every constraint, the candidate `nearest` makes least),
+/// `searched` and `feasible` (counts), `ruled_out` (per constraint, how many candidates it was
+/// the first to rule out) and `cheaper` (per constraint, the least-cost candidate it ruled out
+/// where that costs less than `best`). A candidate is a record of the variables, the `let`
+/// values, `objective` (what `minimize` gave) and, ruled out, `broken` (the constraint's id).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Search {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    pub title: Words,
+    #[serde(default)]
+    pub because: Option<Words>,
+    /// Search once per catalog offer, bound as `offer` in every expression; the value maps
+    /// offer id to that offer's search.
+    #[serde(default)]
+    pub per_offer: bool,
+    /// The decision variables, in order: each takes the values of a list (`over:`, which may
+    /// read the variables before it).
+    pub variables: Vec<SearchVariable>,
+    /// Values worked out for each candidate, in order; each may read the variables and the
+    /// values before it.
+    #[serde(default, rename = "let")]
+    pub derived: Vec<SearchValue>,
+    /// The hard constraints, in the order a buyer reasons: a candidate that breaks one is
+    /// ruled out, and the first it breaks is why.
+    #[serde(default)]
+    pub constraints: Vec<SearchConstraint>,
+    /// What the search makes least: a number, or a list of numbers compared in order. A
+    /// candidate ruled out may give none (it is then no cheaper than anything).
+    #[schemars(with = "String")]
+    pub minimize: ExprText,
+    /// Where no candidate meets every constraint: what the nearest candidate makes least (by
+    /// how much it misses, say). Without it, `nearest` is none.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub nearest: Option<ExprText>,
+}
+
+/// A decision variable of a search.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchVariable {
+    /// Its name in the search's expressions and in the candidates' records.
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// The values it takes (a list; `range(a, b)` is a to b − 1).
+    #[schemars(with = "String")]
+    pub over: ExprText,
+    /// A wider list of values that `decide validate` searches exhaustively on its generated
+    /// profiles, to prove that `over` leaves out no candidate that would win.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub reference: Option<ExprText>,
+}
+
+/// A value of a search worked out for each candidate.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchValue {
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    #[schemars(with = "String")]
+    pub expr: ExprText,
+}
+
+/// A hard constraint of a search.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConstraint {
+    /// What a ruled-out candidate's `broken` says.
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// True for a candidate that meets it.
+    #[schemars(with = "String")]
+    pub holds: ExprText,
+}
+
 fn default_item() -> String {
     "offer".to_owned()
 }
@@ -749,6 +834,7 @@ pub enum RuleNode {
     Criterion(Criterion),
     Table(Table),
     Select(Select),
+    Search(Search),
     Warning(Warning),
     Checklist(ChecklistItem),
 }
@@ -762,6 +848,7 @@ impl RuleNode {
             RuleNode::Criterion(_) => NodeKind::Criterion,
             RuleNode::Table(_) => NodeKind::Table,
             RuleNode::Select(_) => NodeKind::Select,
+            RuleNode::Search(_) => NodeKind::Search,
             RuleNode::Warning(_) => NodeKind::Warning,
             RuleNode::Checklist(_) => NodeKind::Checklist,
         }
@@ -775,6 +862,7 @@ impl RuleNode {
             RuleNode::Criterion(n) => &n.id,
             RuleNode::Table(n) => &n.id,
             RuleNode::Select(n) => &n.id,
+            RuleNode::Search(n) => &n.id,
             RuleNode::Warning(n) => &n.id,
             RuleNode::Checklist(n) => &n.id,
         }
@@ -788,6 +876,7 @@ impl RuleNode {
             RuleNode::Criterion(n) => &n.title,
             RuleNode::Table(n) => &n.title,
             RuleNode::Select(n) => &n.title,
+            RuleNode::Search(n) => &n.title,
             RuleNode::Warning(n) => &n.title,
             RuleNode::Checklist(n) => &n.title,
         }
@@ -801,6 +890,7 @@ impl RuleNode {
             RuleNode::Criterion(n) => n.because.as_ref(),
             RuleNode::Table(n) => n.because.as_ref(),
             RuleNode::Select(n) => n.because.as_ref(),
+            RuleNode::Search(n) => n.because.as_ref(),
             RuleNode::Warning(n) => n.because.as_ref(),
             RuleNode::Checklist(_) => None,
         }

@@ -7,6 +7,7 @@
 pub(crate) mod checklist;
 pub(crate) mod criterion;
 pub(crate) mod fact;
+pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod table;
 pub(crate) mod warning;
@@ -28,6 +29,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, node: &'a RuleNode) ->
         RuleNode::Criterion(c) => criterion::compile(scope, file, c),
         RuleNode::Table(t) => table::compile(scope, file, t),
         RuleNode::Select(s) => select::compile(scope, file, s),
+        RuleNode::Search(s) => search::compile(scope, file, s),
         RuleNode::Warning(w) => warning::compile(scope, file, w),
         RuleNode::Checklist(c) => checklist::compile(scope, file, c),
     }
@@ -41,6 +43,7 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>) -> Result<Value> {
         Body::Criterion(c) => criterion::evaluate(run, node, c),
         Body::Table(t) => table::evaluate(run, node, t),
         Body::Select(s) => select::evaluate(run, node, s),
+        Body::Search(s) => search::evaluate(run, node, s),
         Body::Warning(w) => warning::evaluate(run, node, w),
         Body::Checklist(c) => checklist::evaluate(run, node, c),
     }
@@ -70,7 +73,7 @@ pub(crate) fn explain(
         Body::Checklist(c) => checklist::explain(run, node, c, value, &mut out.checklist)?,
         _ if !trace => String::new(),
         Body::Table(_) => table::explain(value),
-        Body::Constant(_) | Body::Fact(_) | Body::Select(_) => {
+        Body::Constant(_) | Body::Fact(_) | Body::Select(_) | Body::Search(_) => {
             node.because.unwrap_or(node.title).to_owned()
         }
     })
@@ -91,6 +94,7 @@ pub(crate) fn shape(kind: NodeKind) -> Shape {
         NodeKind::Criterion => criterion::SHAPE,
         NodeKind::Table => table::SHAPE,
         NodeKind::Select => select::SHAPE,
+        NodeKind::Search => search::SHAPE,
         NodeKind::Warning => warning::SHAPE,
         NodeKind::Checklist => checklist::SHAPE,
     }

@@ -191,6 +191,14 @@ fn sort(kept: &mut Vec<(Value, Value)>) {
     kept.extend(keyed.into_iter().map(|(_, item)| item));
 }
 
+/// How two sort keys compare, as `Value`'s own order would (see [`sort`]).
+pub(crate) fn order(a: &Value, b: &Value) -> Ordering {
+    match (SortKey::of(a), SortKey::of(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => a.cmp(b),
+    }
+}
+
 /// A sort key read out of a value: what minijinja 3.1's `Ord for Value` compares, for the
 /// kinds it is made of (numbers, text, lists of them); any other value has none.
 #[derive(Debug)]
