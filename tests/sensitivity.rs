@@ -150,15 +150,15 @@ fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let gpus = find(&gpus, "deployment", "usage.gpus");
     assert_eq!(gpus.edge, None);
     assert!(gpus.text.contains("at 7 GPUs busy"), "{}", gpus.text);
-    // A number the rules write for something else is no edge: the 910B box needs 187.2 h for
-    // this job (7.8 days), so the offer turns at 7.5 days (the field's step is half a day),
-    // not "below 8" (a box's 8 GPUs), though 8 is one step away: at 7.875 days it holds.
+    // A value no rule writes is no edge: four 910B boxes need 187.2 h for this job, after 5
+    // days of porting and with a tenth of the deadline to spare ((187.2 + 120) / 0.9 = 341.3 h,
+    // 14.2 days), so the offer turns to them at 14.5 days (the field's step is half a day).
     let job = flips(&graph, "examples/measured-claim-h100.yaml");
     let deadline = find(&job, "offer", "job.deadline_days");
-    assert_eq!(deadline.flips_at, serde_json::json!(7.5));
+    assert_eq!(deadline.flips_at, serde_json::json!(14.5));
     assert_eq!(deadline.edge, None);
     assert!(
-        deadline.text.contains("at a deadline of 7.5 days"),
+        deadline.text.contains("at a deadline of 14.5 days"),
         "{}",
         deadline.text
     );

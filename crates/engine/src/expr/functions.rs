@@ -26,8 +26,13 @@ pub fn environment() -> Environment<'static> {
     env.add_function("days_between", days_between);
     env.add_function("ceil", |x: f64| Value::from(x.ceil() as i64));
     env.add_function("floor", |x: f64| Value::from(x.floor() as i64));
-    env.add_function("range", |from: i64, to: i64| {
-        range(from, to).map(Value::from)
+    // `range(n)` as templates know it, and `range(a, b)` as the rule language has it.
+    env.add_function("range", |from: i64, to: Option<i64>| {
+        match to {
+            Some(to) => range(from, to),
+            None => range(0, from),
+        }
+        .map(Value::from)
     });
     env.add_filter("cny", cny);
     env.add_filter("num", num);
@@ -53,8 +58,9 @@ pub(crate) fn syntax() -> minijinja::syntax::SyntaxConfig {
         .expect("the default delimiters are valid")
 }
 
-/// The most whole numbers one `range(a, b)` gives: a search's candidates are bounded work.
-pub const RANGE_MAX: i64 = 10_000;
+/// The most whole numbers one `range(a, b)` gives, as many as minijinja's own `range` gives
+/// templates: a search's candidates are bounded work.
+pub const RANGE_MAX: i64 = 100_000;
 
 /// The whole numbers from `from` up to `to`, `to` left out (none where `to <= from`); more
 /// than [`RANGE_MAX`] of them is an error.

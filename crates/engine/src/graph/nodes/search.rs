@@ -191,12 +191,12 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Search) -> Node
 }
 
 /// A search's error at one of its fields: the place, the field, what is wrong and what would do.
-type Fault<'f> =
+type FieldError<'f> =
     dyn Fn(&serde_saphyr::Spanned<String>, &str, String, &str) -> crate::error::Error + 'f;
 
 /// The names the search's expressions read as values of their own (variables, then `let`
 /// values), each a name no node, root or the search itself takes.
-fn own_names<'a>(scope: &Scope<'a>, s: &'a Search, fault: &Fault<'_>) -> Result<Vec<&'a str>> {
+fn own_names<'a>(scope: &Scope<'a>, s: &'a Search, fault: &FieldError<'_>) -> Result<Vec<&'a str>> {
     let mut own: Vec<&'a str> = Vec::new();
     let named = s
         .variables
@@ -230,7 +230,7 @@ fn own_names<'a>(scope: &Scope<'a>, s: &'a Search, fault: &Fault<'_>) -> Result<
 }
 
 /// The constraints' ids, each once.
-fn constraint_ids<'a>(s: &'a Search, fault: &Fault<'_>) -> Result<Vec<&'a str>> {
+fn constraint_ids<'a>(s: &'a Search, fault: &FieldError<'_>) -> Result<Vec<&'a str>> {
     let mut ids: Vec<&str> = Vec::new();
     for c in &s.constraints {
         if ids.contains(&c.id.value.as_str()) {
@@ -249,13 +249,13 @@ fn constraint_ids<'a>(s: &'a Search, fault: &Fault<'_>) -> Result<Vec<&'a str>> 
 /// The search's record; per offer, a map from offer id to each offer's.
 pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, s: &SearchBody<'_>) -> Result<Value> {
     if !s.per_offer {
-        return Ok(Searcher::new(run, node, s, None, Domain::Over)
+        return Ok(Searcher::new(run, node, s, None, Lists::Over)
             .run()?
             .value(s));
     }
     run.per_offer(|offer| {
         Ok(Some(
-            Searcher::new(run, node, s, Some(offer), Domain::Over)
+            Searcher::new(run, node, s, Some(offer), Lists::Over)
                 .run()?
                 .value(s),
         ))
@@ -275,8 +275,8 @@ pub(crate) fn reference_gaps(
         return Ok(Vec::new());
     }
     let gap = |offer: Option<BoundItem<'_>>, label: String| -> Result<Option<String>> {
-        let narrow = Searcher::new(run, node, s, offer, Domain::Over).run()?;
-        let wide = Searcher::new(run, node, s, offer, Domain::Reference).run()?;
+        let narrow = Searcher::new(run, node, s, offer, Lists::Over).run()?;
+        let wide = Searcher::new(run, node, s, offer, Lists::Reference).run()?;
         Ok(match (&narrow.best, &wide.best) {
             (None, Some(w)) => Some(format!(
                 "{label}: no candidate of the `over:` lists meets every constraint, while the \
@@ -312,7 +312,7 @@ pub(crate) fn reference_gaps(
 
 /// Which list each variable takes its values from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Domain {
+enum Lists {
     Over,
     /// `reference:` where a variable has one, else `over:`.
     Reference,
@@ -350,7 +350,7 @@ impl Candidate {
 
 /// What one search found.
 #[derive(Debug)]
-struct Outcome {
+struct Tally {
     best: Option<Candidate>,
     /// The first candidate, in the order the lists give them, that meets every constraint.
     first: Option<Candidate>,
@@ -364,7 +364,7 @@ struct Outcome {
     cheapest_ruled_out: Vec<Option<Candidate>>,
 }
 
-impl Outcome {
+impl Tally {
     fn value(&self, s: &SearchBody<'_>) -> Value {
         let none = || Value::from(());
         let best = self.best.as_ref().map_or_else(none, |c| c.value(s));
@@ -409,8 +409,8 @@ struct Searcher<'r, 'g> {
     node: &'r Node<'r>,
     s: &'r SearchBody<'r>,
     offer: Option<BoundItem<'r>>,
-    domain: Domain,
-    out: Outcome,
+    domain: Lists,
+    out: Tally,
 }
 
 impl<'r, 'g> Searcher<'r, 'g> {
@@ -419,7 +419,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
         node: &'r Node<'r>,
         s: &'r SearchBody<'r>,
         offer: Option<BoundItem<'r>>,
-        domain: Domain,
+        domain: Lists,
     ) -> Self {
         Searcher {
             run,
@@ -427,7 +427,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
             s,
             offer,
             domain,
-            out: Outcome {
+            out: Tally {
                 best: None,
                 first: None,
                 nearest: None,
@@ -439,7 +439,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
         }
     }
 
-    fn run(mut self) -> Result<Outcome> {
+    fn run(mut self) -> Result<Tally> {
         let mut locals = Vec::with_capacity(self.s.candidate_keys.len());
         self.walk(&mut locals)?;
         Ok(self.out)
@@ -460,8 +460,8 @@ impl<'r, 'g> Searcher<'r, 'g> {
             return self.visit(locals);
         };
         let list_expr = match self.domain {
-            Domain::Reference => variable.reference.as_ref().unwrap_or(&variable.over),
-            Domain::Over => &variable.over,
+            Lists::Reference => variable.reference.as_ref().unwrap_or(&variable.over),
+            Lists::Over => &variable.over,
         };
         let list = self.eval(list_expr, locals)?;
         if list.kind() != ValueKind::Seq {
