@@ -505,7 +505,7 @@ fn the_article_numbers_come_out() {
     );
     assert_eq!(
         job(jobs, "ascend910b-x8-huawei", 8, "billed_cny"),
-        serde_json::json!(169600)
+        serde_json::json!(169_600)
     );
     let meets = &serde_json::to_value(&d.sections["estimates"]).unwrap()["meets_deadline"];
     assert_eq!(
