@@ -257,24 +257,6 @@ impl<'a> Scope<'a> {
         self.expr_in(file, text, node, field, (bound, true), reads)
     }
 
-    /// [`Scope::expr`] (or, with `offers`, [`Scope::expr_over_offers`]) where the node also
-    /// names values of its own, `locals`, in order (a search's variables and `let` values):
-    /// they shadow every other name, are of no declared type, and are read from the values the
-    /// evaluation gives ([`crate::graph::run::Run::eval_with_locals`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn expr_with_locals(
-        &self,
-        file: usize,
-        text: &'a Spanned<String>,
-        node: &str,
-        field: &str,
-        (bound, offers): (&[&str], bool),
-        locals: &[&str],
-        reads: &mut Reads,
-    ) -> Result<Expr<'a>> {
-        self.expr_compiled(file, text, node, field, (bound, offers), locals, reads)
-    }
-
     fn expr_in(
         &self,
         file: usize,
@@ -284,11 +266,15 @@ impl<'a> Scope<'a> {
         (bound, offers): (&[&str], bool),
         reads: &mut Reads,
     ) -> Result<Expr<'a>> {
-        self.expr_compiled(file, text, node, field, (bound, offers), &[], reads)
+        self.expr_with_locals(file, text, node, field, (bound, offers), &[], reads)
     }
 
+    /// [`Scope::expr`] (or, with `offers`, [`Scope::expr_over_offers`]) where the node also
+    /// names values of its own, `locals`, in order (a search's variables and `let` values):
+    /// they shadow every other name, are of no declared type, and are read from the values the
+    /// evaluation gives ([`crate::graph::run::Run::eval_with_locals`]).
     #[allow(clippy::too_many_arguments)]
-    fn expr_compiled(
+    pub(crate) fn expr_with_locals(
         &self,
         file: usize,
         text: &'a Spanned<String>,
