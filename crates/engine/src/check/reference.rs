@@ -178,6 +178,11 @@ fn search_checks(
         }
         candidates = next;
     }
+    if let Some(bound) = &s.bound {
+        for locals in &candidates {
+            check(bound, locals);
+        }
+    }
     for mut locals in candidates {
         for d in &s.derived {
             let v = check(d, &locals).unwrap_or_default();

@@ -288,6 +288,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         node_types,
         offers: localized(&policy.offers, lang),
         hardware: localized(&policy.hardware, lang),
+        offer_types: std::cell::RefCell::default(),
     };
     let mut errors: Vec<Error> = Vec::new();
     let mut nodes: Vec<Node<'_>> = Vec::with_capacity(policy.nodes.len());

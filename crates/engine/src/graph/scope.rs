@@ -33,6 +33,9 @@ pub(crate) struct Scope<'a> {
     /// JSON in the graph's language: the fields and types of a bound offer's paths.
     pub offers: Vec<serde_json::Value>,
     pub hardware: Vec<serde_json::Value>,
+    /// [`Scope::offer_field`]'s answers by path, remembered: the same few paths are typed in
+    /// hundreds of expressions, and each answer walks every offer.
+    pub offer_types: std::cell::RefCell<HashMap<String, Option<Type>>>,
 }
 
 /// The names an expression reads, typed for [`crate::expr::types::infer`]: the scope's, with
@@ -410,6 +413,21 @@ impl<'a> Scope<'a> {
         if fields.is_empty() {
             return Ok(Some(Type::Map));
         }
+        let key = fields.join(".");
+        if let Some(known) = self.offer_types.borrow().get(&key) {
+            return Ok(*known);
+        }
+        let found = self.offer_field_uncached(item, fields)?;
+        self.offer_types.borrow_mut().insert(key, found);
+        Ok(found)
+    }
+
+    /// [`Scope::offer_field`] for a path not typed before (`fields` not empty).
+    fn offer_field_uncached(
+        &self,
+        item: &str,
+        fields: &[&str],
+    ) -> std::result::Result<Option<Type>, Unknown> {
         let declared: Vec<Vec<&str>> = self
             .owner
             .policy

@@ -475,6 +475,15 @@ pub struct Search {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub nearest: Option<ExprText>,
+    /// A value no candidate from this one to the end of the last variable's list makes
+    /// `minimize` less than, read from the variables alone (a bill that only grows with the
+    /// count, say). Once a candidate meets every constraint and the bound is no less than the
+    /// best's objective, the rest of that list is not tried (none: no bound here). `decide
+    /// validate` searches the `reference:` lists without it, so a bound that cuts off a
+    /// cheaper candidate shows as a gap.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub bound: Option<ExprText>,
 }
 
 /// A decision variable of a search.

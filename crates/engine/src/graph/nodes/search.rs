@@ -64,6 +64,9 @@ pub(crate) struct SearchBody<'a> {
     pub constraints: Vec<Expr<'a>>,
     pub minimize: Expr<'a>,
     pub nearest: Option<Expr<'a>>,
+    /// A lower bound of `minimize` from this candidate to the end of the last variable's list,
+    /// read from the variables alone.
+    pub bound: Option<Expr<'a>>,
     /// A candidate's record keys: the variables, the `let` values, then [`CANDIDATE_KEYS`].
     candidate_keys: Arc<[Value]>,
     /// The constraints' ids: the keys of `ruled_out`, and what `broken` says.
@@ -89,6 +92,7 @@ impl<'a> SearchBody<'a> {
         out.extend(self.constraints.iter());
         out.push(&self.minimize);
         out.extend(self.nearest.iter());
+        out.extend(self.bound.iter());
         out
     }
 }
@@ -173,6 +177,11 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Search) -> Node
         .as_ref()
         .map(|n| compile(n, "nearest".to_owned(), &own))
         .transpose()?;
+    let bound = s
+        .bound
+        .as_ref()
+        .map(|b| compile(b, "bound".to_owned(), &own[..vars]))
+        .transpose()?;
     let text = |names: &mut dyn Iterator<Item = &str>| -> Arc<[Value]> {
         names.map(Value::from).collect()
     };
@@ -183,6 +192,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Search) -> Node
         constraints,
         minimize,
         nearest,
+        bound,
         candidate_keys: text(&mut own.iter().copied().chain(CANDIDATE_KEYS)),
         constraint_ids: text(&mut constraint_ids.into_iter()),
         result_keys: text(&mut RESULT_KEYS.into_iter()),
@@ -476,12 +486,44 @@ impl<'r, 'g> Searcher<'r, 'g> {
                 ),
             ));
         }
+        let innermost = depth + 1 == s.variables.len();
         for value in list.try_iter().into_iter().flatten() {
             locals.push(value);
+            if innermost && self.bounded(locals)? {
+                locals.pop();
+                break;
+            }
             self.walk(locals)?;
             locals.pop();
         }
         Ok(())
+    }
+
+    /// Whether the `bound:` of the candidate whose variables are `locals` is no less than the
+    /// best objective found so far, so that no candidate from here to the end of the last
+    /// variable's list can win. Never on the `reference:` lists, which prove the bound.
+    fn bounded(&self, locals: &[Value]) -> Result<bool> {
+        let (Some(bound), Some(best), Lists::Over) = (&self.s.bound, &self.out.best, self.domain)
+        else {
+            return Ok(false);
+        };
+        let at = self.eval(bound, locals)?;
+        if at.is_none() {
+            return Ok(false);
+        }
+        if !matches!(at.kind(), ValueKind::Number | ValueKind::Seq) {
+            return Err(self.run.fail_expr(
+                bound,
+                self.node.id,
+                &format!(
+                    "search `{}`: `bound` gave {}, expected a number or a list of numbers (or \
+                     none, for no bound)",
+                    self.node.id,
+                    show(&at)
+                ),
+            ));
+        }
+        Ok(order(&at, &best.objective) != Ordering::Less)
     }
 
     /// One whole candidate: its `let` values, the first constraint it breaks, its cost.
