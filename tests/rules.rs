@@ -2,7 +2,7 @@
 
 mod common;
 
-use decide::ErrorKind;
+use decide::{ErrorKind, Evaluation};
 use std::path::Path;
 
 #[test]
@@ -263,7 +263,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
         err.contains("node `network`: `text` template does not compile: unexpected identifier, expected end of variable block (line 1 of the text)"),
         "{err}"
     );
-    assert!(err.contains("checklist.yaml:119:7"), "{err}");
+    assert!(err.contains("checklist.yaml:117:7"), "{err}");
 }
 
 /// A text mentioning a name that is neither a node nor a root is refused when the rules load,
@@ -1241,9 +1241,6 @@ fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
     assert_eq!(row["units"], 13);
     assert_eq!(row["billed_cny"], 275_600.0);
     assert_eq!(row["hours"], search["best"]["hours"]);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("cliff.yaml");
-    std::fs::write(&path, MONTH_CLIFF).unwrap();
     for (lang, said) in [
         (
             "en",
@@ -1254,15 +1251,24 @@ fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
             "13 台是该作业花费最少的规模：需 697.5 h，计费 1 个月（¥275,600）；满足全部约束的最少规模 11 台需 824.4 h，计费 2 个月（¥466,400）。",
         ),
     ] {
-        let memo = common::run_ok(&[
-            path.to_str().unwrap(),
-            "--as-of",
-            common::AS_OF,
-            "--lang",
-            lang,
-        ]);
-        assert!(memo.contains(said), "{lang}:\n{memo}");
+        assert_memo_says(MONTH_CLIFF, lang, said);
     }
+}
+
+/// Asserts that the memo of `profile` (YAML text, written to a file and decided by the binary)
+/// in `lang` says `said`.
+fn assert_memo_says(profile: &str, lang: &str, said: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.yaml");
+    std::fs::write(&path, profile).unwrap();
+    let memo = common::run_ok(&[
+        path.to_str().unwrap(),
+        "--as-of",
+        common::AS_OF,
+        "--lang",
+        lang,
+    ]);
+    assert!(memo.contains(said), "{lang}:\n{memo}");
 }
 
 /// Every example and policy test case: searching every count from one (the search's
@@ -1326,4 +1332,245 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
             .map(decide::Error::render)
             .collect::<Vec<_>>()
     );
+    // A `bound:` that overstates what larger counts pay stops the search at the first count
+    // that meets every constraint: the reference lists, searched without it, show the loss.
+    let overstated = common::edited_rules(&[(
+        "sizing.yaml",
+        "[units * offer.price.discounted_cny * (offer_min_months[offer.id] if job_is_billed else offer_billed_months[offer.id]), units]",
+        "[units * offer.price.discounted_cny * 10, units]",
+    )]);
+    let broken = common::compile_dir(overstated.path()).unwrap();
+    let e = common::decide_text(&broken, MONTH_CLIFF).unwrap();
+    let search = serde_json::to_value(&e.values["count_search"]).unwrap();
+    assert_eq!(
+        search["ascend910b-x8-huawei"]["best"]["units"], 11,
+        "{search:#}"
+    );
+    assert_eq!(search["ascend910b-x8-huawei"]["searched"], 1, "{search:#}");
+    let gaps = broken.search_gaps(&profile, common::as_of()).unwrap();
+    assert!(
+        gaps.iter().any(|(_, g)| g.contains(
+            "the `over:` lists give units = 11 (objective [466400, 11]), the reference lists units = 13 (objective [275600, 13])"
+        )),
+        "{gaps:?}"
+    );
+    // The shipped bound stops the same search once no larger count can pay less.
+    let e = common::decide_text(&graph, MONTH_CLIFF).unwrap();
+    let search = serde_json::to_value(&e.values["count_search"]).unwrap();
+    assert_eq!(
+        search["ascend910b-x8-huawei"]["best"]["units"], 13,
+        "{search:#}"
+    );
+    assert!(
+        search["ascend910b-x8-huawei"]["searched"].as_u64().unwrap() <= 4,
+        "{search:#}"
+    );
+}
+
+/// A 7B data-parallel pre-training on 64 GPUs (issue: 26 RTX 4090 boxes "on one machine").
+const CONSUMER_CLUSTER: &str = "name: consumer cluster
+workload: {task: pretrain, model_params_b: 7, parallelism: [data], tokens_b: 1000}
+usage: {gpus: 64, hours_per_gpu_month: 720}
+job: {cadence: one_off, deadline_days: 60}
+";
+
+/// A 383B service whose replica is larger than one box (issue: six-box pipelines of RTX 4090 boxes).
+const PIPELINED_SERVICE: &str = "name: pipelined service
+workload: {task: inference, model_params_b: 383, parallelism: [tensor, pipeline], context_tokens: 8192, concurrent_sequences: 16}
+usage: {gpus: 8, hours_per_gpu_month: 720}
+";
+
+/// One data-parallel job on nine GPUs: two boxes, within what consumer boxes may span.
+const TWO_BOXES: &str = "name: two boxes
+workload: {task: lora_finetune, model_params_b: 1, parallelism: [data]}
+usage: {gpus: 9, hours_per_gpu_month: 1}
+";
+
+/// The criteria read the configuration being recommended: the machines one job or replica of
+/// the plan spans, the links inside its boxes. Boxes without NVLink-class links carry one job
+/// over at most `slow_link_boxes_max` boxes (article §7).
+#[test]
+fn the_criteria_judge_the_plan_not_the_profile() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, CONSUMER_CLUSTER).unwrap();
+    let json = |e: &Evaluation, id: &str| serde_json::to_value(&e.values[id]).unwrap();
+    assert_eq!(e.decision.offer, "ascend910b-x8-huawei");
+    assert_eq!(json(&e, "boxes_needed")["ascend910b-x8-huawei"], 23);
+    assert_eq!(json(&e, "offer_job_machines")["ascend910b-x8-huawei"], 23);
+    assert_eq!(json(&e, "interconnect"), true);
+    for consumer in ["rtx4090-x8-sichuan2", "rtx5090-x8-anhui1"] {
+        assert_eq!(json(&e, "offer_reason")[consumer], "span", "{consumer}");
+        assert_eq!(json(&e, "offer_span_units_max")[consumer], 2, "{consumer}");
+    }
+    let e = common::decide_text(&graph, PIPELINED_SERVICE).unwrap();
+    assert_eq!(e.decision.offer, "ascend910b-x8-huawei");
+    assert_eq!(json(&e, "offer_job_machines")["ascend910b-x8-huawei"], 3);
+    assert_eq!(json(&e, "interconnect"), true);
+    assert_eq!(json(&e, "offer_reason")["rtx4090-x8-sichuan2"], "memory");
+    let e = common::decide_text(&graph, TWO_BOXES).unwrap();
+    assert_eq!(e.decision.offer, "rtx4090-x8-sichuan2");
+    assert_eq!(json(&e, "boxes_needed")["rtx4090-x8-sichuan2"], 2);
+    assert_eq!(json(&e, "interconnect"), true);
+
+    let cases = [
+        (
+            CONSUMER_CLUSTER,
+            "en",
+            "One job of the plan spans 23 machines (23 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core)), which needs a fabric between them (InfiniBand or RoCE) that containers cannot join; inside each box its NVLink/HCCS-class links carry it.",
+        ),
+        (
+            CONSUMER_CLUSTER,
+            "en",
+            "one job on 8 boxes spans machines, which needs NVLink/HCCS-class links inside each box; this offer has PCIe 4.0, no NVLink (multi-machine training on it is inefficient, article §7)",
+        ),
+        (
+            PIPELINED_SERVICE,
+            "en",
+            "does not fit: one replica needs 6 boxes; its links (PCIe 4.0, no NVLink) carry no replica across boxes, so quantise the weights",
+        ),
+        (
+            TWO_BOXES,
+            "en",
+            "inside each box it runs over PCIe, inefficiently (article §7), which this policy allows over at most 2 boxes (`slow_link_boxes_max`).",
+        ),
+        (
+            CONSUMER_CLUSTER,
+            "zh",
+            "本方案一个作业跨 23 台机器（23 台昇腾 910B 64G ×8（华为专区，鲲鹏 96 核））",
+        ),
+        (
+            CONSUMER_CLUSTER,
+            "zh",
+            "一个作业跨 8 台机器，需要每台机器内有 NVLink/HCCS 级互联；该方案为 PCIe 4.0，无 NVLink（在其上做多机训练效率低，文章第七节）",
+        ),
+        (
+            PIPELINED_SERVICE,
+            "zh",
+            "放不下：一个副本需要 6 台；其互联（PCIe 4.0，无 NVLink）不能让副本跨机，请量化权重",
+        ),
+    ];
+    for (profile, lang, said) in cases {
+        assert_memo_says(profile, lang, said);
+    }
+}
+
+/// A criterion that reads the profile's `nodes` instead of the plan is caught by the invariant
+/// `criteria_read_the_plan`, with consumer boxes bounded or not.
+#[test]
+fn a_criterion_that_reads_the_profile_breaks_an_invariant() {
+    // The criterion read from the profile again: a 64-GPU job "on one machine".
+    let err = refusal(
+        &[(
+            "criteria.yaml",
+            "needs_fast_links or (offer_job_machines[box_choice.id] > 1 and not container_possible)",
+            "needs_fast_links",
+        )],
+        CONSUMER_CLUSTER,
+    );
+    assert!(
+        err.contains("invariant `criteria_read_the_plan` violated: one job of the recommended 23 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) spans 23 machines, while the interconnect criterion says it needs no fabric"),
+        "{err}"
+    );
+    // PCIe boxes allowed to span any number: 52 RTX 4090 boxes, caught too.
+    let err = refusal(
+        &[
+            (
+                "criteria.yaml",
+                "needs_fast_links or (offer_job_machines[box_choice.id] > 1 and not container_possible)",
+                "needs_fast_links",
+            ),
+            (
+                "sizing.yaml",
+                "value: 2\n    type: integer",
+                "value: 64\n    type: integer",
+            ),
+        ],
+        CONSUMER_CLUSTER,
+    );
+    assert!(
+        err.contains("invariant `criteria_read_the_plan` violated: one job of the recommended 52 × RTX 4090 24G ×8 (Sichuan zone 2) spans 52 machines"),
+        "{err}"
+    );
+}
+
+/// A weekly 70B full fine-tune: the scenario row's H100 needs the optimizer offloaded.
+const DOMINATED_PREFERENCE: &str = "name: weekly 70B full fine-tune
+workload: {task: full_finetune, model_params_b: 70, parallelism: [data, tensor], tokens_b: 2}
+usage: {gpus: 8, hours_per_gpu_month: 720, months: 6}
+job: {cadence: weekly}
+";
+
+/// A scenario row is a preference: it never buys boxes both slower and dearer than boxes that
+/// meet every constraint (`scenario_dominator`); the invariant `no_dominated_preference`
+/// catches a rules folder that lets it.
+#[test]
+fn a_preference_never_buys_a_slower_dearer_plan() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, DOMINATED_PREFERENCE).unwrap();
+    let json = |id: &str| serde_json::to_value(&e.values[id]).unwrap();
+    assert_eq!(e.decision.offer, "ascend910b-x8-huawei");
+    assert_eq!(e.decision.scenario.as_deref(), Some("pretrain_70b_100b"));
+    assert_eq!(json("bare_metal_choice_basis"), "dominated");
+    assert_eq!(json("boxes_needed")["ascend910b-x8-huawei"], 3);
+    assert_eq!(json("offer_finish_hours")["ascend910b-x8-huawei"], 108.5);
+    assert_eq!(json("offer_finish_hours")["h100-x8-ningxia1"], 147.4);
+    assert_eq!(json("offer_reason")["h100-x8-ningxia1"], "costlier");
+
+    for (lang, said) in [
+        (
+            "en",
+            "The row calls for H100 80G ×8 (Ningxia zone 1), but a row is a preference, and a preference never buys a plan both slower and dearer than one that meets every constraint: **3 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core)** finish the job in 108.5 h for ¥63,600 a month, where the row's takes 147.4 h for ¥86,880.",
+        ),
+        (
+            "zh",
+            "完成作业需 108.5 h，每月 ¥63,600；该行推荐的机器需 147.4 h，每月 ¥86,880。",
+        ),
+    ] {
+        assert_memo_says(DOMINATED_PREFERENCE, lang, said);
+    }
+
+    // The row obeyed whatever it costs: refused by the invariant.
+    let err = refusal(
+        &[(
+            "scenarios.yaml",
+            "is_training and scenario_offer is not none and offer.kind == 'bare_metal'",
+            "false and scenario_offer is not none and offer.kind == 'bare_metal'",
+        )],
+        DOMINATED_PREFERENCE,
+    );
+    assert!(
+        err.contains("invariant `no_dominated_preference` violated: H100 80G ×8 (Ningxia zone 1) is recommended (¥86,880 a month, the job done in 147.4 h), while Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) (¥63,600, 108.5 h)"),
+        "{err}"
+    );
+}
+
+/// A search's `bound:` that gives no number is a fault in the rules, named with its search.
+#[test]
+fn a_bound_that_gives_no_number_is_an_error() {
+    let err = refusal(
+        &[(
+            "sizing.yaml",
+            "if offer.price.daily_cny is undefined else none)\n      if offer.kind == 'bare_metal'",
+            "if offer.price.daily_cny is undefined else none) if false else 'cheap'\n      if offer.kind == 'bare_metal'",
+        )],
+        MONTH_CLIFF,
+    );
+    assert!(
+        err.contains(
+            "error: search `count_search`: `bound` gave cheap (string), expected a number or a list of numbers (or none, for no bound)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("sizing.yaml:"), "{err}");
+}
+
+/// What deciding `profile` with a copy of the rules edited by `edits` refuses with, rendered
+/// (empty where it is decided).
+fn refusal(edits: &[(&str, &str, &str)], profile: &str) -> String {
+    let rules = common::edited_rules(edits);
+    let graph = common::compile_dir(rules.path()).unwrap();
+    common::decide_text(&graph, profile)
+        .err()
+        .map(|e| e.render())
+        .unwrap_or_default()
 }

@@ -431,3 +431,124 @@ fn across_model_sizes_the_nearest_change_is_found_where_the_answer_comes_and_goe
         }
     }
 }
+
+/// Every profile the project ships: the examples and the policy's test cases, as YAML text.
+fn shipped_profiles() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = common::examples()
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tests");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let cases: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        for (i, case) in cases["cases"].as_array().unwrap().iter().enumerate() {
+            out.push((
+                format!("{} case {}", file.display(), i + 1),
+                case["profile"].to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// Values of a field strictly between `from` and `to`: every step where there are at most
+/// [`BETWEEN_MAX`] of them, else that many evenly spaced; whole numbers for a count.
+fn between(field: &str, from: f64, to: f64) -> Vec<serde_json::Value> {
+    const BETWEEN_MAX: u32 = 60;
+    let step = match field {
+        "usage.hours_per_gpu_month"
+        | "usage.gpus"
+        | "workload.nodes"
+        | "workload.concurrent_sequences" => 1.0,
+        "workload.model_params_b" | "job.deadline_days" | "serving.time_per_output_token_ms" => 0.5,
+        "workload.tokens_b" => 0.1,
+        "workload.context_tokens" => 1024.0,
+        "serving.peak_output_tokens_per_s" => 10.0,
+        "budget.monthly_cny" => 100.0,
+        _ => (to - from).abs() / f64::from(BETWEEN_MAX),
+    };
+    let whole = matches!(
+        field,
+        "usage.gpus"
+            | "workload.nodes"
+            | "workload.concurrent_sequences"
+            | "workload.context_tokens"
+    );
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a small count"
+    )]
+    let steps = ((to - from).abs() / step).round() as u32;
+    let n = steps.min(BETWEEN_MAX);
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for i in 1..n {
+        let v = from + (to - from) * f64::from(i) / f64::from(n);
+        let value = if whole {
+            serde_json::json!(v.round())
+        } else {
+            serde_json::json!(v)
+        };
+        if !out.contains(&value)
+            && value != serde_json::json!(from)
+            && value != serde_json::json!(to)
+        {
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// What would change the answer is exact on every profile the project ships: each line's
+/// answer at `flips_at` is `becomes`, and at the values between `from` and `flips_at` (every
+/// step of the field where there are at most 60, else 60 evenly spaced) it is what it is now.
+#[test]
+fn every_line_of_every_shipped_profile_is_exact() {
+    let graph = common::graph();
+    let mut lines = 0;
+    for (name, yaml) in shipped_profiles() {
+        let (_, e) = decide::decide(
+            &graph,
+            &Source::new("p.yaml", yaml.as_str()),
+            common::as_of(),
+        )
+        .unwrap_or_else(|err| panic!("{name}: {}", err.render()));
+        let now = |id: &str, e: &Evaluation| match id {
+            "deployment" => serde_json::json!(e.decision.deployment),
+            "offer" => serde_json::json!(e.decision.offer),
+            _ => serde_json::to_value(&e.values[id]).unwrap(),
+        };
+        for flip in e.decision.sensitivity.iter().flatten() {
+            if flip.given.is_some() {
+                continue;
+            }
+            lines += 1;
+            let at = decide_changed(&graph, &yaml, &flip.field, &flip.flips_at);
+            assert_eq!(now(&flip.id, &at), flip.becomes, "{name}: {flip:#?}");
+            let (Some(from), Some(to)) = (flip.from.as_f64(), flip.flips_at.as_f64()) else {
+                continue;
+            };
+            if flip.from.is_boolean() {
+                continue;
+            }
+            for value in between(&flip.field, from, to) {
+                let there = decide_changed(&graph, &yaml, &flip.field, &value);
+                assert_eq!(
+                    now(&flip.id, &there),
+                    now(&flip.id, &e),
+                    "{name}: {} changes at {value}, before {}: {flip:#?}",
+                    flip.id,
+                    flip.flips_at
+                );
+            }
+        }
+    }
+    assert!(lines > 200, "{lines} lines checked");
+}
