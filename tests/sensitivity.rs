@@ -439,13 +439,7 @@ fn shipped_profiles() -> Vec<(String, String)> {
         .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
         .collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/tests");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
-    for file in files {
+    for file in common::yaml_files(&dir) {
         let text = std::fs::read_to_string(&file).unwrap();
         let cases: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
         for (i, case) in cases["cases"].as_array().unwrap().iter().enumerate() {
@@ -458,29 +452,22 @@ fn shipped_profiles() -> Vec<(String, String)> {
     out
 }
 
-/// Values of a field strictly between `from` and `to`: every step where there are at most
-/// [`BETWEEN_MAX`] of them, else that many evenly spaced; whole numbers for a count.
-fn between(field: &str, from: f64, to: f64) -> Vec<serde_json::Value> {
+/// Values of a field strictly between `from` and `to`: every step of the policy's probe of it
+/// (`rules/sensitivity.yaml`) where there are at most [`BETWEEN_MAX`] of them, else that many
+/// evenly spaced; whole numbers where the profile model says so.
+fn between(policy: &Policy, field: &str, from: f64, to: f64) -> Vec<serde_json::Value> {
     const BETWEEN_MAX: u32 = 60;
-    let step = match field {
-        "usage.hours_per_gpu_month"
-        | "usage.gpus"
-        | "workload.nodes"
-        | "workload.concurrent_sequences" => 1.0,
-        "workload.model_params_b" | "job.deadline_days" | "serving.time_per_output_token_ms" => 0.5,
-        "workload.tokens_b" => 0.1,
-        "workload.context_tokens" => 1024.0,
-        "serving.peak_output_tokens_per_s" => 10.0,
-        "budget.monthly_cny" => 100.0,
-        _ => (to - from).abs() / f64::from(BETWEEN_MAX),
-    };
-    let whole = matches!(
-        field,
-        "usage.gpus"
-            | "workload.nodes"
-            | "workload.concurrent_sequences"
-            | "workload.context_tokens"
-    );
+    let whole = common::bounds(field).integer;
+    let probe_step = policy
+        .sensitivity
+        .as_ref()
+        .and_then(|s| s.item.fields.iter().find(|p| p.field.value == field))
+        .and_then(|p| p.step);
+    let step = probe_step.unwrap_or(if whole {
+        1.0
+    } else {
+        (to - from).abs() / f64::from(BETWEEN_MAX)
+    });
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
@@ -512,6 +499,7 @@ fn between(field: &str, from: f64, to: f64) -> Vec<serde_json::Value> {
 #[test]
 fn every_line_of_every_shipped_profile_is_exact() {
     let graph = common::graph();
+    let policy = Policy::embedded().unwrap();
     let mut lines = 0;
     for (name, yaml) in shipped_profiles() {
         let (_, e) = decide::decide(
@@ -538,7 +526,7 @@ fn every_line_of_every_shipped_profile_is_exact() {
             if flip.from.is_boolean() {
                 continue;
             }
-            for value in between(&flip.field, from, to) {
+            for value in between(&policy, &flip.field, from, to) {
                 let there = decide_changed(&graph, &yaml, &flip.field, &value);
                 assert_eq!(
                     now(&flip.id, &there),

@@ -200,13 +200,18 @@ pub fn example_count() -> usize {
 
 /// The example profiles of `examples/`, in name order.
 pub fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let files = yaml_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"));
+    assert!(files.len() > 10, "the examples are there");
+    files
+}
+
+/// The `.yaml` files of folder `dir`, in name order.
+pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
-    assert!(files.len() > 10, "the examples are there");
     files
 }
