@@ -240,7 +240,7 @@ fn table_line(t: &TableReport) -> String {
     };
     let found = if t.findings.is_empty() && t.witnessed > 0 {
         format!(
-            "no shadowed or dead rows ({} seen alive only in the policy's test cases), no forbidden overlaps, no unintended gaps",
+            "no shadowed or dead rows ({} shown alive by the policy's test cases, the others by generated profiles), no forbidden overlaps, no unintended gaps",
             t.witnessed
         )
     } else if t.findings.is_empty() {

@@ -341,24 +341,71 @@ fn exact_findings(
     report.columns = domains.iter().map(|d| d.id.clone()).collect();
     let total = usize::try_from(cells).unwrap_or(usize::MAX);
     let found = enumerate(body, domains, total);
-    // Generated profiles, for an example in each region: the first to land in each cell.
+    let alive = |j: usize| {
+        if space.hit == HitPolicy::First {
+            &found.won[j]
+        } else {
+            &found.matched[j]
+        }
+    };
+    // The cells the policy's own test cases land in, at this date and every other a quote
+    // sheet takes effect: a row they show alive needs no generated profile to show it.
+    let dates: Vec<(jiff::civil::Date, Option<Graph>)> = std::iter::once((as_of, None))
+        .chain(
+            graphs_at_other_dates(graph)
+                .into_iter()
+                .map(|(d, g)| (d, Some(g))),
+        )
+        .collect();
+    let by_cases: std::collections::HashSet<usize> = dates
+        .iter()
+        .flat_map(|(date, other)| {
+            let g = other.as_ref().unwrap_or(graph);
+            witnesses.iter().filter_map(move |p| {
+                let values = g.table_inputs(p, *date, space.table, space.needed).ok()?;
+                cell(&values, domains)
+            })
+        })
+        .collect();
+    let by_a_case = |j: usize| alive(j).iter().any(|c| by_cases.contains(c));
+    // The sets of cells a finding or the reachability check below shows an example of: the
+    // live cells of every row no test case shows alive, the matched cells of a row that never
+    // wins, each forbidden overlap, the gaps the table forbids. Generated profiles (the first
+    // to land in a cell is its example) are evaluated until each of these has one, or all are.
+    let gaps_matter = body.default.is_none() && body.no_match == NoMatch::Error;
+    let mut pending: Vec<&[usize]> = (0..body.rows.len())
+        .flat_map(|j| {
+            let never_wins = space.hit == HitPolicy::First && found.won[j].is_empty();
+            [
+                if by_a_case(j) {
+                    &[]
+                } else {
+                    alive(j).as_slice()
+                },
+                if never_wins { &found.matched[j] } else { &[] },
+            ]
+        })
+        .chain(found.overlaps.values().map(Vec::as_slice))
+        .chain(gaps_matter.then_some(found.gaps.as_slice()))
+        .filter(|set| !set.is_empty())
+        .collect();
     let mut examples: std::collections::HashMap<usize, J> = std::collections::HashMap::new();
-    for (assignment, profile) in space.profiles() {
-        match graph.table_inputs(&profile, as_of, space.table, space.needed) {
-            Ok(values) => {
-                report.evaluated += 1;
-                let pieces: Option<Vec<usize>> = domains
-                    .iter()
-                    .zip(&values)
-                    .map(|(d, v)| d.piece_of(v))
-                    .collect();
-                if let Some(pieces) = pieces {
-                    examples
-                        .entry(super::exact::encode(&pieces, domains))
-                        .or_insert_with(|| example(space.dimensions, &assignment));
-                }
+    for chunk in space.evaluated(|p| graph.table_inputs(p, as_of, space.table, space.needed)) {
+        for (assignment, result) in chunk {
+            let Ok(values) = result else {
+                report.failed += 1;
+                continue;
+            };
+            report.evaluated += 1;
+            if let Some(cell) = cell(&values, domains) {
+                examples
+                    .entry(cell)
+                    .or_insert_with(|| example(space.dimensions, &assignment));
             }
-            Err(_) => report.failed += 1,
+        }
+        pending.retain(|set| super::exact::example(set, &examples).is_none());
+        if pending.is_empty() {
+            break;
         }
     }
     let over = format!(
@@ -463,50 +510,28 @@ fn exact_findings(
     // or for `first` winning one), at this date or another a quote sheet takes effect, and no
     // profile of the policy's test cases either: its inputs are tied through facts (say, one of
     // them is always false), and no profile reaches it.
-    let alive = |j: usize| {
-        if space.hit == HitPolicy::First {
-            &found.won[j]
-        } else {
-            &found.matched[j]
-        }
-    };
+    // A row alive over its inputs' domains that neither a test case nor a generated profile
+    // shows alive at this date may be at another date a quote sheet takes effect (say, a row
+    // for a day on which no container is quoted).
     let candidates: Vec<usize> = (0..rows.len())
-        .filter(|&j| !alive(j).is_empty() && super::exact::example(alive(j), &examples).is_none())
+        .filter(|&j| {
+            !alive(j).is_empty()
+                && !by_a_case(j)
+                && super::exact::example(alive(j), &examples).is_none()
+        })
         .collect();
+    report.witnessed = (0..rows.len())
+        .filter(|&j| by_a_case(j) && super::exact::example(alive(j), &examples).is_none())
+        .count();
     if !candidates.is_empty() {
-        let cell_of = |g: &Graph, profile: &Profile, date: jiff::civil::Date| {
-            let values = g
-                .table_inputs(profile, date, space.table, space.needed)
-                .ok()?;
-            let pieces: Option<Vec<usize>> = domains
-                .iter()
-                .zip(&values)
-                .map(|(d, v)| d.piece_of(v))
-                .collect();
-            pieces.map(|p| super::exact::encode(&p, domains))
-        };
-        let mut seen: std::collections::HashSet<usize> = std::collections::HashSet::new();
-        let mut by_cases: std::collections::HashSet<usize> = std::collections::HashSet::new();
-        let mut dates = vec![(as_of, None)];
-        dates.extend(
-            graphs_at_other_dates(graph)
-                .into_iter()
-                .map(|(d, g)| (d, Some(g))),
-        );
-        for (date, other) in &dates {
-            let g = other.as_ref().unwrap_or(graph);
-            if other.is_some() {
-                seen.extend(reached_cells(g, space, *date, domains));
-            }
-            by_cases.extend(witnesses.iter().filter_map(|p| cell_of(g, p, *date)));
-        }
+        let seen: std::collections::HashSet<usize> = dates
+            .iter()
+            .filter_map(|(date, other)| Some(reached_cells(other.as_ref()?, space, *date, domains)))
+            .flatten()
+            .collect();
         for j in candidates {
             let cells_j = alive(j);
             if cells_j.iter().any(|c| seen.contains(c)) {
-                continue;
-            }
-            if cells_j.iter().any(|c| by_cases.contains(c)) {
-                report.witnessed += 1;
                 continue;
             }
             let what = if space.hit == HitPolicy::First {
@@ -545,19 +570,25 @@ fn reached_cells(
     domains: &[super::exact::Domain],
 ) -> std::collections::HashSet<usize> {
     let mut out = std::collections::HashSet::new();
-    for (_, profile) in space.profiles() {
-        if let Ok(values) = graph.table_inputs(&profile, as_of, space.table, space.needed) {
-            let pieces: Option<Vec<usize>> = domains
-                .iter()
-                .zip(&values)
-                .map(|(d, v)| d.piece_of(v))
-                .collect();
-            if let Some(pieces) = pieces {
-                out.insert(super::exact::encode(&pieces, domains));
-            }
+    for (_, result) in space
+        .evaluated(|p| graph.table_inputs(p, as_of, space.table, space.needed))
+        .flatten()
+    {
+        if let Some(cell) = result.ok().and_then(|values| cell(&values, domains)) {
+            out.insert(cell);
         }
     }
     out
+}
+
+/// The elementary cell a table's input values fall in, if each is in its input's domain.
+fn cell(values: &[minijinja::Value], domains: &[super::exact::Domain]) -> Option<usize> {
+    let pieces: Option<Vec<usize>> = domains
+        .iter()
+        .zip(values)
+        .map(|(d, v)| d.piece_of(v))
+        .collect();
+    pieces.map(|p| super::exact::encode(&p, domains))
 }
 
 /// The generated profiles of one table: where its rows are evaluated.
@@ -587,7 +618,35 @@ impl RowSpace<'_> {
             Some((assignment, profile))
         })
     }
+
+    /// `f` of each generated profile, [`CHUNK`] profiles evaluated at a time on every core,
+    /// each chunk in the profiles' order with their assignments: the same chunks and results on
+    /// any number of cores, and a caller that has seen enough stops between two chunks.
+    fn evaluated<'s, T: Send + 's>(
+        &'s self,
+        f: impl Fn(&Profile) -> T + Sync + 's,
+    ) -> impl Iterator<Item = Vec<(Vec<&'s J>, T)>> + 's {
+        use rayon::prelude::*;
+        let mut profiles = self.profiles();
+        std::iter::from_fn(move || {
+            let chunk: Vec<(Vec<&J>, Profile)> = profiles.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                return None;
+            }
+            let results: Vec<T> = chunk.par_iter().map(|(_, p)| f(p)).collect();
+            Some(
+                chunk
+                    .into_iter()
+                    .zip(results)
+                    .map(|((assignment, _), result)| (assignment, result))
+                    .collect(),
+            )
+        })
+    }
 }
+
+/// Generated profiles evaluated together on every core between two looks at what was found.
+const CHUNK: usize = 1_000;
 
 /// What evaluating a table's rows over its generated profiles saw.
 struct Scan {
@@ -615,11 +674,15 @@ fn scan(graph: &Graph, space: &RowSpace, as_of: jiff::civil::Date) -> Scan {
     let mut gap: Option<(J, usize)> = None;
     let mut first_failure: Option<Error> = None;
     let (mut evaluated, mut failed) = (0, 0);
-    for (assignment, profile) in space.profiles() {
-        match graph.table_rows_matching(&profile, as_of, space.table, space.needed) {
+    for (assignment, result) in space
+        .evaluated(|p| graph.table_rows_matching(p, as_of, space.table, space.needed))
+        .flatten()
+    {
+        let assignment = assignment.as_slice();
+        match result {
             Ok(hits) => {
                 evaluated += 1;
-                let example = || example(space.dimensions, &assignment);
+                let example = || example(space.dimensions, assignment);
                 let mut first = None;
                 for (j, &m) in hits.iter().enumerate() {
                     if !m {
