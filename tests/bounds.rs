@@ -19,6 +19,7 @@ static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
 /// service for the serving targets).
 const BOUNDS: &[(&str, f64, bool, &str)] = &[
     ("workload.model_params_b", 100_000.0, false, "lora-7b-4090"),
+    ("workload.active_params_b", 100_000.0, false, "lora-7b-4090"),
     ("workload.nodes", 100_000.0, true, "pretrain-70b-job"),
     ("workload.tokens_b", 1_000_000.0, false, "pretrain-70b-job"),
     (
@@ -88,8 +89,26 @@ fn example(name: &str) -> Value {
 
 /// The profile as YAML text, with the field at `path` written as `literal` (so that the test
 /// says exactly what a person would type).
+/// Fields a field must not exceed (`workload.nodes` at most `usage.gpus`, the active parameters
+/// at most all of them), each with the value it is raised to when that field is set, so the
+/// field is tried at its own bound and not refused for contradicting the other.
+const COMPANIONS: &[(&str, &str, f64)] = &[
+    ("workload.nodes", "usage.gpus", 1_000_000.0),
+    (
+        "workload.active_params_b",
+        "workload.model_params_b",
+        100_000.0,
+    ),
+];
+
 fn with_field(base: &Value, path: &str, literal: &str) -> String {
     let mut value = base.clone();
+    for &(field, other, at) in COMPANIONS {
+        if field == path {
+            let (section, key) = other.split_once('.').unwrap();
+            value[section][key] = json!(at);
+        }
+    }
     let segments: Vec<&str> = path.split('.').collect();
     let mut node = &mut value;
     for key in &segments[..segments.len() - 1] {
@@ -283,6 +302,7 @@ fn absurd_magnitudes_are_refused_and_shown_short() {
 /// nothing to work with and ended in "fact … gave inf".
 const LOWER: &[(&str, f64, bool, &str)] = &[
     ("workload.model_params_b", 0.001, false, "pretrain-70b-job"),
+    ("workload.active_params_b", 0.001, false, "pretrain-70b-job"),
     ("workload.nodes", 1.0, true, "pretrain-70b-job"),
     ("workload.tokens_b", 0.000_001, false, "pretrain-70b-job"),
     (

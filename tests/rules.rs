@@ -202,7 +202,7 @@ fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
         ),
         (
             "scenarios.yaml",
-            "order_by: offer_monthly_cny[offer.id]",
+            "order_by: \"[offer_plan_cny[offer.id], offer_monthly_cny[offer.id]]\"",
             "order_by: offer_monthly_cny[offer.id] | join(', ')",
         ),
         (
@@ -978,7 +978,7 @@ fn a_table_uses_when_or_cells_and_a_cell_names_an_input() {
         ),
         (
             "memory.yaml",
-            "    inputs:\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
+            "    inputs:\n      - {id: model, expr: profile.workload.model}\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
             "",
         ),
     ]);
@@ -992,8 +992,33 @@ fn when_rows_and_expression_cells_decide_as_unary_tests_do() {
     let rules = common::edited_rules(&[
         (
             "memory.yaml",
-            "    inputs:\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
+            "    inputs:\n      - {id: model, expr: profile.workload.model}\n      - {id: params_b, expr: profile.workload.model_params_b}\n",
             "",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {model: "'mixtral-8x7b', 'mixtral-8x7b-instruct'"}"#,
+            "when: profile.workload.model in ['mixtral-8x7b', 'mixtral-8x7b-instruct']",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {model: "'mixtral-8x22b', 'mixtral-8x22b-instruct'"}"#,
+            "when: profile.workload.model in ['mixtral-8x22b', 'mixtral-8x22b-instruct']",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {model: "'deepseek-v3', 'deepseek-r1', 'deepseek-v3-0324'"}"#,
+            "when: profile.workload.model in ['deepseek-v3', 'deepseek-r1', 'deepseek-v3-0324']",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {model: "'qwen3-235b-a22b'"}"#,
+            "when: profile.workload.model in ['qwen3-235b-a22b']",
+        ),
+        (
+            "memory.yaml",
+            r#"cells: {model: "'qwen3-30b-a3b'"}"#,
+            "when: profile.workload.model in ['qwen3-30b-a3b']",
         ),
         (
             "memory.yaml",
@@ -1253,6 +1278,57 @@ fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
     ] {
         assert_memo_says(MONTH_CLIFF, lang, said);
     }
+}
+
+const JOB_BILL: &str = "name: job bill
+workload: {task: pretrain, model_params_b: 70, parallelism: [data, tensor, pipeline], tokens_b: 1000}
+usage: {gpus: 64, hours_per_gpu_month: 720, months: 1}
+job: {cadence: one_off, deadline_days: 120}
+";
+
+/// Offers are ranked on what the job bills: 32 × H100, dearer by the month, finish in two
+/// billed months for less than 66 × 910B in four; the memo's total is that bill, not the one
+/// month of use the profile states, and a rules folder that ranks boxes by the month is caught.
+#[test]
+fn offers_are_ranked_on_what_the_job_bills() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, JOB_BILL).unwrap();
+    let json = |id: &str| serde_json::to_value(&e.values[id]).unwrap();
+    assert_eq!(e.decision.offer, "h100-x8-ningxia1");
+    assert_eq!(json("offer_plan_cny")["h100-x8-ningxia1"], 5_560_320);
+    assert_eq!(json("offer_plan_cny")["ascend910b-x8-huawei"], 5_596_800);
+    assert!(
+        json("offer_monthly_cny")["ascend910b-x8-huawei"].as_f64()
+            < json("offer_monthly_cny")["h100-x8-ningxia1"].as_f64()
+    );
+    let costs = serde_json::to_value(&e.decision.costs).unwrap();
+    assert_eq!(costs["contract_total_cny"], 5_560_320.0, "{costs:#}");
+    assert_eq!(costs["recommended_monthly_cny"], 2_780_160.0, "{costs:#}");
+    for (lang, said) in [
+        (
+            "en",
+            "| Billed for the job | ¥5,560,320 (32 boxes × 2 months) |",
+        ),
+        ("en", "| ¥36,480 more for the job |"),
+        ("zh", "| 作业计费合计 | ¥5,560,320（32 台 × 2 个月） |"),
+        ("zh", "| 该作业贵 ¥36,480 |"),
+    ] {
+        assert_memo_says(JOB_BILL, lang, said);
+    }
+    // Boxes ranked by the month: the 910B's four months are recommended over a plan cheaper
+    // for the job (and sooner), and the invariants refuse it.
+    let err = refusal(
+        &[(
+            "scenarios.yaml",
+            "    where: offer.kind == 'bare_metal' and offer_fits[offer.id]\n    order_by: \"[offer_plan_cny[offer.id], offer_monthly_cny[offer.id]]\"",
+            "    where: offer.kind == 'bare_metal' and offer_fits[offer.id]\n    order_by: offer_monthly_cny[offer.id]",
+        )],
+        JOB_BILL,
+    );
+    assert!(
+        err.contains("invariant `cheaper_options_say_why_they_lost` violated: cheaper than the recommendation with no reason given: h100-x8-ningxia1"),
+        "{err}"
+    );
 }
 
 /// Asserts that the memo of `profile` (YAML text, written to a file and decided by the binary)
@@ -1539,7 +1615,168 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
         DOMINATED_PREFERENCE,
     );
     assert!(
-        err.contains("invariant `no_dominated_preference` violated: H100 80G ×8 (Ningxia zone 1) is recommended (¥86,880 a month, the job done in 147.4 h), while Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) (¥63,600, 108.5 h)"),
+        err.contains("invariant `no_dominated_preference` violated: H100 80G ×8 (Ningxia zone 1) is recommended (¥521,280 in all, the job done in 147.4 h), while Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) (¥381,600, 108.5 h)"),
+        "{err}"
+    );
+}
+
+/// A mixture-of-experts model is sized by its own figures: memory by every parameter, the
+/// arithmetic by those each token runs through, the KV cache by its attention (the policy's
+/// `kv_cache_model` rows); a model the policy does not know is a dense model of its size, said.
+#[test]
+fn a_mixture_of_experts_model_is_sized_by_its_own_figures() {
+    let graph = common::graph();
+    let value = |yaml: &str, id: &str| {
+        let e = common::decide_text(&graph, yaml).unwrap();
+        serde_json::to_value(&e.values[id]).unwrap()
+    };
+    let service = |model: &str| {
+        format!(
+            "name: t\nworkload: {{task: inference, {model}model_params_b: 46.7, context_tokens: 4096, concurrent_sequences: 64}}\nusage: {{gpus: 8, hours_per_gpu_month: 720}}\n"
+        )
+    };
+    // Mixtral 8x7B, however it is written: 128 KiB a token, 12.9 of 46.7B parameters computed.
+    for written in [
+        "model: Mixtral 8x7B, ",
+        "model: mixtral_8x7b, ",
+        "model: MIXTRAL-8X7B, ",
+    ] {
+        let yaml = service(written);
+        assert_eq!(
+            value(&yaml, "kv_cache_model")["id"],
+            "mixtral_8x7b",
+            "{written}"
+        );
+        assert_eq!(value(&yaml, "kv_cache_model")["kib_per_token"], 128);
+        let active = value(&yaml, "compute_params_b").as_f64().unwrap();
+        assert!((active - 12.9).abs() < 0.01, "{active}");
+        assert!(
+            (value(&yaml, "serving_gflop_per_token").as_f64().unwrap() - 2.0 * active).abs() < 1e-9
+        );
+        assert_eq!(value(&yaml, "memory_model_state_gb"), 93.4);
+    }
+    // Dense, or a model the policy does not know: the 40-80B row, every parameter active.
+    for yaml in [service(""), service("model: mixtral-8x8b, ")] {
+        assert_eq!(value(&yaml, "kv_cache_model")["kib_per_token"], 320);
+        assert_eq!(value(&yaml, "compute_params_b"), 46.7);
+    }
+    // The profile's own active parameters win over the policy's share.
+    let given = service("model: mixtral-8x7b, active_params_b: 13, ");
+    assert_eq!(value(&given, "compute_params_b"), 13.0);
+    // Training FLOPs are 6 × the active parameters × the tokens.
+    let training = "name: t\nworkload: {task: full_finetune, model: qwen3-30b-a3b, model_params_b: 30.5, parallelism: [data], tokens_b: 20}\nusage: {gpus: 8, hours_per_gpu_month: 720}\n";
+    let flops = value(training, "training_flops").as_f64().unwrap();
+    assert!((flops - 6.0 * 30.5 * 0.1082 * 20e18).abs() < 1e9, "{flops}");
+
+    for (lang, said) in [
+        (
+            "en",
+            "plus 34.36 GB of KV cache (4,096 tokens × 64 sequences × 128 KiB per token, Mixtral 8x7B (32 layers, 8 KV heads of 128; 12.9B of its 46.7B parameters active))",
+        ),
+        (
+            "en",
+            "computes 2 FLOPs a parameter a token (over the 12.9B of its parameters each token runs through)",
+        ),
+        (
+            "zh",
+            "（4,096 token × 64 个并发序列 × 每 token 128 KiB，Mixtral 8x7B（32 层，8 个 128 维 KV 头；46.7B 参数中激活 12.9B））",
+        ),
+    ] {
+        assert_memo_says(&service("model: Mixtral 8x7B, "), lang, said);
+    }
+    for (lang, said) in [
+        (
+            "en",
+            "The policy has no figures for the model `mixtral-8x8b`: its KV cache (320 KiB a token) and layers are taken as a typical dense model's of 46.7B",
+        ),
+        ("zh", "策略中没有模型 `mixtral-8x8b` 的数据"),
+    ] {
+        assert_memo_says(&service("model: Mixtral 8x8B, "), lang, said);
+    }
+    assert_memo_says(
+        training,
+        "en",
+        "3.3B parameters (the part of the 30.5B each token runs through) × 20 billion tokens × 6 FLOPs per parameter and token",
+    );
+}
+
+/// Fields that contradict each other are refused when the profile is read, naming both, at the
+/// field at fault; generated profiles never hold such a pair.
+#[test]
+fn contradicting_fields_are_refused_naming_both() {
+    let graph = common::graph();
+    let err = |yaml: &str| common::decide_text(&graph, yaml).err().unwrap().render();
+    let nodes = err(
+        "name: t\nworkload: {task: pretrain, model_params_b: 7, parallelism: [data], nodes: 4}\nusage: {gpus: 2, hours_per_gpu_month: 720}\n",
+    );
+    assert!(
+        nodes.contains(
+            "error: workload.nodes: is 4, more machines than the 2 GPUs of `usage.gpus` can fill"
+        ),
+        "{nodes}"
+    );
+    assert!(
+        nodes.contains(":2:"),
+        "points at the line of `nodes`: {nodes}"
+    );
+    let active = err(
+        "name: t\nworkload:\n  task: inference\n  model_params_b: 46.7\n  active_params_b: 129\nusage: {gpus: 8, hours_per_gpu_month: 720}\n",
+    );
+    assert!(active.contains("error: workload.active_params_b: is 129, more than the 46.7 of `workload.model_params_b`"), "{active}");
+    assert!(
+        active.contains(":5:"),
+        "points at the line of `active_params_b`: {active}"
+    );
+    // As many machines as GPUs is no contradiction.
+    common::decide_text(&graph, "name: t\nworkload: {task: pretrain, model_params_b: 7, parallelism: [data], nodes: 2}\nusage: {gpus: 2, hours_per_gpu_month: 720}\n").unwrap();
+}
+
+const THREE_GPU_REPLICAS: &str = "name: 26B service on containers
+workload: {task: inference, model_params_b: 26, concurrency: high}
+usage: {gpus: 9, hours_per_gpu_month: 200, months: 3}
+";
+
+/// A container replica runs on a tensor-parallel degree the policy lists: a 26B replica fills
+/// three 24 GB GPUs and runs on four, so 9 busy GPUs take three replicas, 12 GPUs, not "9 GPUs
+/// in one instance"; a rules folder that rents the three is refused by the invariant.
+#[test]
+fn a_container_replica_runs_on_a_listed_degree() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, THREE_GPU_REPLICAS).unwrap();
+    let json = |id: &str| serde_json::to_value(&e.values[id]).unwrap();
+    assert_eq!(e.decision.offer, "rtx4090-container");
+    assert_eq!(json("units_per_replica")["rtx4090-container"], 4);
+    assert_eq!(json("container_gpus"), 12);
+    for (lang, said) in [
+        (
+            "en",
+            "it runs on 4 container GPUs inside one instance, the least tensor-parallel degree the policy lists that holds it",
+        ),
+        (
+            "en",
+            "The 9 GPUs asked for take 3 whole replicas of 4 GPUs: 12 container GPUs, and the memo prices 12.",
+        ),
+        (
+            "en",
+            "whether 12 GPUs in instances of 4 (a replica each, or more to an instance) are in stock",
+        ),
+        (
+            "zh",
+            "需求所列的 9 张卡需要 3 个完整副本、每个 4 张卡：共 12 张容器 GPU",
+        ),
+    ] {
+        assert_memo_says(THREE_GPU_REPLICAS, lang, said);
+    }
+    let err = refusal(
+        &[(
+            "sizing.yaml",
+            "(replica_degree[offer.id] if offer.id in replica_degree",
+            "(replica_degree[offer.id] if false",
+        )],
+        THREE_GPU_REPLICAS,
+    );
+    assert!(
+        err.contains("invariant `replicas_on_listed_degrees` violated: a replica runs on 3 container GPUs, a tensor-parallel degree the policy does not list (1, 2, 4, 8)"),
         "{err}"
     );
 }

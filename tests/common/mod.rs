@@ -109,7 +109,7 @@ pub fn bounds(path: &str) -> profile::fields::Bounds {
 }
 
 /// A valid profile over the whole format, as the JSON value of its YAML: every task, sizes
-/// from 0.1B to 1,000B, 1 to 200 GPUs, 0 to 744 hours, each requirement flag, budgets, job hours
+/// from 0.1B to 1,000B (some a mixture of experts, some named), 1 to 200 GPUs, 0 to 744 hours, each requirement flag, budgets, job hours
 /// on any of `graph`'s offers (some of them measured) and any proposal.
 pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Value> + use<> {
     let ids: Vec<String> = graph.policy().offer_ids().map(str::to_owned).collect();
@@ -122,13 +122,24 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
         prop::option::of(prop::sample::select(choices("workload.concurrency"))),
         prop::option::of((1u32..=1_000_000, 1u32..=10_000)),
         any::<bool>(),
+        // A mixture of experts: the share of the parameters active, and a model by name (some
+        // the policy knows, one it does not).
+        prop::option::of(0.01f64..=1.0),
+        prop::option::of(prop::sample::select(vec![
+            "mixtral-8x7b",
+            "DeepSeek-V3",
+            "qwen3_30b_a3b",
+            "some-model",
+        ])),
     )
         .prop_map(
-            |(task, params, parallelism, nodes, tokens, concurrency, kv, cuda)| {
+            |(task, params, parallelism, nodes, tokens, concurrency, kv, cuda, active, model)| {
                 json!({"task": task, "model_params_b": params, "parallelism": parallelism,
                    "nodes": nodes, "tokens_b": tokens, "concurrency": concurrency,
                    "context_tokens": kv.map(|(c, _)| c), "concurrent_sequences": kv.map(|(_, s)| s),
-                   "custom_cuda_operators": cuda})
+                   "custom_cuda_operators": cuda,
+                   "active_params_b": active.map(|share| (params * share).max(0.001)),
+                   "model": model})
             },
         );
     let hours = bounds("usage.hours_per_gpu_month");
@@ -172,7 +183,9 @@ pub fn profile_strategy(graph: &Graph) -> impl Strategy<Value = serde_json::Valu
         });
     let proposal = prop::option::of(prop::sample::select(ids));
     (workload, usage, requirements, budget, job, proposal).prop_map(
-        |(workload, usage, requirements, budget, job, proposal)| {
+        |(mut workload, usage, requirements, budget, job, proposal)| {
+            // A job spans at most as many machines as it has GPUs.
+            workload["nodes"] = json!(workload["nodes"].as_u64().min(usage["gpus"].as_u64()));
             json!({
                 "name": "generated",
                 "workload": workload,

@@ -703,18 +703,21 @@ struct Prober<'a, 'g> {
 
 impl Prober<'_, '_> {
     /// The watched values with the field set to `value`, or none when the profile format
-    /// refuses that value or the rules cannot evaluate it.
+    /// refuses that value (or it contradicts another field) or the rules cannot evaluate it.
     fn at(&mut self, value: &J) -> Option<Vec<Value>> {
         let key = value.to_string();
         if let Some(hit) = self.cache.get(&key) {
             return hit.clone();
         }
         crate::profile::set_field(&mut self.json, self.path, value.clone());
-        let result = Profile::deserialize(&self.json).ok().and_then(|p| {
-            self.graph
-                .probe(&p, self.as_of, self.base_values, self.dirty, self.watch)
-                .ok()
-        });
+        let result = Profile::deserialize(&self.json)
+            .ok()
+            .filter(|p| p.contradiction().is_none())
+            .and_then(|p| {
+                self.graph
+                    .probe(&p, self.as_of, self.base_values, self.dirty, self.watch)
+                    .ok()
+            });
         self.cache.insert(key, result.clone());
         result
     }
@@ -819,7 +822,6 @@ impl Prober<'_, '_> {
             let mut points = Vec::with_capacity(2);
             if !space.integer
                 && let Some((from, at_from)) = previous.take()
-                && (from - space.now).abs() < space.now.abs().max(space.step)
             {
                 let open: Vec<bool> = (0..n).map(|t| found[t].is_none() && live[t]).collect();
                 let ends = (from, at_from, candidate, at_candidate.clone());

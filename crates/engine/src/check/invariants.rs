@@ -325,11 +325,12 @@ impl Space {
     }
 
     /// The boundary profiles (the base, each value alone, sampled combinations) and the random
-    /// ones, each without duplicates.
+    /// ones, each without duplicates and without those the profile format refuses (two fields
+    /// that contradict each other, such as more machines than GPUs).
     fn generate(&self, random: usize) -> (Vec<Assignment>, Vec<Assignment>) {
         let mut seen: HashSet<String> = HashSet::new();
         let mut keep = |a: Assignment, out: &mut Vec<Assignment>| {
-            if seen.insert(J::Array(a.clone()).to_string()) {
+            if seen.insert(J::Array(a.clone()).to_string()) && self.profile(&a).is_some() {
                 out.push(a);
             }
         };

@@ -1,8 +1,9 @@
 //! The generated profiles of `decide validate`: the profile format's fields as input
 //! dimensions, each with the values worth trying.
 //!
-//! Every enumerated value, both booleans, none where a field is optional, and each number the
-//! rules mention together with its neighbours (within the field's range). The decision-table
+//! Every enumerated value, both booleans, none where a field is optional, each number the
+//! rules mention together with its neighbours (within the field's range), and for an optional
+//! text each text the rules mention that it can hold, and one they do not. The decision-table
 //! analysis ([`super::tables`]) combines them over the fields a table reads; the invariant
 //! search ([`super::invariants`]) over the fields the invariants read, and samples beyond them.
 
@@ -25,6 +26,7 @@ pub(crate) fn input_space<'a>(
     offers: &[&str],
 ) -> Vec<Dimension> {
     let constants = numeric_constants(texts);
+    let words = text_constants(texts);
     let paths: Vec<&str> = paths.into_iter().collect();
     let mut dimensions = Vec::new();
     let mut seen = HashSet::new();
@@ -37,6 +39,12 @@ pub(crate) fn input_space<'a>(
                 continue;
             }
             let mut values = candidates(ty, &constants);
+            // An optional text the rules read (a model's name) is tried at each text they
+            // mention that the field can hold, and at one they do not.
+            if *ty == FieldKind::String && field.nullable {
+                values.extend(words.iter().map(|w| J::from(w.as_str())));
+                values.push(J::from(OTHER_TEXT));
+            }
             if values.is_empty() {
                 continue;
             }
@@ -84,6 +92,28 @@ pub(crate) fn input_space<'a>(
         fields::fields().iter().position(|f| f.path == path)
     });
     dimensions
+}
+
+/// The text an optional text field is tried at besides those the rules mention.
+const OTHER_TEXT: &str = "some-other-text";
+
+/// The string literals of `texts` that a normalised profile text can be (lower-case, no
+/// spaces or underscores: `workload.model`'s form), each once, in order.
+fn text_constants(texts: &[&str]) -> BTreeSet<String> {
+    use crate::expr::lexer::{Token, tokens};
+    let mut out = BTreeSet::new();
+    for text in texts {
+        for token in tokens(text).flatten() {
+            if let Token::Str(s) = token.0
+                && !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
+            {
+                out.insert(s.into_string());
+            }
+        }
+    }
+    out
 }
 
 fn split(path: &str) -> Vec<String> {

@@ -604,7 +604,8 @@ struct RowSpace<'a> {
 
 impl RowSpace<'_> {
     /// The generated profiles, spread evenly over the space, each with its assignment; the
-    /// combinations the profile format refuses are left out.
+    /// combinations the profile format refuses (a value out of range, two fields that
+    /// contradict each other) are left out.
     fn profiles(&self) -> impl Iterator<Item = (Vec<&J>, Profile)> + '_ {
         let base = base_value();
         (0..self.samples).filter_map(move |k| {
@@ -615,7 +616,10 @@ impl RowSpace<'_> {
                 set_path(&mut value, &d.path, (*v).clone());
             }
             let profile = serde_json::from_value::<Profile>(value).ok()?;
-            Some((assignment, profile))
+            profile
+                .contradiction()
+                .is_none()
+                .then_some((assignment, profile))
         })
     }
 

@@ -91,6 +91,24 @@ pub struct Workload {
     #[serde(deserialize_with = "positive::<_, MIN_MODEL_PARAMS_B_MICRO, MAX_MODEL_PARAMS_B>")]
     #[schemars(extend("minimum" = micro(MIN_MODEL_PARAMS_B_MICRO), "maximum" = MAX_MODEL_PARAMS_B))]
     pub model_params_b: f64,
+    /// For a mixture-of-experts model, the parameters each token runs through, in billions,
+    /// at most `model_params_b` (Mixtral 8x7B: 12.9 of 46.7; DeepSeek-V3: 37 of 671): the
+    /// arithmetic (training FLOPs, serving compute) reads these, the memory every parameter.
+    /// Left out, the policy's figures for the `model` named, else all of `model_params_b`.
+    #[serde(
+        default,
+        deserialize_with = "positive_opt::<_, MIN_MODEL_PARAMS_B_MICRO, MAX_MODEL_PARAMS_B>"
+    )]
+    #[schemars(extend("minimum" = micro(MIN_MODEL_PARAMS_B_MICRO), "maximum" = MAX_MODEL_PARAMS_B))]
+    pub active_params_b: Option<f64>,
+    /// The model, by name (`mixtral-8x7b`, `deepseek-v3`, `qwen3-235b-a22b`), 1 to 100
+    /// characters: where the policy has figures for it (layers, KV heads, the attention kind),
+    /// its KV cache and the share of its parameters each token runs through are its own, not a
+    /// typical dense model's of its size. Compared without regard to case, with spaces and
+    /// underscores read as hyphens.
+    #[serde(default, deserialize_with = "model_name")]
+    #[schemars(length(min = 1, max = MAX_MODEL_NAME_CHARS))]
+    pub model: Option<String>,
     /// How one job is split across GPUs; empty means independent single-GPU jobs or replicas.
     /// `data`: each GPU runs a replica of the model; where the model's state does not fit one
     /// GPU, the memory model takes it as sharded across them (ZeRO-3 / FSDP) and the memo says
@@ -316,7 +334,9 @@ pub enum Syntax {
 impl Profile {
     /// Parses and range-checks a profile.
     pub fn from_source(source: &Source) -> Result<Self> {
-        source.parse_yaml(ErrorKind::Profile)
+        let profile: Self = source.parse_yaml(ErrorKind::Profile)?;
+        profile.check_consistent(source)?;
+        Ok(profile)
     }
 
     /// Parses and range-checks a profile written in `syntax`.
@@ -338,7 +358,10 @@ impl Profile {
     /// caller that reports a bad offer id reads the text with [`Profile::from_source`] to point
     /// at it, as [`crate::decide_text`] does.
     pub fn from_json(source: &Source) -> Result<Self> {
-        serde_json::from_str(&source.text).or_else(|_| Self::from_source(source))
+        match serde_json::from_str::<Self>(&source.text) {
+            Ok(profile) => profile.check_consistent(source).map(|()| profile),
+            Err(_) => Self::from_source(source),
+        }
     }
 
     /// The profile's revision (see [`crate::revision::value`]) as read, defaults filled in, so
@@ -359,6 +382,52 @@ impl Profile {
         let jobs = self.job.hours.keys().map(|k| (k, OFFER_HOURS_FIELD));
         let measured = self.job.measured.iter().map(|m| (m, "job.measured"));
         proposal.chain(jobs).chain(measured)
+    }
+
+    /// Two fields that contradict each other, if any: the field at fault, what is wrong with
+    /// it (naming the other) and how to mend it. A profile with one is refused when read
+    /// ([`Profile::check_consistent`]), and generated profiles with one are left out.
+    #[must_use]
+    pub fn contradiction(&self) -> Option<(&'static str, String, String)> {
+        let w = &self.workload;
+        if w.nodes > self.usage.gpus {
+            return Some((
+                "workload.nodes",
+                format!(
+                    "is {}, more machines than the {} GPU{} of `usage.gpus` can fill",
+                    w.nodes,
+                    self.usage.gpus,
+                    if self.usage.gpus == 1 { "" } else { "s" }
+                ),
+                "a machine of the job holds at least one of its GPUs: lower `workload.nodes`, or raise `usage.gpus`".to_owned(),
+            ));
+        }
+        if let Some(active) = w.active_params_b
+            && active > w.model_params_b
+        {
+            return Some((
+                "workload.active_params_b",
+                format!(
+                    "is {}, more than the {} of `workload.model_params_b`",
+                    shown(active),
+                    shown(w.model_params_b)
+                ),
+                "a mixture-of-experts model runs part of its parameters for each token: `model_params_b` counts them all (Mixtral 8x7B: 46.7), `active_params_b` the part (12.9)".to_owned(),
+            ));
+        }
+        None
+    }
+
+    /// Refuses a profile whose fields contradict each other ([`Profile::contradiction`]),
+    /// pointing at the field at fault in `source` where it can be found.
+    pub fn check_consistent(&self, source: &Source) -> Result<()> {
+        let Some((field, message, help)) = self.contradiction() else {
+            return Ok(());
+        };
+        Err(Error::new(ErrorKind::Profile, message)
+            .at(&source.name, &source.text, place_of(source, field))
+            .field(field)
+            .help(help))
     }
 
     /// Checks that each `job.measured` id is listed once and has claimed hours in `job.hours`,
@@ -394,6 +463,27 @@ impl Profile {
         }
         Ok(())
     }
+}
+
+/// Where the value of `workload.<key>` is written in `source`, read again with places.
+fn place_of(source: &Source, field: &str) -> Option<crate::error::Position> {
+    #[derive(Deserialize)]
+    struct Placed {
+        workload: Option<PlacedWorkload>,
+    }
+    #[derive(Deserialize)]
+    struct PlacedWorkload {
+        nodes: Option<Spanned<de::IgnoredAny>>,
+        active_params_b: Option<Spanned<de::IgnoredAny>>,
+    }
+    let placed: Placed = serde_saphyr::from_str(&source.text).ok()?;
+    let w = placed.workload?;
+    let spanned = match field {
+        "workload.nodes" => w.nodes?,
+        "workload.active_params_b" => w.active_params_b?,
+        _ => return None,
+    };
+    crate::policy::position(spanned.referenced)
 }
 
 /// The profile field that names one catalog offer.
@@ -518,6 +608,42 @@ fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         )));
     }
     Ok(s)
+}
+
+/// Longest `workload.model` name, in characters.
+pub const MAX_MODEL_NAME_CHARS: usize = 100;
+
+/// The `workload.model`: 1 to [`MAX_MODEL_NAME_CHARS`] characters, kept trimmed and lower-case
+/// with spaces and underscores as hyphens, so `Mixtral 8x7B` and `mixtral-8x7b` are one model.
+fn model_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let Some(s) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let name: String = s
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_whitespace() || c == '_' {
+                '-'
+            } else {
+                c
+            }
+        })
+        .flat_map(char::to_lowercase)
+        .collect();
+    if name.is_empty() {
+        return Err(de::Error::custom(crate::error::with_help(
+            "must not be empty",
+            "name the model as its publisher does (`mixtral-8x7b`), or leave the field out",
+        )));
+    }
+    let chars = name.chars().count();
+    if chars > MAX_MODEL_NAME_CHARS {
+        return Err(de::Error::custom(format!(
+            "is {chars} characters long; a model name has at most {MAX_MODEL_NAME_CHARS}"
+        )));
+    }
+    Ok(Some(name))
 }
 
 /// A number as a message shows it: as written for everyday magnitudes, in exponent notation
