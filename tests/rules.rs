@@ -1812,3 +1812,48 @@ fn refusal(edits: &[(&str, &str, &str)], profile: &str) -> String {
         .map(|e| e.render())
         .unwrap_or_default()
 }
+
+/// A profile just under the article's break-even line: 8 container GPUs × 500 h cost ¥7,840 a
+/// month, one RTX 4090 box ¥7,920.
+const NEAR_BREAK_EVEN: &str = "name: near break-even
+workload: {task: lora_finetune, model_params_b: 7, parallelism: [data]}
+usage: {gpus: 8, hours_per_gpu_month: 500}
+";
+
+/// Two plans within the policy's near-tie share (`near_tie_share`, 2%) are a near tie: the
+/// record lists the other plan with what it costs more and what else differs, and the memo says
+/// so in both languages; 20 hours fewer (¥7,526, the box 5.2% dearer) is no tie, and a rules
+/// folder with a share of nought finds none.
+#[test]
+fn a_near_tie_is_said_with_what_else_differs() {
+    let graph = common::graph();
+    let e = common::decide_text(&graph, NEAR_BREAK_EVEN).unwrap();
+    assert_eq!(e.decision.offer, "rtx4090-container");
+    let ties = serde_json::to_value(&e.decision.sections["near_ties"]).unwrap();
+    assert_eq!(ties.as_array().map(Vec::len), Some(1), "{ties:#}");
+    assert_eq!(ties[0]["offer"], "rtx4090-x8-sichuan2", "{ties:#}");
+    assert_eq!(ties[0]["extra_cny"], 80.0, "{ties:#}");
+    assert_eq!(ties[0]["exclusive_host"], true, "{ties:#}");
+    assert_eq!(ties[0]["gpus"], 8, "{ties:#}");
+    for (lang, said) in [
+        (
+            "en",
+            "**A near tie.** RTX 4090 24G ×8 (Sichuan zone 2) costs ¥80 more in all (1%), with a host of its own. Plans within 2% of each other cost the same",
+        ),
+        (
+            "zh",
+            "**几乎持平。** RTX 4090 24G ×8（四川二区）总费用多 ¥80（1%），不同在于：独占主机。",
+        ),
+    ] {
+        assert_memo_says(NEAR_BREAK_EVEN, lang, said);
+    }
+    let farther = NEAR_BREAK_EVEN.replace("500", "480");
+    let e = common::decide_text(&graph, &farther).unwrap();
+    let ties = serde_json::to_value(&e.decision.sections["near_ties"]).unwrap();
+    assert_eq!(ties, serde_json::json!([]));
+    let rules = common::edited_rules(&[("plans.yaml", "    value: 0.02\n", "    value: 0\n")]);
+    let graph = common::compile_dir(rules.path()).unwrap();
+    let e = common::decide_text(&graph, NEAR_BREAK_EVEN).unwrap();
+    let ties = serde_json::to_value(&e.decision.sections["near_ties"]).unwrap();
+    assert_eq!(ties, serde_json::json!([]));
+}
