@@ -1590,8 +1590,8 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
     assert_eq!(json("boxes_needed")["ascend910b-x8-huawei"], 3);
     assert_eq!(json("offer_finish_hours")["ascend910b-x8-huawei"], 108.5);
     assert_eq!(json("offer_finish_hours")["h100-x8-ningxia1"], 147.4);
-    // The row's box lost to a faster one, and says so ("finishes the job later").
-    assert_eq!(json("offer_reason")["h100-x8-ningxia1"], "slower");
+    // The row's own box lost as both slower and dearer, and says so.
+    assert_eq!(json("offer_reason")["h100-x8-ningxia1"], "dominated");
 
     for (lang, said) in [
         (
@@ -1599,8 +1599,16 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
             "The row calls for H100 80G ×8 (Ningxia zone 1), but a row is a preference, and a preference never buys a plan both slower and dearer than one that meets every constraint: **3 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core)** finish the job in 108.5 h for ¥63,600 a month, where the row's takes 147.4 h for ¥86,880.",
         ),
         (
+            "en",
+            "| the box scenario row `pretrain_70b_100b` calls for, but it finishes the job later (147.4 h against 108.5 h) and costs more (¥521,280 against ¥381,600 in all): a preference never buys a plan both slower and dearer |",
+        ),
+        (
             "zh",
             "完成作业需 108.5 h，每月 ¥63,600；该行推荐的机器需 147.4 h，每月 ¥86,880。",
+        ),
+        (
+            "zh",
+            "| 场景匹配表的 `pretrain_70b_100b` 行推荐的机器，但完成作业更晚（147.4 h，推荐方案 108.5 h）且更贵（总费用 ¥521,280，推荐方案 ¥381,600）：偏好不能选出既慢又贵的方案 |",
         ),
     ] {
         assert_memo_says(DOMINATED_PREFERENCE, lang, said);
