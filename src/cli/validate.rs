@@ -192,9 +192,20 @@ fn expressions_line(r: &ExpressionReport) -> String {
 /// The invariant search: what was generated and what was found.
 fn invariants_line(r: &InvariantReport) -> String {
     let failed = if r.failed > 0 {
-        format!(", {} could not be evaluated", thousands(r.failed as u128))
+        format!(
+            ", {} refused by the profile format (contradicting fields)",
+            thousands(r.failed as u128)
+        )
     } else {
         String::new()
+    };
+    let failed = if r.errors > 0 {
+        format!(
+            "{failed}, {} the rules fail on (a finding below)",
+            thousands(r.errors as u128)
+        )
+    } else {
+        failed
     };
     let found = match r.violated.len() {
         0 => "none violated".to_owned(),

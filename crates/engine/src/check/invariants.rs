@@ -21,7 +21,7 @@ use serde_json::{Map, Value as J};
 
 use super::space::{Dimension, base_value, input_space, sample_index, set_path};
 use super::tables::thousands;
-use crate::error::{Error, Fault};
+use crate::error::{Error, ErrorKind, Fault};
 use crate::graph::Graph;
 use crate::graph::reach::reached_from;
 use crate::profile::Profile;
@@ -47,8 +47,11 @@ pub struct InvariantReport {
     pub searched: usize,
     /// Of which built from the values tried per field (the rest are random).
     pub boundary: usize,
-    /// Generated profiles the rules could not evaluate (left out of the search).
+    /// Generated profiles the profile format refuses (contradicting fields, say), left out.
     pub failed: usize,
+    /// Generated profiles the format takes but the rules fail on (a text or an expression that
+    /// errs): each is a fault in the rules, reported as a finding with the smallest such profile.
+    pub errors: usize,
     /// The ids of the invariants some profile breaks, in policy order.
     pub violated: Vec<String>,
     /// One warning per broken invariant, with its smallest counterexample.
@@ -57,6 +60,16 @@ pub struct InvariantReport {
 
 /// One generated profile: a value per dimension.
 type Assignment = Vec<J>;
+
+/// What deciding one generated profile gave.
+enum Outcome {
+    /// Decided: the invariants it breaks (indices).
+    Decided(Vec<usize>),
+    /// The profile format refuses it (contradicting fields, say).
+    Refused,
+    /// The format takes it, and the rules fail on it.
+    Failed,
+}
 
 /// Searches generated profiles for decisions that break the graph's invariants.
 #[must_use]
@@ -73,16 +86,18 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
     let (boundary, random) = space.generate(RANDOM);
     report.boundary = boundary.len();
     let profiles: Vec<Assignment> = boundary.into_iter().chain(random).collect();
-    let results: Vec<Option<Vec<usize>>> = profiles
+    let results: Vec<Outcome> = profiles
         .par_iter()
         .map(|a| space.broken(graph, a, as_of))
         .collect();
-    // Per invariant: the smallest breaking profile, and how many break it.
+    // Per invariant: the smallest breaking profile, and how many break it; and the smallest
+    // profile the rules fail on.
     let mut best: Vec<Option<(Key, usize)>> = vec![None; c.invariants.len()];
     let mut counts = vec![0usize; c.invariants.len()];
+    let mut failing: Option<(Key, usize)> = None;
     for (k, result) in results.iter().enumerate() {
         match result {
-            Some(broken) => {
+            Outcome::Decided(broken) => {
                 report.searched += 1;
                 for &i in broken {
                     counts[i] += 1;
@@ -92,8 +107,21 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
                     }
                 }
             }
-            None => report.failed += 1,
+            Outcome::Refused => report.failed += 1,
+            Outcome::Failed => {
+                report.searched += 1;
+                report.errors += 1;
+                let key = space.key(&profiles[k]);
+                if failing.as_ref().is_none_or(|(b, _)| key < *b) {
+                    failing = Some((key, k));
+                }
+            }
         }
+    }
+    if let Some((_, k)) = failing {
+        report
+            .findings
+            .push(space.failure(graph, &profiles[k], report.errors, as_of));
     }
     for (i, found) in best.iter().enumerate() {
         let Some((_, k)) = found else { continue };
@@ -391,11 +419,41 @@ impl Space {
         Profile::from_source(&crate::source::Source::new("generated profile", text)).ok()
     }
 
-    /// The invariants `a` breaks (indices), or `None` when it cannot be decided.
-    fn broken(&self, graph: &Graph, a: &[J], as_of: jiff::civil::Date) -> Option<Vec<usize>> {
-        let profile = self.profile(a)?;
-        let violations = graph.violations(&profile, as_of).ok()?;
-        Some(violations.into_iter().map(|(i, _)| i).collect())
+    /// The invariants `a` breaks (indices); or that the format refuses it, or the rules fail on it.
+    fn broken(&self, graph: &Graph, a: &[J], as_of: jiff::civil::Date) -> Outcome {
+        let Some(profile) = self.profile(a) else {
+            return Outcome::Refused;
+        };
+        match graph.violations(&profile, as_of) {
+            Ok(violations) => Outcome::Decided(violations.into_iter().map(|(i, _)| i).collect()),
+            Err(_) => Outcome::Failed,
+        }
+    }
+
+    /// The finding for a valid profile the rules fail on: the rules' own error (its place in
+    /// the rules), with the profile and how many generated profiles fail so.
+    fn failure(&self, graph: &Graph, a: &[J], count: usize, as_of: jiff::civil::Date) -> Error {
+        let json = self.profile_json(a);
+        let fields = self.key(a).0;
+        let error = self
+            .profile(a)
+            .and_then(|p| graph.violations(&p, as_of).err())
+            .unwrap_or_else(|| {
+                Error::new(
+                    ErrorKind::Eval,
+                    "a generated profile failed, then was decided",
+                )
+            });
+        error.help(format!(
+            "{} generated profiles the profile format accepts cannot be decided; the smallest ({} away from the base profile):\n{}",
+            thousands(count as u128),
+            if fields == 1 {
+                "1 field".to_owned()
+            } else {
+                format!("{fields} fields")
+            },
+            to_yaml(&json).trim_end()
+        ))
     }
 
     fn key(&self, a: &[J]) -> Key {
@@ -419,10 +477,7 @@ impl Space {
         mut a: Assignment,
         as_of: jiff::civil::Date,
     ) -> Assignment {
-        let breaks = |a: &[J]| {
-            self.broken(graph, a, as_of)
-                .is_some_and(|broken| broken.contains(&i))
-        };
+        let breaks = |a: &[J]| matches!(self.broken(graph, a, as_of), Outcome::Decided(broken) if broken.contains(&i));
         for _ in 0..SHRINK_ROUNDS {
             let mut changed = false;
             for d in 0..a.len() {
