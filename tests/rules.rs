@@ -1759,7 +1759,7 @@ fn a_container_replica_runs_on_a_listed_degree() {
     for (lang, said) in [
         (
             "en",
-            "it runs on 4 container GPUs inside one instance, the least tensor-parallel degree the policy lists that holds it",
+            "it runs on 4 container GPUs inside one instance, the tensor-parallel degree the policy lists that holds the 64 sequences served at once on the fewest GPUs",
         ),
         (
             "en",

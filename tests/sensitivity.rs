@@ -288,8 +288,8 @@ fn every_reported_change_is_what_the_rules_decide_there_and_says_its_price() {
                 id => serde_json::to_value(&e.values[id]).unwrap(),
             };
             assert_eq!(now, flip.becomes, "{example}: {flip:#?}");
-            // A change of the answer says what the answer then costs.
-            if matches!(flip.id.as_str(), "deployment" | "offer") {
+            // A change of the answer, or of the GPUs rented, says what the answer then costs.
+            if matches!(flip.id.as_str(), "deployment" | "offer" | "gpus_rented") {
                 let cost =
                     f64::try_from(e.decision.costs["recommended_monthly_cny"].clone()).unwrap();
                 let said = format!("{} a month then", cny(cost));
@@ -539,4 +539,63 @@ fn every_line_of_every_shipped_profile_is_exact() {
         }
     }
     assert!(lines > 200, "{lines} lines checked");
+}
+
+/// A cliff inside the answer is said with its price: the 34B fine-tune due in twelve days takes
+/// three 910B boxes, and a day more (13) lets two finish with their margin, a third less for
+/// the month. One more GPU for a container service costs in proportion and is no cliff: it is
+/// in the record, not in the memo. A `watch` naming no node is refused where it is written.
+#[test]
+fn a_cliff_in_the_count_is_said_with_its_price() {
+    let graph = common::graph();
+    let all = flips(&graph, "examples/deadline-several-boxes.yaml");
+    let deadline = find(&all, "gpus_rented", "job.deadline_days");
+    assert_eq!(deadline.from, serde_json::json!(12.0));
+    assert_eq!(deadline.flips_at, serde_json::json!(13.0));
+    assert_eq!(deadline.becomes, serde_json::json!(16));
+    assert_eq!(deadline.cost, Some(serde_json::json!(42400)));
+    for (lang, said) in [
+        (
+            "en",
+            "- The number of GPUs rented turns from 24 to 16 at a deadline of 13 days (now a deadline of 12 days; ¥42,400 a month then).",
+        ),
+        (
+            "zh",
+            "- 13 天的截止期限时，租用的 GPU 数由24变为16（目前为12 天的截止期限；届时每月 ¥42,400）。",
+        ),
+    ] {
+        let memo = common::run_ok(&[
+            "examples/deadline-several-boxes.yaml",
+            "--as-of",
+            common::AS_OF,
+            "--lang",
+            lang,
+        ]);
+        assert!(memo.contains(said), "{lang}:\n{memo}");
+    }
+
+    let service = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 3, hours_per_gpu_month: 200}\n";
+    let (_, e) = decide::decide(&graph, &Source::new("t.yaml", service), common::as_of()).unwrap();
+    assert_eq!(e.decision.deployment, "container");
+    let all = e.decision.sensitivity.unwrap();
+    let more = find(&all, "gpus_rented", "usage.gpus");
+    assert_eq!(more.becomes, serde_json::json!(4));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.yaml");
+    std::fs::write(&path, service).unwrap();
+    let memo = common::run_ok(&[path.to_str().unwrap(), "--as-of", common::AS_OF]);
+    assert!(!memo.contains("The number of GPUs rented"), "{memo}");
+
+    let rules = common::edited_rules(&[(
+        "sensitivity.yaml",
+        "    - node: gpus_rented\n",
+        "    - node: gpus_rentd\n",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("sensitivity: `watch` names `gpus_rentd`, which is no node of the policy"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `gpus_rented`?"), "{err}");
+    assert!(err.contains("sensitivity.yaml:"), "{err}");
 }

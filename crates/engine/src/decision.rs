@@ -74,7 +74,8 @@ pub const RECORD_FIELDS: &[&str] = &[
 /// One change to one profile field that changes a decision: the record's `sensitivity` list.
 #[derive(Debug, Clone, Serialize)]
 pub struct Flip {
-    /// What changes: a criterion id, `deployment` or `offer`.
+    /// What changes: a criterion id, `deployment`, `offer` or a node the policy's
+    /// `sensitivity.watch` names.
     pub id: String,
     /// The profile field changed (dotted path).
     pub field: String,
@@ -96,6 +97,10 @@ pub struct Flip {
     /// another number field under which it does, at `flips_at`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub given: Option<Given>,
+    /// The policy's headline cost (`outputs.promises.headline_cost`) at `flips_at`, where it
+    /// names one. Absent with `given`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<serde_json::Value>,
     /// The change in words, from the policy's `sensitivity.text`.
     pub text: String,
 }

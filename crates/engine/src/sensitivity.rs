@@ -241,6 +241,8 @@ pub fn analyse(
                     becomes: to_json(&found.becomes),
                     distance: Some((found.distance * 1000.0).round() / 1000.0),
                     given: None,
+                    cost: (!found.cost.is_none() && !found.cost.is_undefined())
+                        .then(|| to_json(&found.cost)),
                     text: study.text("sensitivity.text", ctx)?,
                 },
             ));
@@ -299,6 +301,7 @@ pub fn analyse(
                             field: g.path.clone(),
                             value: gf.at.clone(),
                         }),
+                        cost: None,
                         text: study.text("sensitivity.unchanged", ctx)?,
                     },
                 ));
@@ -581,6 +584,16 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
             needs: output_needs(&c.outputs.offer),
         },
     ];
+    for watched in &config.watch {
+        if let Some(i) = c.nodes.iter().position(|n| n.id == watched.node.value) {
+            out.push(Target {
+                id: watched.node.value.clone(),
+                title: watched.title.get(lang).to_owned(),
+                watch: Watch::Node(i),
+                needs: needs(graph, [i]),
+            });
+        }
+    }
     for (i, node) in c.nodes.iter().enumerate() {
         if node.kind == NodeKind::Criterion {
             out.push(Target {

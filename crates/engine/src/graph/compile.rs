@@ -314,7 +314,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         });
     }
 
-    sensitivity(policy, &mut errors);
+    sensitivity(policy, &nodes, &mut errors);
     let sensitivity_when = sensitivity_when(&scope, &mut errors);
     questions(policy, &scope, &mut errors);
     let outputs = match outputs(&scope) {
@@ -385,11 +385,28 @@ fn sensitivity_when<'a>(scope: &Scope<'a>, errors: &mut Vec<Error>) -> Vec<Optio
         .collect()
 }
 
-/// Checks the sensitivity analysis's fields: each a profile field, each `line_under` one of them.
-fn sensitivity(policy: &Policy, errors: &mut Vec<Error>) {
+/// Checks the sensitivity analysis's fields (each a profile field, each `line_under` one of
+/// them) and its watched nodes (each a node of the graph).
+fn sensitivity(policy: &Policy, nodes: &[Node<'_>], errors: &mut Vec<Error>) {
     let Some(n) = &policy.sensitivity else {
         return;
     };
+    for watched in &n.item.watch {
+        let id = &watched.node.value;
+        if !nodes.iter().any(|node| node.id == id) {
+            let mut err = policy
+                .error_at(
+                    n.file,
+                    watched.node.referenced,
+                    format!("sensitivity: `watch` names `{id}`, which is no node of the policy"),
+                )
+                .field("sensitivity.watch");
+            if let Some(near) = crate::error::suggest(id, nodes.iter().map(|node| node.id)) {
+                err = err.help(format!("did you mean `{near}`?"));
+            }
+            errors.push(err);
+        }
+    }
     for probe in &n.item.fields {
         let field = &probe.field.value;
         let fault = |message: String, help: String| {

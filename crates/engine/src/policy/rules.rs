@@ -783,6 +783,10 @@ pub struct Sensitivity {
     /// Words for values a decision takes, e.g. `bare_metal`, `container`, `true`, `false`.
     #[serde(default)]
     pub values: IndexMap<String, Words>,
+    /// Nodes watched besides the deployment, the offer and the criteria (the GPUs rented,
+    /// say): the nearest change of each field that changes one is a line too, with its cost.
+    #[serde(default)]
+    pub watch: Vec<Watched>,
     /// The fields to vary, in the order they are tried.
     pub fields: Vec<Probe>,
     /// Template of one change, given `target`, `before`, `after` (words), `change` and `now`
@@ -799,6 +803,17 @@ pub struct Sensitivity {
     #[serde(default)]
     #[schemars(with = "Option<Words>")]
     pub unchanged: Option<Template>,
+}
+
+/// A node the sensitivity analysis watches besides the deployment, the offer and the criteria.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Watched {
+    /// The node's id.
+    #[schemars(with = "String")]
+    pub node: Spanned<String>,
+    /// What it is, in a sentence (`The GPUs rented`).
+    pub title: Words,
 }
 
 /// One profile field the sensitivity analysis varies.
