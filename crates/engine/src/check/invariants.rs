@@ -62,7 +62,7 @@ pub struct InvariantReport {
 type Assignment = Vec<J>;
 
 /// What deciding one generated profile gave.
-enum Outcome {
+enum Tried {
     /// Decided: the invariants it breaks (indices).
     Decided(Vec<usize>),
     /// The profile format refuses it (contradicting fields, say).
@@ -86,7 +86,7 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
     let (boundary, random) = space.generate(RANDOM);
     report.boundary = boundary.len();
     let profiles: Vec<Assignment> = boundary.into_iter().chain(random).collect();
-    let results: Vec<Outcome> = profiles
+    let results: Vec<Tried> = profiles
         .par_iter()
         .map(|a| space.broken(graph, a, as_of))
         .collect();
@@ -97,7 +97,7 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
     let mut failing: Option<(Key, usize)> = None;
     for (k, result) in results.iter().enumerate() {
         match result {
-            Outcome::Decided(broken) => {
+            Tried::Decided(broken) => {
                 report.searched += 1;
                 for &i in broken {
                     counts[i] += 1;
@@ -107,8 +107,8 @@ pub fn search(graph: &Graph, as_of: jiff::civil::Date) -> InvariantReport {
                     }
                 }
             }
-            Outcome::Refused => report.failed += 1,
-            Outcome::Failed => {
+            Tried::Refused => report.failed += 1,
+            Tried::Failed => {
                 report.searched += 1;
                 report.errors += 1;
                 let key = space.key(&profiles[k]);
@@ -420,13 +420,13 @@ impl Space {
     }
 
     /// The invariants `a` breaks (indices); or that the format refuses it, or the rules fail on it.
-    fn broken(&self, graph: &Graph, a: &[J], as_of: jiff::civil::Date) -> Outcome {
+    fn broken(&self, graph: &Graph, a: &[J], as_of: jiff::civil::Date) -> Tried {
         let Some(profile) = self.profile(a) else {
-            return Outcome::Refused;
+            return Tried::Refused;
         };
         match graph.violations(&profile, as_of) {
-            Ok(violations) => Outcome::Decided(violations.into_iter().map(|(i, _)| i).collect()),
-            Err(_) => Outcome::Failed,
+            Ok(violations) => Tried::Decided(violations.into_iter().map(|(i, _)| i).collect()),
+            Err(_) => Tried::Failed,
         }
     }
 
@@ -477,7 +477,7 @@ impl Space {
         mut a: Assignment,
         as_of: jiff::civil::Date,
     ) -> Assignment {
-        let breaks = |a: &[J]| matches!(self.broken(graph, a, as_of), Outcome::Decided(broken) if broken.contains(&i));
+        let breaks = |a: &[J]| matches!(self.broken(graph, a, as_of), Tried::Decided(broken) if broken.contains(&i));
         for _ in 0..SHRINK_ROUNDS {
             let mut changed = false;
             for d in 0..a.len() {
