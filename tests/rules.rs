@@ -21,14 +21,14 @@ fn the_embedded_policy_compiles_and_orders_every_node() {
 
 #[test]
 fn a_cycle_is_reported_with_every_node_on_it() {
-    // usage → container_monthly_cny → container_rate_cny → usage
+    // usage → container_rate_cny → container_monthly_cny → … → usage
     let rules = common::edited_rules(&[(
         "facts.yaml",
         "expr: container_offer.price.list_cny",
         "expr: container_offer.price.list_cny if usage else 1.96",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
-    assert!(err.contains("the rules have a cycle: budget_is_a_constraint → offer_fits → cheapest_fit → usage_bare_metal_monthly_cny → usage → container_rate_cny → container_monthly_cny → container_best_monthly_cny → offer_monthly_cny → budget_is_a_constraint"), "{err}");
+    assert!(err.contains("the rules have a cycle: bare_metal_choice_basis → container_prefers_scenario → usage_rival → usage_bare_metal_monthly_cny → usage → container_rate_cny → container_monthly_cny → container_best_monthly_cny → offer_monthly_cny → cheapest_fit → bare_metal_choice_basis"), "{err}");
     assert!(err.contains("`usage` (criterion) is at"), "{err}");
 }
 
@@ -1117,8 +1117,8 @@ fn phrase_cycles_lists_and_sentences_are_checked_at_load() {
     let err = edited_error(&[
         (
             "warnings.yaml",
-            "            zh: ，并推荐用 {{ mixed_plan.boxes }} 台整机",
-            "            zh: ，并推荐用 {{ phrases.es }} {{ mixed_plan.boxes }} 台整机",
+            "            zh: ，并推荐用 {{ mixed_plan.boxes | num }} 台整机",
+            "            zh: ，并推荐用 {{ phrases.es }} {{ mixed_plan.boxes | num }} 台整机",
         ),
         (
             "warnings.yaml",
@@ -1763,7 +1763,7 @@ fn a_container_replica_runs_on_a_listed_degree() {
         ),
         (
             "en",
-            "The 9 GPUs asked for take 3 whole replicas of 4 GPUs: 12 container GPUs, and the memo prices 12.",
+            "The 9 GPUs asked for take 3 whole replicas of 4 GPUs, which hold the KV cache of 64 sequences at once: 12 container GPUs, and the memo prices 12.",
         ),
         (
             "en",
@@ -1771,7 +1771,7 @@ fn a_container_replica_runs_on_a_listed_degree() {
         ),
         (
             "zh",
-            "需求所列的 9 张卡需要 3 个完整副本、每个 4 张卡：共 12 张容器 GPU",
+            "需求所列的 9 张卡需要 3 个完整副本、每个 4 张卡，可容纳同时 64 条序列的 KV 缓存：共 12 张容器 GPU",
         ),
     ] {
         assert_memo_says(THREE_GPU_REPLICAS, lang, said);

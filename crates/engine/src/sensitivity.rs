@@ -908,7 +908,9 @@ impl Prober<'_, '_> {
                     // Whole-number fields keep their value: "at 9 GPUs" says it plainly.
                     let edge_at = hi + if up { -space.step } else { space.step };
                     let inside = ((edge_at + sign * space.step / 4.0) * 1e6).round() / 1e6;
+                    // Not the profile's own value: "below 10 days (now 10 days)" says nothing.
                     let edge = (!space.integer
+                        && edge_at.to_bits() != space.now.to_bits()
                         && constants.contains(&OrderedF64(edge_at))
                         && self.at(&J::from(inside)).is_some_and(|m| m[t] != before[t]))
                     .then(|| space.to_json(edge_at));
