@@ -92,6 +92,8 @@ struct Target<'g> {
     watch: Watch<'g>,
     /// Indices of every node the value depends on (itself included for nodes).
     needs: HashSet<usize>,
+    /// The fields it is searched under (none: every field).
+    fields: Option<Vec<String>>,
 }
 
 /// A change found for one target on one field.
@@ -436,10 +438,16 @@ impl Study<'_, '_> {
         };
         // A target that reads none of the re-evaluated nodes cannot change: the search
         // stops once every other one has changed.
+        // A watched node kept to some fields is not searched under the others.
         let live: Vec<bool> = self
             .targets
             .iter()
-            .map(|t| dirty.iter().any(|d| t.needs.contains(d)))
+            .map(|t| {
+                dirty.iter().any(|d| t.needs.contains(d))
+                    && t.fields
+                        .as_ref()
+                        .is_none_or(|f| f.contains(&probe.field.value))
+            })
             .collect();
         let sets = Sets {
             constants: &constants,
@@ -576,12 +584,14 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
             title: word("deployment"),
             watch: Watch::Output(&c.outputs.deployment),
             needs: output_needs(&c.outputs.deployment),
+            fields: None,
         },
         Target {
             id: "offer".to_owned(),
             title: word("offer"),
             watch: Watch::Output(&c.outputs.offer),
             needs: output_needs(&c.outputs.offer),
+            fields: None,
         },
     ];
     for watched in &config.watch {
@@ -591,6 +601,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
                 title: watched.title.get(lang).to_owned(),
                 watch: Watch::Node(i),
                 needs: needs(graph, [i]),
+                fields: (!watched.fields.is_empty()).then(|| watched.fields.clone()),
             });
         }
     }
@@ -601,6 +612,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
                 title: node.title.to_owned(),
                 watch: Watch::Node(i),
                 needs: needs(graph, [i]),
+                fields: None,
             });
         }
     }
@@ -851,7 +863,7 @@ impl Prober<'_, '_> {
                     continue;
                 };
                 for t in 0..n {
-                    if found[t].is_some() {
+                    if found[t].is_some() || !live[t] {
                         continue;
                     }
                     if values[t] == before[t] {

@@ -406,6 +406,22 @@ fn sensitivity(policy: &Policy, nodes: &[Node<'_>], errors: &mut Vec<Error>) {
             }
             errors.push(err);
         }
+        for field in &watched.fields {
+            if !n.item.fields.iter().any(|f| &f.field.value == field) {
+                errors.push(
+                    policy
+                        .error_at(
+                            n.file,
+                            watched.node.referenced,
+                            format!(
+                                "sensitivity: `watch` of `{id}` lists `{field}`, which is not a field the analysis varies"
+                            ),
+                        )
+                        .field("sensitivity.watch")
+                        .help("name one of the `field:` entries of `sensitivity.fields`"),
+                );
+            }
+        }
     }
     for probe in &n.item.fields {
         let field = &probe.field.value;

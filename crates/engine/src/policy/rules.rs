@@ -814,6 +814,10 @@ pub struct Watched {
     pub node: Spanned<String>,
     /// What it is, in a sentence (`The GPUs rented`).
     pub title: Words,
+    /// The probed fields whose changes are watched for it (default: every field): each one more
+    /// search, so a policy may keep it to the buyer's levers.
+    #[serde(default)]
+    pub fields: Vec<String>,
 }
 
 /// One profile field the sensitivity analysis varies.
