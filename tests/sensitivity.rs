@@ -138,13 +138,22 @@ fn a_policy_without_a_sensitivity_section_reports_none() {
 #[test]
 fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let graph = common::graph();
+    let chat = flips(&graph, "examples/serving-7b-chat.yaml");
+    // The KV-cache table's row for models up to 10B ends there: the offer changes just above
+    // it. The nearest value (10.5B at the field's 0.5 step) stays in `flips_at`; the words say
+    // the edge.
+    let size = find(&chat, "offer", "workload.model_params_b");
+    assert_eq!(size.flips_at, serde_json::json!(10.5));
+    assert_eq!(size.edge, Some(serde_json::json!(10.0)));
+    assert!(size.text.contains("above a 10B model"), "{}", size.text);
+    // An edge at the profile's own value says nothing ("below a 70B model (now a 70B model)"):
+    // the scenario row `pretrain_70b_100b` starts at 70B, this profile's size, and the change
+    // is said at the value found.
     let job = flips(&graph, "examples/mistake-70b-on-4090.yaml");
-    // The scenario row `pretrain_70b_100b` starts at 70B: the offer changes just below it. The
-    // nearest value (69.5B at the field's 0.5 step) stays in `flips_at`; the words say the edge.
     let size = find(&job, "offer", "workload.model_params_b");
     assert_eq!(size.flips_at, serde_json::json!(69.5));
-    assert_eq!(size.edge, Some(serde_json::json!(70.0)));
-    assert!(size.text.contains("below a 70B model"), "{}", size.text);
+    assert_eq!(size.edge, None);
+    assert!(size.text.contains("at a 69.5B model"), "{}", size.text);
     // Whole numbers keep their value: "at 9 GPUs", not "above 8".
     let gpus = flips(&graph, "examples/lora-7b-4090.yaml");
     let gpus = find(&gpus, "deployment", "usage.gpus");
