@@ -8,7 +8,7 @@
 //! into containers; a mutated profile (a value below or above its field's range among them) is
 //! refused with a message that names the field; no decision breaks one of the policy's
 //! invariants (over 10,000 profiles). With quote sheets: a later quote that raises an offer's
-//! price never lowers a profile's monthly cost, and the same profile, rules and `--as-of` give
+//! price never lowers what a profile's recommendation costs in all, and the same profile, rules and `--as-of` give
 //! the same bytes at any date.
 
 mod common;
@@ -188,13 +188,14 @@ fn raised(offer: &str, unit: &str, list: f64, discounted: f64, factor: f64) -> G
 
 const RAISED_FROM: &str = "2026-10-01";
 
-/// The monthly cost `graph` recommends for a profile at `as_of`.
-fn monthly_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
+/// What the recommendation `graph` makes for a profile at `as_of` costs in all (the record's
+/// `contract_total_cny`: the job as billed, or every month of the contract). Offers are ranked
+/// on it, not on the month: a raised price may turn a one-off job to an offer cheaper by the month
+/// that bills more months, so the monthly bill is no measure of it.
+fn plan_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
     match decide::decide_with(graph, &source, as_of, decide::Detail::LEAN) {
-        Ok((_, e)) => {
-            decide::decision::number(&e.decision.costs["recommended_monthly_cny"]).unwrap()
-        }
+        Ok((_, e)) => decide::decision::number(&e.decision.costs["contract_total_cny"]).unwrap(),
         Err(e) => panic!("{}\n{value}", e.render()),
     }
 }
@@ -210,7 +211,7 @@ proptest! {
     })]
 
     #[test]
-    fn a_raised_quote_never_lowers_the_monthly_cost(
+    fn a_raised_quote_never_lowers_what_the_plan_costs(
         p in profile(),
         quote in prop::sample::select(vec![
             ("rtx4090-x8-sichuan2", "month", 9900.0, 7920.0),
@@ -222,8 +223,8 @@ proptest! {
     ) {
         let (offer, unit, list, discounted) = quote;
         let as_of = RAISED_FROM.parse().unwrap();
-        let before = monthly_cost(&GRAPH, &p, as_of);
-        let after = monthly_cost(&raised(offer, unit, list, discounted, factor), &p, as_of);
+        let before = plan_cost(&GRAPH, &p, as_of);
+        let after = plan_cost(&raised(offer, unit, list, discounted, factor), &p, as_of);
         prop_assert!(after >= before - 1e-6, "{offer} × {factor}: {before} → {after}\n{p}");
     }
 
