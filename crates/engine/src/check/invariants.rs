@@ -447,11 +447,7 @@ impl Space {
         error.help(format!(
             "{} generated profiles the profile format accepts cannot be decided; the smallest ({} away from the base profile):\n{}",
             thousands(count as u128),
-            if fields == 1 {
-                "1 field".to_owned()
-            } else {
-                format!("{fields} fields")
-            },
+            fields_away(fields),
             to_yaml(&json).trim_end()
         ))
     }
@@ -563,15 +559,20 @@ impl Space {
                 "{} of {} generated profiles violate it; the smallest ({} away from the base profile), which `decide` refuses:\n{}",
                 thousands(count as u128),
                 thousands(searched as u128),
-                if fields == 1 {
-                    "1 field".to_owned()
-                } else {
-                    format!("{fields} fields")
-                },
+                fields_away(fields),
                 to_yaml(&json).trim_end()
             ))
             .help("fix the rules so that no decision violates it, or correct the invariant if it asks too much")
             .as_warning()
+    }
+}
+
+/// How far a counterexample is from the base profile, in words: `1 field`, `3 fields`.
+fn fields_away(fields: usize) -> String {
+    if fields == 1 {
+        "1 field".to_owned()
+    } else {
+        format!("{fields} fields")
     }
 }
 
