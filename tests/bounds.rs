@@ -80,6 +80,18 @@ const BOUNDS: &[(&str, f64, bool, &str)] = &[
         false,
         "serving-70b-h100-or-910b",
     ),
+    (
+        "serving.batch",
+        10_000_000.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
+    (
+        "serving.tensor_parallel",
+        1_024.0,
+        true,
+        "serving-70b-h100-or-910b",
+    ),
 ];
 
 fn example(name: &str) -> Value {
@@ -356,6 +368,13 @@ const LOWER: &[(&str, f64, bool, &str)] = &[
         "serving.time_to_first_token_ms",
         0.01,
         false,
+        "serving-70b-h100-or-910b",
+    ),
+    ("serving.batch", 1.0, true, "serving-70b-h100-or-910b"),
+    (
+        "serving.tensor_parallel",
+        1.0,
+        true,
         "serving-70b-h100-or-910b",
     ),
 ];

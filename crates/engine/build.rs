@@ -23,6 +23,7 @@ fn main() {
     for (dir, name) in [
         ("rules", "RULES"),
         ("rules/quotes", "QUOTES"),
+        ("rules/measurements", "MEASUREMENTS"),
         ("rules/tests", "CASES"),
         ("templates", "TEMPLATES"),
         ("examples", "EXAMPLES"),

@@ -6,6 +6,7 @@
 //! decision is made: that is the library's, and this module is the binary's (`src/main.rs`).
 
 mod batch;
+mod calibrate;
 pub(crate) mod config;
 mod diff;
 mod graph;
@@ -195,6 +196,7 @@ pub enum Command {
     Test(test::Args),
     Diff(diff::Args),
     Offers(offers::Args),
+    Calibrate(calibrate::Args),
     Quotes(quotes::Args),
     Rules(rules::Args),
     Serve(serve::Args),
@@ -303,6 +305,7 @@ pub fn run() -> std::result::Result<(), u8> {
         Some(Command::Test(a)) => test::run(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Offers(a)) => offers::run(a),
+        Some(Command::Calibrate(a)) => calibrate::run(a),
         Some(Command::Quotes(a)) => quotes::run(a),
         Some(Command::Rules(a)) => rules::run(a),
         Some(Command::Serve(a)) => serve::run(a),

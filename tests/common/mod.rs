@@ -228,3 +228,18 @@ pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The `value:` of the constant fact `id` in the shipped rule file `file`, as a number (a
+/// test that reads a policy constant instead of restating it).
+pub fn rules_value(file: &str, id: &str) -> f64 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("rules")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    doc["facts"]
+        .as_array()
+        .and_then(|facts| facts.iter().find(|f| f["id"] == id))
+        .and_then(|f| f["value"].as_f64())
+        .unwrap_or_else(|| panic!("no numeric fact `{id}` in rules/{file}"))
+}

@@ -34,6 +34,10 @@ pub struct Decision {
     /// The policy's further sections (`outputs.sections`), as top-level entries, in policy order.
     #[serde(flatten)]
     pub sections: IndexMap<String, minijinja::Value>,
+    /// What the policy's models predict for the profile, by offer (`outputs.calibration`):
+    /// read by `decide calibrate`, not part of the record.
+    #[serde(skip)]
+    pub calibration: Option<minijinja::Value>,
     /// For each criterion and for the deployment and offer, the nearest single changes to the
     /// profile that would change them (absent when not computed, e.g. in batches).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -26,6 +26,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
+pub mod calibrate;
 mod canonical;
 pub mod catalog;
 pub mod check;

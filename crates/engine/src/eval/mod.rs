@@ -347,6 +347,11 @@ impl Run<'_> {
         };
         let costs = self.named_outputs("costs", &outputs.costs)?;
         let sections = self.named_outputs("sections", &outputs.sections)?;
+        let calibration = outputs
+            .calibration
+            .as_ref()
+            .map(|e| self.eval(e, "outputs", None))
+            .transpose()?;
         let policy = self.graph.policy();
         let decision = Decision {
             profile: profile.name.clone(),
@@ -366,6 +371,7 @@ impl Run<'_> {
             scenario,
             costs,
             sections,
+            calibration,
             sensitivity: None,
             warnings: outcomes.warnings,
             checklist: outcomes.checklist,

@@ -504,6 +504,11 @@ fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
             .iter()
             .map(|(k, e)| Ok((k.as_str(), expr(e, &format!("sections.{k}"))?)))
             .collect::<Result<_>>()?,
+        calibration: o
+            .calibration
+            .as_ref()
+            .map(|e| expr(e, "calibration"))
+            .transpose()?,
     };
     for (name, e) in &o.sections {
         if crate::decision::RECORD_FIELDS.contains(&name.as_str()) {

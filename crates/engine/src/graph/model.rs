@@ -93,6 +93,7 @@ impl<'a> OutputExprs<'a> {
         out.extend(self.scenario.iter());
         out.extend(self.costs.iter().map(|(_, e)| e));
         out.extend(self.sections.iter().map(|(_, e)| e));
+        out.extend(self.calibration.iter());
         out
     }
 }
@@ -104,6 +105,8 @@ pub(crate) struct OutputExprs<'a> {
     pub scenario: Option<Expr<'a>>,
     pub costs: Vec<(&'a str, Expr<'a>)>,
     pub sections: Vec<(&'a str, Expr<'a>)>,
+    /// What the models predict for a measurement (`outputs.calibration`).
+    pub calibration: Option<Expr<'a>>,
 }
 
 /// A compiled invariant: like an output expression, it reads nodes and adds none.

@@ -44,6 +44,16 @@ pub fn embedded_cases() -> &'static [(&'static str, &'static str)] {
     embedded::CASES
 }
 
+/// The published measurements shipped with the embedded rules, for `decide calibrate`:
+/// (file name, text).
+#[must_use]
+pub fn embedded_measurements() -> &'static [(&'static str, &'static str)] {
+    embedded::MEASUREMENTS
+}
+
+/// A rules folder's subfolder of published measurements (`decide calibrate`; no decision reads
+/// it).
+pub const MEASUREMENTS_FOLDER: &str = "measurements";
 /// A rules folder's subfolder of policy test cases.
 pub const TESTS_FOLDER: &str = "tests";
 /// A rules folder's subfolder of memo templates (each replaces the embedded one of its name).
@@ -52,7 +62,7 @@ pub const TEMPLATES_FOLDER: &str = "templates";
 pub const EXAMPLES_FOLDER: &str = "examples";
 
 /// Every file of the embedded policy as a rules folder holds it: (path inside the folder with
-/// `/` between names, text). The rule files, the quote sheets, the policy tests, the memo
+/// `/` between names, text). The rule files, the quote sheets, the measurements, the policy tests, the memo
 /// templates and the example profiles; what `decide rules export` writes.
 #[must_use]
 pub fn embedded_files() -> Vec<(String, &'static str)> {
@@ -67,6 +77,7 @@ pub fn embedded_files() -> Vec<(String, &'static str)> {
         .map(|(name, text)| ((*name).to_owned(), *text))
         .collect();
     files.extend(inside(quotes::SHEETS_FOLDER, embedded::QUOTES));
+    files.extend(inside(MEASUREMENTS_FOLDER, embedded::MEASUREMENTS));
     files.extend(inside(TESTS_FOLDER, embedded::CASES));
     files.extend(inside(TEMPLATES_FOLDER, embedded::TEMPLATES));
     files.extend(inside(EXAMPLES_FOLDER, embedded::EXAMPLES));

@@ -969,7 +969,7 @@ fn is_vendor(name: &str) -> bool {
 }
 
 /// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
-fn csv_error(source: &Source, e: &csv::Error) -> Error {
+pub(crate) fn csv_error(source: &Source, e: &csv::Error) -> Error {
     let line = e
         .position()
         .map(|p| usize::try_from(p.line()).unwrap_or(usize::MAX));
@@ -1004,7 +1004,7 @@ fn csv_error(source: &Source, e: &csv::Error) -> Error {
 
 /// The 1-based column (in characters) where cell `index` of line `line` starts, skipping the
 /// spaces before it; quoted commas are not separators.
-fn cell_column(text: &str, line: usize, index: usize) -> usize {
+pub(crate) fn cell_column(text: &str, line: usize, index: usize) -> usize {
     let Some(row) = text.lines().nth(line.saturating_sub(1)) else {
         return 1;
     };

@@ -153,6 +153,13 @@ pub struct Outputs {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
     pub sections: IndexMap<String, ExprText>,
+    /// What the policy's models predict for a published measurement (`decide calibrate`): an
+    /// expression giving, per offer, a map of metric → predicted value (`output_tokens_s`,
+    /// `tpot_ms`, `ttft_ms`, `train_tokens_s_per_gpu`), read for a profile built from the
+    /// measurement's conditions. Not part of the decision record.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub calibration: Option<ExprText>,
     /// What every record of this policy promises its readers, checked when the rules load and
     /// at every decision: the record's contract, declared by the policy rather than the engine.
     #[serde(default)]

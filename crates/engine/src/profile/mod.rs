@@ -290,6 +290,27 @@ pub struct Serving {
     )]
     #[schemars(extend("minimum" = micro(MIN_LATENCY_MS_MICRO), "maximum" = MAX_LATENCY_MS))]
     pub time_to_first_token_ms: Option<f64>,
+    /// Sequences a replica decodes at once, 1 to 10,000,000 (as
+    /// `workload.concurrent_sequences`): where given, every replica shape runs this batch (a
+    /// deployment whose scheduler is capped, or a benchmark at a fixed concurrency) instead of
+    /// the largest its memory and the latency target allow.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt::<_, MAX_CONCURRENT_SEQUENCES>"
+    )]
+    #[schemars(range(min = 1, max = MAX_CONCURRENT_SEQUENCES))]
+    pub batch: Option<u32>,
+    /// GPUs one replica is split over by tensor parallelism, 1 to 1,024: where given, only
+    /// replica shapes of this degree are considered (a deployment already fixed, or a
+    /// benchmark run at a stated degree).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt::<_, MAX_TENSOR_PARALLEL>"
+    )]
+    #[schemars(range(min = 1, max = MAX_TENSOR_PARALLEL))]
+    pub tensor_parallel: Option<u32>,
 }
 
 impl Serving {
@@ -301,6 +322,8 @@ impl Serving {
             && self.output_tokens.is_none()
             && self.time_per_output_token_ms.is_none()
             && self.time_to_first_token_ms.is_none()
+            && self.batch.is_none()
+            && self.tensor_parallel.is_none()
     }
 }
 
@@ -510,6 +533,9 @@ pub const MIN_TOKENS_B_MICRO: u64 = 1;
 pub const MAX_CONTEXT_TOKENS: u32 = 100_000_000;
 /// Upper bound of `workload.concurrent_sequences` (sequences served at once).
 pub const MAX_CONCURRENT_SEQUENCES: u32 = 10_000_000;
+/// Upper bound of `serving.tensor_parallel` (GPUs a replica is split over): far above the
+/// 8 of one box or the 72 of the largest NVLink domain sold.
+pub const MAX_TENSOR_PARALLEL: u32 = 1_024;
 /// Upper bound of `serving.peak_output_tokens_per_s`.
 pub const MAX_TOKENS_PER_S: u64 = 1_000_000_000;
 /// The least peak, in millionths of a token a second: 0.01.
