@@ -56,6 +56,7 @@ const ENGINE: &[&str] = &[
 /// questions and the root's `decide` functions.
 const ON_TOP: &[&str] = &[
     "batch",
+    "calibrate",
     "catalog",
     "check",
     "diagram",
