@@ -138,14 +138,14 @@ fn a_policy_without_a_sensitivity_section_reports_none() {
 #[test]
 fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let graph = common::graph();
-    let chat = flips(&graph, "examples/serving-7b-chat.yaml");
-    // The KV-cache table's row for models up to 10B ends there: the offer changes just above
-    // it. The nearest value (10.5B at the field's 0.5 step) stays in `flips_at`; the words say
-    // the edge.
-    let size = find(&chat, "offer", "workload.model_params_b");
-    assert_eq!(size.flips_at, serde_json::json!(10.5));
-    assert_eq!(size.edge, Some(serde_json::json!(10.0)));
-    assert!(size.text.contains("above a 10B model"), "{}", size.text);
+    let mistake = flips(&graph, "examples/mistake-70b-on-4090.yaml");
+    // The interconnect criterion holds from a 30B model (criteria.yaml): it stops holding just
+    // below. The nearest value (29.5B at the field's 0.5 step) stays in `flips_at`; the words
+    // say the edge.
+    let size = find(&mistake, "interconnect", "workload.model_params_b");
+    assert_eq!(size.flips_at, serde_json::json!(29.5));
+    assert_eq!(size.edge, Some(serde_json::json!(30.0)));
+    assert!(size.text.contains("below a 30B model"), "{}", size.text);
     // An edge at the profile's own value says nothing ("below a 70B model (now a 70B model)"):
     // the scenario row `pretrain_70b_100b` starts at 70B, this profile's size, and the change
     // is said at the value found.
@@ -551,8 +551,8 @@ fn every_line_of_every_shipped_profile_is_exact() {
 }
 
 /// A cliff inside the answer is said with its price: the 34B fine-tune due in twelve days takes
-/// three 910B boxes, and a day more (13) lets two finish with their margin, a third less for
-/// the month. One more GPU for a container service costs in proportion and is no cliff: it is
+/// two 910B boxes, and a deadline a day and a half shorter (10.5 days) leaves too little after
+/// the port and the margin for two: a third box, half as much again for the month. One more GPU for a container service costs in proportion and is no cliff: it is
 /// in the record, not in the memo. A `watch` naming no node is refused where it is written.
 #[test]
 fn a_cliff_in_the_count_is_said_with_its_price() {
@@ -560,17 +560,17 @@ fn a_cliff_in_the_count_is_said_with_its_price() {
     let all = flips(&graph, "examples/deadline-several-boxes.yaml");
     let deadline = find(&all, "gpus_rented", "job.deadline_days");
     assert_eq!(deadline.from, serde_json::json!(12.0));
-    assert_eq!(deadline.flips_at, serde_json::json!(13.0));
-    assert_eq!(deadline.becomes, serde_json::json!(16));
-    assert_eq!(deadline.cost, Some(serde_json::json!(42400)));
+    assert_eq!(deadline.flips_at, serde_json::json!(10.5));
+    assert_eq!(deadline.becomes, serde_json::json!(24));
+    assert_eq!(deadline.cost, Some(serde_json::json!(63600)));
     for (lang, said) in [
         (
             "en",
-            "- The number of GPUs rented turns from 24 to 16 at a deadline of 13 days (now a deadline of 12 days; ¥42,400 a month then).",
+            "- The number of GPUs rented turns from 16 to 24 at a deadline of 10.5 days (now a deadline of 12 days; ¥63,600 a month then).",
         ),
         (
             "zh",
-            "- 13 天的截止期限时，租用的 GPU 数由24变为16（目前为12 天的截止期限；届时每月 ¥42,400）。",
+            "- 10.5 天的截止期限时，租用的 GPU 数由16变为24（目前为12 天的截止期限；届时每月 ¥63,600）。",
         ),
     ] {
         let memo = common::run_ok(&[

@@ -44,6 +44,10 @@
 //! the interval is halved, nearer half first, until its ends agree or no value of the field's
 //! step lies between them ([`HIDDEN_PROBES`] values at most per direction).
 //!
+//! Where the halving runs out of values to try before it has looked everywhere between two
+//! candidates, the search in that direction stops there: a change past that point may not be
+//! the first, so it is not said (the memo says only changes it has checked are the nearest).
+//!
 //! The flip side, as with the table analysis: beyond those bounds, a change that exists only
 //! between two tried values that agree on every watched value and the headline cost (a band
 //! no rule literal or catalog count bounds) can be missed, and a change bisected over a wider
@@ -852,6 +856,10 @@ impl Prober<'_, '_> {
                 let ends = (from, at_from, candidate, at_candidate.clone());
                 if let Some(x) = self.hidden_change(space, ends, before, &open, &mut budget) {
                     points.push(x);
+                } else if budget == 0 {
+                    // The halving ran out before it had looked everywhere between the two: a
+                    // change at the candidate or beyond may not be the first, so none is said.
+                    break;
                 }
             }
             points.push(candidate);
