@@ -222,35 +222,41 @@ pub fn read_sheet(source: &Source) -> Result<Vec<Measurement>> {
     }
 }
 
-fn read_row(
-    source: &Source,
-    text: &str,
-    record: &csv::StringRecord,
+/// One row of a sheet being read: its cells by column name, and errors that point at them.
+struct Cells<'a> {
+    source: &'a Source,
+    text: &'a str,
+    record: &'a csv::StringRecord,
     line: usize,
-) -> Result<Measurement> {
-    let cell = |name: &str| {
+}
+
+impl Cells<'_> {
+    fn text(&self, name: &str) -> String {
         let i = COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
-        (i, record.get(i).unwrap_or("").to_owned())
-    };
-    let fail = |name: &str, message: String, help: &str| {
-        let (i, _) = cell(name);
+        self.record.get(i).unwrap_or("").to_owned()
+    }
+
+    fn fail(&self, name: &str, message: String, help: &str) -> Error {
+        let i = COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
         Error::new(ErrorKind::Rules, message)
             .at(
-                &source.name,
-                &source.text,
+                &self.source.name,
+                &self.source.text,
                 Some(Position {
-                    line,
-                    column: crate::policy::quotes::cell_column(text, line, i),
+                    line: self.line,
+                    column: crate::policy::quotes::cell_column(self.text, self.line, i),
                 }),
             )
             .field(name.to_owned())
             .help(help.to_owned())
-    };
-    let number = |name: &str, required: bool| -> Result<Option<f64>> {
-        let (_, v) = cell(name);
+    }
+
+    /// A positive number, or none where the cell is empty and may be.
+    fn number(&self, name: &str, required: bool) -> Result<Option<f64>> {
+        let v = self.text(name);
         if v.is_empty() {
             if required {
-                return Err(fail(
+                return Err(self.fail(
                     name,
                     format!("`{name}` is empty"),
                     "give a positive number",
@@ -260,101 +266,116 @@ fn read_row(
         }
         match v.parse::<f64>() {
             Ok(n) if n.is_finite() && n > 0.0 => Ok(Some(n)),
-            _ => Err(fail(
+            _ => Err(self.fail(
                 name,
                 format!("`{name}` is `{v}`, not a positive number"),
                 "give a positive number, such as 8 or 0.5",
             )),
         }
-    };
-    let whole = |name: &str, required: bool| -> Result<Option<u32>> {
-        match number(name, required)? {
+    }
+
+    /// A positive whole number, or none where the cell is empty and may be.
+    fn whole(&self, name: &str, required: bool) -> Result<Option<u32>> {
+        match self.number(name, required)? {
             None => Ok(None),
             Some(n) if n.fract() == 0.0 && n <= f64::from(u32::MAX) => {
                 // Checked just above: a whole number within u32.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 Ok(Some(n as u32))
             }
-            Some(n) => Err(fail(
+            Some(n) => Err(self.fail(
                 name,
                 format!("`{name}` is {n}, not a whole number"),
                 "give a whole number, such as 8",
             )),
         }
+    }
+
+    /// `kind` and `metric`, checked against each other.
+    fn kind_and_metric(&self) -> Result<(String, String)> {
+        let kind = self.text("kind");
+        if kind != "serving" && kind != "training" {
+            return Err(self.fail(
+                "kind",
+                format!("`kind` is `{kind}`"),
+                "`serving` or `training`",
+            ));
+        }
+        let metric = self.text("metric");
+        if !METRICS.contains(&metric.as_str()) {
+            return Err(self.fail(
+                "metric",
+                format!("`metric` is `{metric}`"),
+                &format!("one of: {}", METRICS.join(", ")),
+            ));
+        }
+        if (kind == "training") != (metric == "train_tokens_s_per_gpu") {
+            return Err(self.fail(
+                "metric",
+                format!("a {kind} row cannot measure `{metric}`"),
+                "training rows measure `train_tokens_s_per_gpu`; serving rows `output_tokens_s`, `tpot_ms` or `ttft_ms`",
+            ));
+        }
+        Ok((kind, metric))
+    }
+}
+
+fn read_row(
+    source: &Source,
+    text: &str,
+    record: &csv::StringRecord,
+    line: usize,
+) -> Result<Measurement> {
+    let cells = Cells {
+        source,
+        text,
+        record,
+        line,
     };
-    let (_, kind) = cell("kind");
-    if kind != "serving" && kind != "training" {
-        return Err(fail(
-            "kind",
-            format!("`kind` is `{kind}`"),
-            "`serving` or `training`",
-        ));
-    }
-    let (_, metric) = cell("metric");
-    if !METRICS.contains(&metric.as_str()) {
-        return Err(fail(
-            "metric",
-            format!("`metric` is `{metric}`"),
-            &format!("one of: {}", METRICS.join(", ")),
-        ));
-    }
-    if (kind == "training") != (metric == "train_tokens_s_per_gpu") {
-        return Err(fail(
-            "metric",
-            format!("a {kind} row cannot measure `{metric}`"),
-            "training rows measure `train_tokens_s_per_gpu`; serving rows `output_tokens_s`, `tpot_ms` or `ttft_ms`",
-        ));
-    }
-    let (_, concurrency) = cell("concurrency");
-    let concurrency = if concurrency.is_empty() {
-        None
-    } else {
-        whole("concurrency", false)?
-    };
-    let (_, id) = cell("id");
+    let (kind, metric) = cells.kind_and_metric()?;
+    let id = cells.text("id");
     if id.is_empty() {
-        return Err(fail(
+        return Err(cells.fail(
             "id",
             "`id` is empty".to_owned(),
             "give each row a short unique name",
         ));
     }
-    let gpus = whole("gpus", true)?.unwrap_or(1);
-    let nodes = whole("nodes", false)?.unwrap_or(1);
-    let row = Measurement {
-        id,
-        kind: kind.clone(),
-        hardware: cell("hardware").1,
-        gpus,
-        tp: whole("tp", false)?,
-        nodes,
-        fabric: cell("fabric").1,
-        model: cell("model").1,
-        model_params_b: number("model_params_b", true)?.unwrap_or(1.0),
-        active_params_b: number("active_params_b", false)?,
-        precision: cell("precision").1,
-        kv_precision: cell("kv_precision").1,
-        stack: cell("stack").1,
-        prompt_tokens: whole("prompt_tokens", kind == "serving")?,
-        output_tokens: whole("output_tokens", kind == "serving")?,
-        concurrency,
-        seq_len: whole("seq_len", false)?,
-        metric,
-        value: number("value", true)?.unwrap_or(1.0),
-        source: cell("source").1,
-        date: cell("date").1,
-        note: cell("note").1,
-        sheet: source.name.clone(),
-        line,
-    };
-    if row.kind == "serving" && row.concurrency.is_none() {
-        return Err(fail(
+    let serving = kind == "serving";
+    let concurrency = cells.whole("concurrency", false)?;
+    if serving && concurrency.is_none() {
+        return Err(cells.fail(
             "concurrency",
             "a serving row's `concurrency` is empty".to_owned(),
             "give the requests in flight (for a run that sends everything at once, the batch the server was capped at, and say so in `note`)",
         ));
     }
-    Ok(row)
+    Ok(Measurement {
+        id,
+        hardware: cells.text("hardware"),
+        gpus: cells.whole("gpus", true)?.unwrap_or(1),
+        tp: cells.whole("tp", false)?,
+        nodes: cells.whole("nodes", false)?.unwrap_or(1),
+        fabric: cells.text("fabric"),
+        model: cells.text("model"),
+        model_params_b: cells.number("model_params_b", true)?.unwrap_or(1.0),
+        active_params_b: cells.number("active_params_b", false)?,
+        precision: cells.text("precision"),
+        kv_precision: cells.text("kv_precision"),
+        stack: cells.text("stack"),
+        prompt_tokens: cells.whole("prompt_tokens", serving)?,
+        output_tokens: cells.whole("output_tokens", serving)?,
+        concurrency,
+        seq_len: cells.whole("seq_len", false)?,
+        kind,
+        metric,
+        value: cells.number("value", true)?.unwrap_or(1.0),
+        source: cells.text("source"),
+        date: cells.text("date"),
+        note: cells.text("note"),
+        sheet: source.name.clone(),
+        line,
+    })
 }
 
 /// The measurements shipped with the embedded rules.
@@ -471,7 +492,13 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
     }
     let profile = profile_of(&row);
     let source = Source::new(format!("{}:{}", row.sheet, row.line), profile);
-    let decided = crate::decide_with(graph, &source, as_of, crate::Detail::LEAN);
+    let decided = crate::decide_text(
+        graph,
+        &source,
+        crate::Syntax::Json,
+        as_of,
+        crate::Detail::LEAN,
+    );
     let decision = match decided {
         Ok((_, evaluation)) => evaluation.decision,
         Err(e) => {
@@ -508,48 +535,39 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
     }
 }
 
-/// The profile a row describes, as YAML.
+/// The profile a row describes, as one JSON object.
 fn profile_of(row: &Measurement) -> String {
-    let mut workload = format!(
-        "{{task: {}, model_params_b: {}",
-        if row.kind == "training" {
-            "pretrain"
-        } else {
-            "inference"
+    use serde_json::json;
+    let training = row.kind == "training";
+    let mut profile = json!({
+        "name": row.id,
+        "workload": {
+            "task": if training { "pretrain" } else { "inference" },
+            "model_params_b": row.model_params_b,
         },
-        row.model_params_b
-    );
+        "usage": {"gpus": row.gpus, "hours_per_gpu_month": 720},
+    });
+    let workload = &mut profile["workload"];
     if let Some(active) = row.active_params_b.filter(|a| *a < row.model_params_b) {
-        workload.push_str(&format!(", active_params_b: {active}"));
+        workload["active_params_b"] = json!(active);
     }
-    if row.kind == "training" {
-        workload.push_str(", parallelism: [data, tensor, pipeline]");
+    if training {
+        workload["parallelism"] = json!(["data", "tensor", "pipeline"]);
         if row.nodes > 1 {
-            workload.push_str(&format!(", nodes: {}", row.nodes));
+            workload["nodes"] = json!(row.nodes);
         }
         if let Some(seq) = row.seq_len {
-            workload.push_str(&format!(", context_tokens: {seq}"));
+            workload["context_tokens"] = json!(seq);
         }
+    } else {
+        profile["serving"] = json!({
+            "prompt_tokens": row.prompt_tokens.unwrap_or(1),
+            "output_tokens": row.output_tokens.unwrap_or(1),
+            "batch": row.concurrency.unwrap_or(1),
+            "tensor_parallel": row.tp.unwrap_or(1),
+        });
     }
-    workload.push('}');
-    let mut text = format!(
-        "name: {}\nworkload: {workload}\nusage: {{gpus: {}, hours_per_gpu_month: 720}}\n",
-        serde_json::Value::String(row.id.clone()),
-        row.gpus
-    );
-    if row.kind == "serving" {
-        let mut serving = format!(
-            "serving: {{prompt_tokens: {}, output_tokens: {}",
-            row.prompt_tokens.unwrap_or(1),
-            row.output_tokens.unwrap_or(1)
-        );
-        if let Some(c) = row.concurrency {
-            serving.push_str(&format!(", batch: {c}"));
-        }
-        serving.push_str(&format!(", tensor_parallel: {}}}\n", row.tp.unwrap_or(1)));
-        text.push_str(&serving);
-    }
-    text
+    profile.to_string()
 }
 
 /// The error of every compared row by kind, by kind and metric, and by kind and family.

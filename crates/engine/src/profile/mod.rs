@@ -534,7 +534,7 @@ pub const MAX_CONTEXT_TOKENS: u32 = 100_000_000;
 /// Upper bound of `workload.concurrent_sequences` (sequences served at once).
 pub const MAX_CONCURRENT_SEQUENCES: u32 = 10_000_000;
 /// Upper bound of `serving.tensor_parallel` (GPUs a replica is split over): far above the
-/// 8 of one box or the 72 of the largest NVLink domain sold.
+/// 8 of one box or the 72 of the largest `NVLink` domain sold.
 pub const MAX_TENSOR_PARALLEL: u32 = 1_024;
 /// Upper bound of `serving.peak_output_tokens_per_s`.
 pub const MAX_TOKENS_PER_S: u64 = 1_000_000_000;
