@@ -77,6 +77,9 @@ pub struct Measurement {
     pub prompt_tokens: Option<u32>,
     pub output_tokens: Option<u32>,
     pub concurrency: Option<u32>,
+    /// Serving: every request was sent at once (`concurrency` written `burst`), so the figure
+    /// includes the queue of prefills a steady service does not have.
+    pub burst: bool,
     pub seq_len: Option<u32>,
     pub metric: String,
     pub value: f64,
@@ -342,12 +345,17 @@ fn read_row(
         ));
     }
     let serving = kind == "serving";
-    let concurrency = cells.whole("concurrency", false)?;
-    if serving && concurrency.is_none() {
+    let burst = cells.text("concurrency") == "burst";
+    let concurrency = if burst {
+        None
+    } else {
+        cells.whole("concurrency", false)?
+    };
+    if serving && concurrency.is_none() && !burst {
         return Err(cells.fail(
             "concurrency",
             "a serving row's `concurrency` is empty".to_owned(),
-            "give the requests in flight (for a run that sends everything at once, the batch the server was capped at, and say so in `note`)",
+            "give the requests in flight, or `burst` for a run that sent every request at once",
         ));
     }
     Ok(Measurement {
@@ -366,6 +374,7 @@ fn read_row(
         prompt_tokens: cells.whole("prompt_tokens", serving)?,
         output_tokens: cells.whole("output_tokens", serving)?,
         concurrency,
+        burst,
         seq_len: cells.whole("seq_len", false)?,
         kind,
         metric,
@@ -476,6 +485,10 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
         let why = format!("no offer of the catalog has the `{}` family", row.hardware);
         return skip(row, None, why);
     };
+    if row.burst {
+        let why = "every request was sent at once: the figure includes a queue of prefills (a mean time to first token of seconds), not the steady service the model sizes".to_owned();
+        return skip(row, Some(offer), why);
+    }
     if !MODELLED_PRECISIONS.contains(&row.precision.as_str())
         || !MODELLED_PRECISIONS.contains(&row.kv_precision.as_str())
     {
