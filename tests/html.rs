@@ -425,7 +425,7 @@ fn the_job_chart_has_a_point_per_offer_the_recommendation_marked_and_the_deadlin
         "point and key"
     );
     assert!(
-        svg.contains(">1. RTX 4090 24G ×8 (Sichuan zone 2): 1.6 days, ¥7,920 (recommended)</text>")
+        svg.contains(">1. RTX 4090 24G ×8 (Sichuan zone 2): 1.8 days, ¥7,920 (recommended)</text>")
     );
     assert!(
         !svg.contains("class=\"limit\""),
@@ -435,12 +435,12 @@ fn the_job_chart_has_a_point_per_offer_the_recommendation_marked_and_the_deadlin
     let svg = &page[page.rfind("<svg").unwrap()..page.rfind("</svg>").unwrap()];
     assert!(svg.contains(">deadline: 10 days</text>"), "{svg}");
     assert!(
-        svg.contains(">1. 8 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core): 3.9 days after 5 days of porting, ¥169,600 (recommended)</text>"),
+        svg.contains(">1. 6 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core): 3.6 days after 5 days of porting, ¥127,200 (recommended)</text>"),
         "{svg}"
     );
     // The count the profile asks for (one box) is a point of its own, said to miss the time.
     assert!(
-        svg.contains(">5. H100 80G ×8 (Ningxia zone 1): 14.1 days, ¥86,880 (the count asked for: misses the time)</text>"),
+        svg.contains(">5. H100 80G ×8 (Ningxia zone 1): 14.2 days, ¥86,880 (the count asked for: misses the time)</text>"),
         "{svg}"
     );
 }

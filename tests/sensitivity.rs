@@ -159,15 +159,15 @@ fn a_change_just_past_a_table_edge_is_said_as_the_edge() {
     let gpus = find(&gpus, "deployment", "usage.gpus");
     assert_eq!(gpus.edge, None);
     assert!(gpus.text.contains("at 7 GPUs busy"), "{}", gpus.text);
-    // A value no rule writes is no edge: four 910B boxes need 187.2 h for this job, after 5
-    // days of porting and with a tenth of the deadline to spare ((187.2 + 120) / 0.9 = 341.3 h,
-    // 14.2 days), so the offer turns to them at 14.5 days (the field's step is half a day).
+    // A value no rule writes is no edge: four 910B boxes need 128.3 h for this job, after 5
+    // days of porting and with a tenth of the deadline to spare ((128.3 + 120) / 0.9 = 275.8 h,
+    // 11.5 days), so the offer turns to them at 11.5 days (the field's step is half a day).
     let job = flips(&graph, "examples/measured-claim-h100.yaml");
     let deadline = find(&job, "offer", "job.deadline_days");
-    assert_eq!(deadline.flips_at, serde_json::json!(14.5));
+    assert_eq!(deadline.flips_at, serde_json::json!(11.5));
     assert_eq!(deadline.edge, None);
     assert!(
-        deadline.text.contains("at a deadline of 14.5 days"),
+        deadline.text.contains("at a deadline of 11.5 days"),
         "{}",
         deadline.text
     );

@@ -52,11 +52,12 @@ const A100_QUOTE: &str = "a100-80g,marketplace,gpu_hour,10,8,CNY,none,1 GPU-hour
 /// The shipped rules with the A100 test offer quoted.
 fn rules_with_a100() -> tempfile::TempDir {
     // A new accelerator family needs its training MFU too (Llama 2 70B on A100s implies 43%,
-    // meta-llama/llama MODEL_CARD.md), though serving does not read it.
+    // meta-llama/llama MODEL_CARD.md), though serving does not read it; its serving
+    // efficiencies are the policy's default for a family without measurements.
     let dir = common::edited_rules(&[(
         "training.yaml",
-        "value: {h100: 0.40,",
-        "value: {a100: 0.40, h100: 0.40,",
+        "value: {h100: 0.43,",
+        "value: {a100: 0.43, h100: 0.43,",
     )]);
     let catalog = dir.path().join("catalog.yaml");
     let mut text = std::fs::read_to_string(&catalog).unwrap();

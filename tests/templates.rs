@@ -93,7 +93,7 @@ fn a_template_the_embedded_set_lacks_is_added() {
     ]);
     let out = memo(Some(rules.path()), "en");
     assert!(
-        out.contains("Approvals needed above ¥169,600 a month: the CFO.\n\n## Sign-off"),
+        out.contains("Approvals needed above ¥127,200 a month: the CFO.\n\n## Sign-off"),
         "{out}"
     );
 }

@@ -105,6 +105,9 @@ pub struct Compared {
     /// The batch the model ran (serving), where it differs from the measured concurrency
     /// because the memory could not hold more.
     pub batch: Option<f64>,
+    /// The regime the policy puts the row in (`regime` of `outputs.calibration`: serving at
+    /// low load or at load, training in one box or across boxes).
+    pub regime: Option<String>,
     /// Why the row was not compared.
     pub skipped: Option<String>,
 }
@@ -226,14 +229,14 @@ pub fn read_sheet(source: &Source) -> Result<Vec<Measurement>> {
 }
 
 /// One row of a sheet being read: its cells by column name, and errors that point at them.
-struct Cells<'a> {
+struct SheetRow<'a> {
     source: &'a Source,
     text: &'a str,
     record: &'a csv::StringRecord,
     line: usize,
 }
 
-impl Cells<'_> {
+impl SheetRow<'_> {
     fn text(&self, name: &str) -> String {
         let i = COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
         self.record.get(i).unwrap_or("").to_owned()
@@ -329,7 +332,7 @@ fn read_row(
     record: &csv::StringRecord,
     line: usize,
 ) -> Result<Measurement> {
-    let cells = Cells {
+    let cells = SheetRow {
         source,
         text,
         record,
@@ -479,6 +482,7 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
         predicted: None,
         ratio: None,
         batch: None,
+        regime: None,
         skipped: Some(why),
     };
     let Some(offer) = offer_of(graph, &row.hardware) else {
@@ -538,12 +542,17 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
         row.concurrency
             .is_some_and(|c| (f64::from(c) - b).abs() > 0.5)
     });
+    let regime = of_offer
+        .as_ref()
+        .and_then(|v| v.get_attr("regime").ok())
+        .and_then(|v| v.as_str().map(str::to_owned));
     Compared {
         ratio: Some(predicted / row.value),
         measurement: row,
         offer: Some(offer),
         predicted: Some(predicted),
         batch,
+        regime,
         skipped: None,
     }
 }
@@ -583,18 +592,24 @@ fn profile_of(row: &Measurement) -> String {
     profile.to_string()
 }
 
-/// The error of every compared row by kind, by kind and metric, and by kind and family.
+/// The error of every compared row by kind, by kind and metric, by kind and family, and by the
+/// policy's regime, alone and by family.
 fn groups(rows: &[Compared]) -> Vec<GroupError> {
     let mut by: BTreeMap<String, Vec<(f64, &str)>> = BTreeMap::new();
     for row in rows {
         let Some(ratio) = row.ratio else { continue };
         let m = &row.measurement;
         let error = (ratio - 1.0).abs();
-        for key in [
+        let mut keys = vec![
             m.kind.clone(),
             format!("{} {}", m.kind, m.metric),
             format!("{} on {}", m.kind, m.hardware),
-        ] {
+        ];
+        if let Some(regime) = &row.regime {
+            keys.push(regime.clone());
+            keys.push(format!("{regime} on {}", m.hardware));
+        }
+        for key in keys {
             by.entry(key).or_default().push((error, m.id.as_str()));
         }
     }
