@@ -365,7 +365,7 @@ const ERROR_BOUNDS: &[(&str, f64, f64)] = &[("serving", 0.25, 0.50), ("training"
 
 /// The error `decide calibrate` gives today (docs/models.md), by kind: (median, p90). A change
 /// to a model or a measurement that worsens either by more than [`REGRESSION`] fails here, as
-/// NVIDIA's AIConfigurator flags a change that worsens its error against its silicon sample.
+/// NVIDIA's `AIConfigurator` flags a change that worsens its error against its silicon sample.
 const AS_CALIBRATED: &[(&str, f64, f64)] = &[("serving", 0.05, 0.28), ("training", 0.06, 0.21)];
 
 /// How far the error may worsen from [`AS_CALIBRATED`] before the test fails: five points.
