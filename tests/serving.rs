@@ -477,3 +477,47 @@ fn a_bad_measurement_sheet_is_refused_at_its_cell() {
     assert!(err.contains("metric"), "{err}");
     assert!(err.contains("output_tokens_s, tpot_ms, ttft_ms"), "{err}");
 }
+
+#[test]
+fn the_error_the_memo_quotes_is_what_calibrate_prints() {
+    // `model_error_by_family` (rules/calibration.yaml) is what the memo tells the signer; it is
+    // kept by hand from `decide calibrate`, and must say what the command prints today: each
+    // family and kind's rows compared, and the median and 90th percentile to the hundredth.
+    let c = calibration(&[]);
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/calibration.yaml"),
+    )
+    .unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    let quoted = doc["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "model_error_by_family")
+        .expect("model_error_by_family")["value"]
+        .clone();
+    let mut printed = serde_json::Map::new();
+    for g in c["groups"].as_array().unwrap() {
+        let name = g["group"].as_str().unwrap();
+        let Some((kind, family)) = name.split_once(" on ") else {
+            continue;
+        };
+        if !["serving", "training"].contains(&kind) {
+            continue;
+        }
+        let round = |x: &Value| (x.as_f64().unwrap() * 100.0).round() / 100.0;
+        let entry = printed
+            .entry(family.to_owned())
+            .or_insert_with(|| serde_json::json!({}));
+        entry[kind] = serde_json::json!({
+            "compared": g["compared"],
+            "median": round(&g["median"]),
+            "p90": round(&g["p90"]),
+        });
+    }
+    assert_eq!(
+        quoted,
+        Value::Object(printed),
+        "update `model_error_by_family` in rules/calibration.yaml to what `decide calibrate` prints"
+    );
+}
