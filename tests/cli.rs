@@ -521,6 +521,7 @@ fn assert_exported_as_shipped(p: &Path) {
     for (from, to) in [
         ("rules", ""),
         ("rules/quotes", "quotes"),
+        ("rules/measurements", "measurements"),
         ("rules/tests", "tests"),
         ("templates", "templates"),
         ("examples", "examples"),
