@@ -418,19 +418,22 @@ fn the_models_are_within_their_calibrated_error_of_published_measurements() {
     }
 }
 
-#[test]
-fn a_buyers_own_measurement_is_checked_beside_the_published_ones() {
+/// A measurement sheet `ours.csv` of the header and `row`, in a temporary folder (kept alive by
+/// the first of the pair).
+fn one_row_sheet(row: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let sheet = dir.path().join("ours.csv");
     let header = decide::calibrate::COLUMNS.join(",");
-    std::fs::write(
-        &sheet,
-        format!(
-            "{header}\nours-h100-8b,serving,h100,1,1,1,none,Our 8B,8,8,bf16,bf16,vLLM,512,256,1,,\
-             tpot_ms,7.5,our lab,2026-11-30,one request\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&sheet, format!("{header}\n{row}\n")).unwrap();
+    (dir, sheet)
+}
+
+#[test]
+fn a_buyers_own_measurement_is_checked_beside_the_published_ones() {
+    let (_dir, sheet) = one_row_sheet(
+        "ours-h100-8b,serving,h100,1,1,1,none,Our 8B,8,8,bf16,bf16,vLLM,512,256,1,,\
+         tpot_ms,7.5,our lab,2026-11-30,one request",
+    );
     let c = calibration(&["--measurements", sheet.to_str().unwrap()]);
     let ours = c["rows"]
         .as_array()
@@ -455,17 +458,10 @@ fn a_buyers_own_measurement_is_checked_beside_the_published_ones() {
 
 #[test]
 fn a_bad_measurement_sheet_is_refused_at_its_cell() {
-    let dir = tempfile::tempdir().unwrap();
-    let sheet = dir.path().join("ours.csv");
-    let header = decide::calibrate::COLUMNS.join(",");
-    std::fs::write(
-        &sheet,
-        format!(
-            "{header}\nours,serving,h100,1,1,1,none,Our 8B,8,8,bf16,bf16,vLLM,512,256,1,,\
-             tokens_per_second,7.5,our lab,2026-11-30,one request\n"
-        ),
-    )
-    .unwrap();
+    let (_dir, sheet) = one_row_sheet(
+        "ours,serving,h100,1,1,1,none,Our 8B,8,8,bf16,bf16,vLLM,512,256,1,,\
+         tokens_per_second,7.5,our lab,2026-11-30,one request",
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_decide"))
         .args(["calibrate", "--as-of", common::AS_OF, "--measurements"])
         .arg(&sheet)

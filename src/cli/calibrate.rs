@@ -48,26 +48,13 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let graph = config.graph()?;
     let mut rows = match config.folder() {
         None => decide::calibrate::shipped()?,
-        Some(dir) => {
-            let dir = dir.join(decide::policy::MEASUREMENTS_FOLDER);
-            let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-                Ok(entries) => entries
-                    .filter_map(std::result::Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "csv"))
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
-            files.sort();
-            let mut rows = Vec::new();
-            for file in files {
-                rows.extend(decide::calibrate::read_sheet(&read(&file)?)?);
-            }
-            rows
-        }
+        Some(dir) => decide::calibrate::in_folder(dir)?,
     };
     for file in &args.measurements {
-        rows.extend(decide::calibrate::read_sheet(&read(file)?)?);
+        rows.extend(decide::calibrate::read_sheet(&Source::read(
+            file,
+            ErrorKind::Rules,
+        )?)?);
     }
     if rows.is_empty() {
         return Err(Error::new(ErrorKind::Usage, "no measurements to compare")
@@ -85,8 +72,4 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     super::print(&text)?;
     Ok(Outcome::Clean)
-}
-
-fn read(path: &std::path::Path) -> Result<Source> {
-    Source::read(path, ErrorKind::Rules)
 }

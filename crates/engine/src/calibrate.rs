@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::graph::Graph;
+use crate::policy::quotes;
 use crate::source::Source;
 
 /// The columns of a measurement sheet, in order.
@@ -139,23 +140,13 @@ pub struct Calibration {
 /// A sheet that is not CSV, a header that is not [`COLUMNS`], or a cell that is not what its
 /// column takes.
 pub fn read_sheet(source: &Source) -> Result<Vec<Measurement>> {
-    let text = source.text.replace("\r\n", "\n");
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(text.as_bytes());
+    let text = quotes::with_lf(&source.text);
+    let mut reader = quotes::csv_reader(&text);
     let headers = reader
         .headers()
-        .map_err(|e| crate::policy::quotes::csv_error(source, &e))?
+        .map_err(|e| quotes::csv_error(source, &e))?
         .clone();
-    let header_line = text
-        .lines()
-        .position(|l| {
-            let l = l.trim().trim_start_matches('\u{feff}');
-            !l.is_empty() && !l.starts_with('#')
-        })
-        .map_or(1, |i| i + 1);
+    let header_line = quotes::header_line(&text);
     let names: Vec<&str> = headers.iter().collect();
     if names != COLUMNS {
         let index = names
@@ -177,7 +168,7 @@ pub fn read_sheet(source: &Source) -> Result<Vec<Measurement>> {
             &source.text,
             Some(Position {
                 line: header_line,
-                column: crate::policy::quotes::cell_column(&text, header_line, index),
+                column: quotes::cell_column(&text, header_line, index),
             }),
         )
         .help(format!("the columns are: {}", COLUMNS.join(","))));
@@ -190,7 +181,7 @@ pub fn read_sheet(source: &Source) -> Result<Vec<Measurement>> {
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
-                errors.push(crate::policy::quotes::csv_error(source, &e));
+                errors.push(quotes::csv_error(source, &e));
                 if matches!(e.kind(), csv::ErrorKind::UnequalLengths { .. }) {
                     continue;
                 }
@@ -250,7 +241,7 @@ impl SheetRow<'_> {
                 &self.source.text,
                 Some(Position {
                     line: self.line,
-                    column: crate::policy::quotes::cell_column(self.text, self.line, i),
+                    column: quotes::cell_column(self.text, self.line, i),
                 }),
             )
             .field(name.to_owned())
@@ -402,6 +393,31 @@ pub fn shipped() -> Result<Vec<Measurement>> {
             *text,
         );
         rows.extend(read_sheet(&source)?);
+    }
+    Ok(rows)
+}
+
+/// The measurements of a rules folder: every sheet of its `measurements/`, in name order (none
+/// where it has no such folder).
+///
+/// # Errors
+/// The folder or a sheet that cannot be read, or a sheet that does not read as one.
+pub fn in_folder(rules: &std::path::Path) -> Result<Vec<Measurement>> {
+    let dir = rules.join(crate::policy::MEASUREMENTS_FOLDER);
+    let files = match crate::source::files_in(&dir, quotes::SHEET_EXTENSIONS) {
+        Ok(files) => files,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(Error::new(
+                ErrorKind::Rules,
+                format!("cannot read the measurements folder: {e}"),
+            )
+            .in_file(dir.display().to_string()));
+        }
+    };
+    let mut rows = Vec::new();
+    for file in files {
+        rows.extend(read_sheet(&Source::read(&file, ErrorKind::Rules)?)?);
     }
     Ok(rows)
 }

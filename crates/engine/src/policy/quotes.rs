@@ -300,30 +300,13 @@ pub fn read_sheet(
             ],
         );
     }
-    // What a spreadsheet saves ends its lines with CRLF, and the csv crate counts a CRLF after
-    // a comment line as no line at all: read with LF endings, every record keeps its line.
-    let lf = if text.contains("\r\n") {
-        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
-    } else {
-        std::borrow::Cow::Borrowed(&**text)
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(lf.as_bytes());
+    let lf = with_lf(text);
+    let mut reader = csv_reader(&lf);
     let headers = match reader.headers() {
         Ok(h) => h.clone(),
         Err(e) => return (Vec::new(), vec![csv_error(source, &e)]),
     };
-    // The header is the first line that is neither blank nor a comment.
-    let header_line = text
-        .lines()
-        .position(|l| {
-            let l = l.trim().trim_start_matches('\u{feff}');
-            !l.is_empty() && !l.starts_with('#')
-        })
-        .map_or(1, |i| i + 1);
+    let header_line = header_line(text);
     let mut errors = check_headers(&headers, |index, message| {
         err(header_line, cell_column(text, header_line, index), message)
     });
@@ -969,6 +952,37 @@ fn is_vendor(name: &str) -> bool {
 }
 
 /// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
+/// `text` with LF line endings. What a spreadsheet saves ends its lines with CRLF, and the csv
+/// crate counts a CRLF after a comment line as no line at all: read with LF endings, every
+/// record keeps its line.
+pub(crate) fn with_lf(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// A reader of a CSV sheet as the rules folder's sheets are written (quotes, measurements): a
+/// header, `#` comment lines, cells trimmed.
+pub(crate) fn csv_reader(lf: &str) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(lf.as_bytes())
+}
+
+/// The 1-based line of a sheet's header: the first that is neither blank nor a comment.
+pub(crate) fn header_line(text: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim().trim_start_matches('\u{feff}');
+            !l.is_empty() && !l.starts_with('#')
+        })
+        .map_or(1, |i| i + 1)
+}
+
 pub(crate) fn csv_error(source: &Source, e: &csv::Error) -> Error {
     let line = e
         .position()
