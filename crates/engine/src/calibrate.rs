@@ -53,9 +53,6 @@ pub const METRICS: &[&str] = &[
     "train_tokens_s_per_gpu",
 ];
 
-/// The precisions the models read: weights and KV cache of two bytes.
-const MODELLED_PRECISIONS: &[&str] = &["bf16", "fp16", ""];
-
 /// One published measurement.
 #[derive(Debug, Clone, Serialize)]
 pub struct Measurement {
@@ -509,20 +506,6 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
         let why = "every request was sent at once: the figure includes a queue of prefills (a mean time to first token of seconds), not the steady service the model sizes".to_owned();
         return skip(row, Some(offer), why);
     }
-    if !MODELLED_PRECISIONS.contains(&row.precision.as_str())
-        || !MODELLED_PRECISIONS.contains(&row.kv_precision.as_str())
-    {
-        let why = format!(
-            "run at {} weights{}: the models read two-byte weights and KV cache",
-            row.precision,
-            if row.kv_precision.is_empty() {
-                String::new()
-            } else {
-                format!(" and {} KV cache", row.kv_precision)
-            }
-        );
-        return skip(row, Some(offer), why);
-    }
     let profile = profile_of(&row);
     let source = Source::new(format!("{}:{}", row.sheet, row.line), profile);
     let decided = crate::decide_text(
@@ -586,6 +569,12 @@ fn profile_of(row: &Measurement) -> String {
         "usage": {"gpus": row.gpus, "hours_per_gpu_month": 720},
     });
     let workload = &mut profile["workload"];
+    if !row.precision.is_empty() {
+        workload["precision"] = json!(row.precision);
+    }
+    if !training && !row.kv_precision.is_empty() {
+        workload["kv_precision"] = json!(row.kv_precision);
+    }
     if let Some(active) = row.active_params_b.filter(|a| *a < row.model_params_b) {
         workload["active_params_b"] = json!(active);
     }
@@ -608,8 +597,8 @@ fn profile_of(row: &Measurement) -> String {
     profile.to_string()
 }
 
-/// The error of every compared row by kind, by kind and metric, by kind and family, and by the
-/// policy's regime, alone and by family.
+/// The error of every compared row by kind, by kind and metric, by kind and family, by kind and
+/// the weights' number format, and by the policy's regime, alone and by family.
 fn groups(rows: &[Compared]) -> Vec<GroupError> {
     let mut by: BTreeMap<String, Vec<(f64, &str)>> = BTreeMap::new();
     for row in rows {
@@ -621,6 +610,9 @@ fn groups(rows: &[Compared]) -> Vec<GroupError> {
             format!("{} {}", m.kind, m.metric),
             format!("{} on {}", m.kind, m.hardware),
         ];
+        if !m.precision.is_empty() {
+            keys.push(format!("{} at {}", m.kind, m.precision));
+        }
         if let Some(regime) = &row.regime {
             keys.push(regime.clone());
             keys.push(format!("{regime} on {}", m.hardware));

@@ -471,8 +471,8 @@ mod tests {
             (
                 "profile.workload.zzz",
                 "`profile.workload` has: active_params_b, concurrency, concurrent_sequences, \
-                 context_tokens, custom_cuda_operators, model, model_params_b, nodes, parallelism, \
-                 task, tokens_b",
+                 context_tokens, custom_cuda_operators, kv_precision, model, model_params_b, nodes, \
+                 parallelism, precision, task, tokens_b",
             ),
             ("profile.workload.task.x", "`profile.workload.task` has: "),
             ("other", "see the profile format in docs/profile.md"),

@@ -80,6 +80,36 @@ pub enum Concurrency {
     High,
 }
 
+/// A number format of a model's weights, and of the arithmetic that reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// 16-bit brain floating point: the format open models are published in.
+    Bf16,
+    /// 16-bit IEEE floating point.
+    Fp16,
+    /// 8-bit floating point weights and activations (`W8A8` FP8).
+    Fp8,
+    /// 8-bit integer weights and activations (`W8A8` INT8, `SmoothQuant`).
+    Int8,
+    /// 4-bit integer weights with 16-bit arithmetic (`W4A16`: AWQ, GPTQ, GGUF `Q4`).
+    Int4,
+}
+
+/// A number format of the KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KvPrecision {
+    /// 16-bit brain floating point.
+    Bf16,
+    /// 16-bit IEEE floating point.
+    Fp16,
+    /// 8-bit floating point.
+    Fp8,
+    /// 8-bit integer.
+    Int8,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
@@ -146,6 +176,17 @@ pub struct Workload {
     #[serde(default, deserialize_with = "whole_opt::<_, MAX_CONCURRENT_SEQUENCES>")]
     #[schemars(range(min = 1, max = MAX_CONCURRENT_SEQUENCES))]
     pub concurrent_sequences: Option<u32>,
+    /// The number format the weights are held and computed in: `bf16` | `fp16` | `fp8` |
+    /// `int8` | `int4`. It sets the bytes a parameter holds and the rate the arithmetic runs
+    /// at, and rules out the accelerators that cannot run it (the policy says which can). Left
+    /// out, the policy's default. Training reads it for the arithmetic only (FP8 training keeps
+    /// 16-bit weights and 32-bit optimizer state).
+    #[serde(default)]
+    pub precision: Option<Precision>,
+    /// The number format of a service's KV cache: `bf16` | `fp16` | `fp8` | `int8`. Left out,
+    /// the policy's default.
+    #[serde(default)]
+    pub kv_precision: Option<KvPrecision>,
     /// The code relies on custom CUDA operators (kernels), which do not port to other
     /// accelerators by a conversion tool.
     #[serde(default)]
