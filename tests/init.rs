@@ -52,6 +52,7 @@ fn regex_escape(c: char) -> String {
 /// Questions only an inference workload is asked.
 const INFERENCE_ONLY: &[&str] = &[
     "how much concurrency?",
+    "which number format do the weights run in?",
     "tokens of context per sequence?",
     "sequences served at once?",
     "traffic at its peak",
@@ -161,7 +162,12 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
     assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
     assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
-    for field in ["concurrency", "context_tokens", "concurrent_sequences"] {
+    for field in [
+        "concurrency",
+        "precision",
+        "context_tokens",
+        "concurrent_sequences",
+    ] {
         assert!(profile["workload"].get(field).is_none(), "{text}");
     }
     assert_eq!(
@@ -198,6 +204,9 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     p.exp_string("For inference: how much concurrency?")
         .unwrap();
     keys(&mut p, &format!("High{ENTER}"));
+    p.exp_string("which number format do the weights run in?")
+        .unwrap();
+    keys(&mut p, &format!("FP8{ENTER}"));
     p.exp_string("tokens of context per sequence?").unwrap();
     keys(&mut p, &format!("8192{ENTER}"));
     p.exp_string("sequences served at once?").unwrap();
@@ -248,6 +257,7 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(profile["workload"]["task"], "inference", "{text}");
     assert_eq!(profile["workload"]["concurrency"], "high", "{text}");
+    assert_eq!(profile["workload"]["precision"], "fp8", "{text}");
     assert_eq!(profile["workload"]["context_tokens"], 8192, "{text}");
     assert_eq!(profile["workload"]["concurrent_sequences"], 32, "{text}");
     assert!(profile["workload"].get("tokens_b").is_none(), "{text}");

@@ -486,7 +486,8 @@ fn a_bad_measurement_sheet_is_refused_at_its_cell() {
 fn the_error_the_memo_quotes_is_what_calibrate_prints() {
     // `model_error_by_family` (rules/calibration.yaml) is what the memo tells the signer; it is
     // kept by hand from `decide calibrate`, and must say what the command prints today: each
-    // family and kind's rows compared, and the median and 90th percentile to the hundredth.
+    // family's rows compared in each regime, and the median and 90th percentile to the
+    // hundredth.
     let c = calibration(&[]);
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/calibration.yaml"),
@@ -503,17 +504,23 @@ fn the_error_the_memo_quotes_is_what_calibrate_prints() {
     let mut printed = serde_json::Map::new();
     for g in c["groups"].as_array().unwrap() {
         let name = g["group"].as_str().unwrap();
-        let Some((kind, family)) = name.split_once(" on ") else {
+        let Some((regime, family)) = name.split_once(" on ") else {
             continue;
         };
-        if !["serving", "training"].contains(&kind) {
+        let regimes = [
+            "serving at low load",
+            "serving at load",
+            "training in one box",
+            "training across boxes",
+        ];
+        if !regimes.contains(&regime) {
             continue;
         }
         let round = |x: &Value| (x.as_f64().unwrap() * 100.0).round() / 100.0;
         let entry = printed
             .entry(family.to_owned())
             .or_insert_with(|| serde_json::json!({}));
-        entry[kind] = serde_json::json!({
+        entry[regime] = serde_json::json!({
             "compared": g["compared"],
             "median": round(&g["median"]),
             "p90": round(&g["p90"]),

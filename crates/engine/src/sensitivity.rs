@@ -349,7 +349,11 @@ impl Study<'_, '_> {
         if !searchable {
             return None;
         }
-        let current = get_path(json, &path).cloned()?;
+        let current = match get_path(json, &path) {
+            Some(v) => v.clone(),
+            None if probe.unset && matches!(ty, FieldKind::Enum(_)) => J::Null,
+            None => return None,
+        };
         let mut dirty = dirty_nodes(self.graph, &probe.field.value, &self.needed);
         if dirty.is_empty() {
             return None;

@@ -446,6 +446,16 @@ fn sensitivity(policy: &Policy, nodes: &[Node<'_>], errors: &mut Vec<Error>) {
                 format!("sensitivity: `{field}` is not a profile field"),
                 hint,
             ));
+        } else if probe.unset
+            && !matches!(
+                crate::profile::field(field).map(|f| &f.kind),
+                Some(crate::profile::FieldKind::Enum(_))
+            )
+        {
+            errors.push(fault(
+                format!("sensitivity: `{field}` has `unset: true`, but it is not a choice"),
+                "`unset` searches the choices of a field the profile may leave out (`workload.precision`); remove it here".to_owned(),
+            ));
         }
     }
 }

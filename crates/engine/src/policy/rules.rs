@@ -854,6 +854,11 @@ pub struct Probe {
     /// change of busy GPUs); uses `unchanged`.
     #[serde(default)]
     pub line_under: Option<String>,
+    /// A choice the profile may leave out (the policy then assumes its default): search every
+    /// choice also where the profile gives none. `says` then words the field at `value` none
+    /// as the default it stands for.
+    #[serde(default)]
+    pub unset: bool,
     /// Search this field only when this is true of the decision being explained: a rule
     /// expression over the nodes and `profile`, like an output's (e.g. `layout == 'sharded'`;
     /// machines per job change nothing for serving replicas). Checked when the rules load.
