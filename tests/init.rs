@@ -59,6 +59,14 @@ const INFERENCE_ONLY: &[&str] = &[
     "Output tokens a second across the whole service",
 ];
 
+/// Profile fields only an inference workload is asked for.
+const INFERENCE_FIELDS: &[&str] = &[
+    "concurrency",
+    "precision",
+    "context_tokens",
+    "concurrent_sequences",
+];
+
 /// Answers the four yes/no criteria and the custom-operators question with no.
 fn no_requirements(p: &mut rexpect::session::PtySession) {
     for question in [
@@ -162,12 +170,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
     assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
     assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
-    for field in [
-        "concurrency",
-        "precision",
-        "context_tokens",
-        "concurrent_sequences",
-    ] {
+    for field in INFERENCE_FIELDS {
         assert!(profile["workload"].get(field).is_none(), "{text}");
     }
     assert_eq!(
