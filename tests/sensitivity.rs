@@ -463,7 +463,10 @@ fn shipped_profiles() -> Vec<(String, String)> {
 
 /// Values of a field strictly between `from` and `to`: every step of the policy's probe of it
 /// (`rules/sensitivity.yaml`) where there are at most [`BETWEEN_MAX`] of them, else that many
-/// evenly spaced; whole numbers where the profile model says so.
+/// evenly spaced on the same grid of steps (the probe's `step` is the resolution the analysis
+/// promises: a window of another answer narrower than a step, such as a mixed plan between
+/// 32.3B and 32.5B at a step of 0.5B, lies between two of its values); whole numbers where the
+/// profile model says so.
 fn between(policy: &Policy, field: &str, from: f64, to: f64) -> Vec<serde_json::Value> {
     const BETWEEN_MAX: u32 = 60;
     let whole = common::bounds(field).integer;
@@ -486,7 +489,10 @@ fn between(policy: &Policy, field: &str, from: f64, to: f64) -> Vec<serde_json::
     let n = steps.min(BETWEEN_MAX);
     let mut out: Vec<serde_json::Value> = Vec::new();
     for i in 1..n {
-        let v = from + (to - from) * f64::from(i) / f64::from(n);
+        let mut v = from + (to - from) * f64::from(i) / f64::from(n);
+        if let Some(step) = probe_step {
+            v = from + ((v - from) / step).round() * step;
+        }
         let value = if whole {
             serde_json::json!(v.round())
         } else {

@@ -211,6 +211,24 @@ fn chat(peak: u32, tpot: f64) -> String {
     )
 }
 
+/// The value of fact `id` in `rules/<file>` as the embedded policy ships it.
+fn rule_fact(file: &str, id: &str) -> Value {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("rules")
+            .join(file),
+    )
+    .unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    doc["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no fact {id} in rules/{file}"))["value"]
+        .clone()
+}
+
 #[test]
 fn the_peak_sets_the_count_and_the_recommendation_carries_it() {
     let small = record(None, &chat(2_000, 50.0));
@@ -222,12 +240,18 @@ fn the_peak_sets_the_count_and_the_recommendation_carries_it() {
         units > serving(&small, offer)["units"].as_u64().unwrap(),
         "20 times the peak takes more units: {s}"
     );
-    // On the memo's own figures: the replicas carry the peak, each within the target.
-    assert!(s["capacity_tokens_s"].as_f64().unwrap() >= 40_000.0, "{s}");
+    // On the memo's own figures: the replicas carry the peak, each within the target and at
+    // most the policy's share of its capacity busy (`serving_peak_utilisation`).
+    let busy = rule_fact("serving.yaml", "serving_peak_utilisation")
+        .as_f64()
+        .unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "{busy}");
+    let capacity = s["capacity_tokens_s"].as_f64().unwrap();
+    assert!(capacity * busy >= 40_000.0, "{s}");
     assert!(s["tpot_ms"].as_f64().unwrap() <= 50.0, "{s}");
     // And one unit fewer would not: the count is the fewest.
-    let per_unit = s["capacity_tokens_s"].as_f64().unwrap() / units as f64;
-    assert!(per_unit * (units - 1) as f64 <= 40_000.0, "{s}");
+    let per_unit = capacity / units as f64;
+    assert!(per_unit * (units - 1) as f64 * busy <= 40_000.0, "{s}");
     // Every offer that carries the peak and costs less would have been chosen.
     let monthly = large["costs"]["recommended_monthly_cny"].as_f64().unwrap();
     for other in large["serving"].as_array().unwrap() {
@@ -489,18 +513,7 @@ fn the_error_the_memo_quotes_is_what_calibrate_prints() {
     // family's rows compared in each regime, and the median and 90th percentile to the
     // hundredth.
     let c = calibration(&[]);
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/calibration.yaml"),
-    )
-    .unwrap();
-    let doc: Value = serde_saphyr::from_str(&text).unwrap();
-    let quoted = doc["facts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "model_error_by_family")
-        .expect("model_error_by_family")["value"]
-        .clone();
+    let quoted = rule_fact("calibration.yaml", "model_error_by_family");
     let mut printed = serde_json::Map::new();
     for g in c["groups"].as_array().unwrap() {
         let name = g["group"].as_str().unwrap();

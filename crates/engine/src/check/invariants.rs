@@ -237,18 +237,21 @@ impl PartialOrd for Key {
 
 /// `count` generated profiles over every field the policy's nodes read, as JSON, for checking a
 /// change of the rules or of the engine against the decisions before it (`decide rules
-/// sample`): the base profile, each value tried alone, combinations spread evenly over the
-/// space, then random ones, each named `sample N`. Only profiles the format accepts are given;
-/// the same rules give the same profiles, in the same order.
+/// sample`): in turn, one of the boundary (the base profile, each value tried alone, then
+/// combinations spread evenly over the space) and one random, each named `sample N`, so that a
+/// count smaller than the boundary still varies every field. Only profiles the format accepts
+/// are given; the same rules give the same profiles, in the same order.
 #[must_use]
 pub fn sample(graph: &Graph, count: usize) -> Vec<J> {
     let c = graph.compiled();
     let deps: Vec<usize> = (0..c.nodes.len()).collect();
     let space = Space::over(graph, &deps, BTreeSet::new(), Vec::new());
     let (boundary, random) = space.generate(count);
-    boundary
-        .iter()
-        .chain(&random)
+    let (mut boundary, mut random) = (boundary.iter(), random.iter());
+    std::iter::repeat_with(move || [boundary.next(), random.next()])
+        .take_while(|pair| pair.iter().any(Option::is_some))
+        .flatten()
+        .flatten()
         .filter(|a| space.profile(a).is_some())
         .take(count)
         .enumerate()

@@ -35,7 +35,12 @@ pub(crate) fn input_space<'a>(
         let within = path.split_once('.').map_or("", |(_, rest)| rest);
         for field in fields::under(within) {
             let ty = &field.kind;
-            if *ty == FieldKind::Object || !seen.insert(field.path.as_str()) {
+            // The offer a profile names is tried at each catalog id, below, not at the texts
+            // the rules mention (a second dimension of the same field once gave `fits`).
+            if *ty == FieldKind::Object
+                || (field.path == OFFER_FIELD && !offers.is_empty())
+                || !seen.insert(field.path.as_str())
+            {
                 continue;
             }
             let mut values = candidates(ty, &constants);
