@@ -226,8 +226,11 @@ async fn load(examples: Vec<(String, Bytes, String)>) {
         Some(AS_OF.parse().unwrap()),
         Settings {
             // 200 requests in flight on two cores wait longer for their turn than a server
-            // lets them by default (api.rs tests that bound); here every one is to be answered.
+            // lets them by default (api.rs tests that bound), and the last of them take longer
+            // than its 30 s a request (about 200 × 150 ms over two cores, and more in a debug
+            // build beside other tests); here every one is to be answered.
             queue_wait: Duration::from_secs(600),
+            request_timeout: Duration::from_secs(600),
             ..Settings::default()
         },
     ));
