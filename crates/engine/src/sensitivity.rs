@@ -351,7 +351,8 @@ impl Study<'_, '_> {
         }
         let current = match get_path(json, &path) {
             Some(v) => v.clone(),
-            None if probe.unset && matches!(ty, FieldKind::Enum(_)) => J::Null,
+            // `unset` is a choice's only (checked when the rules load).
+            None if probe.unset => J::Null,
             None => return None,
         };
         let mut dirty = dirty_nodes(self.graph, &probe.field.value, &self.needed);

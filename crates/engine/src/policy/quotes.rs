@@ -951,7 +951,6 @@ fn is_vendor(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
 /// `text` with LF line endings. What a spreadsheet saves ends its lines with CRLF, and the csv
 /// crate counts a CRLF after a comment line as no line at all: read with LF endings, every
 /// record keeps its line.
@@ -983,6 +982,7 @@ pub(crate) fn header_line(text: &str) -> usize {
         .map_or(1, |i| i + 1)
 }
 
+/// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
 pub(crate) fn csv_error(source: &Source, e: &csv::Error) -> Error {
     let line = e
         .position()
