@@ -525,6 +525,8 @@ fn the_error_the_memo_quotes_is_what_calibrate_prints() {
             "serving at load",
             "training in one box",
             "training across boxes",
+            "training in one box at fp8",
+            "training across boxes at fp8",
         ];
         if !regimes.contains(&regime) {
             continue;

@@ -22,10 +22,10 @@
 //! cargo test --release -p decide-serve --test load -- --ignored --nocapture
 //! ```
 //!
-//! `DECIDE_LOAD_ROUNDS` (default 3) is how many times every example is decided in process and
+//! `DECIDE_LOAD_ROUNDS` (default 1) is how many times every example is decided in process and
 //! sent by the one client; `DECIDE_LOAD_CLIENTS` (default 200) is the number of clients at once
-//! and `DECIDE_LOAD_EACH` (default 3) how many requests each of them sends, each client starting
-//! at another example.
+//! and `DECIDE_LOAD_EACH` (default 1) how many requests each of them sends, each client starting
+//! at another example. The defaults are CI's: every example and 200 clients at once, once.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -206,8 +206,8 @@ fn report(what: &str, mut times: Vec<Duration>, wall: Duration) -> Duration {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_example_is_served_to_one_client_and_then_to_200_at_once_without_an_error() {
     let examples = examples();
-    let requests = setting("DECIDE_LOAD_CLIENTS", 200) * setting("DECIDE_LOAD_EACH", 3)
-        + 2 * examples.len() * setting("DECIDE_LOAD_ROUNDS", 3);
+    let requests = setting("DECIDE_LOAD_CLIENTS", 200) * setting("DECIDE_LOAD_EACH", 1)
+        + 2 * examples.len() * setting("DECIDE_LOAD_ROUNDS", 1);
     tokio::time::timeout(limit(requests), load(examples))
         .await
         .expect("the load test finished within its time limit");
@@ -215,8 +215,8 @@ async fn every_example_is_served_to_one_client_and_then_to_200_at_once_without_a
 
 async fn load(examples: Vec<(String, Bytes, String)>) {
     let clients = setting("DECIDE_LOAD_CLIENTS", 200);
-    let rounds = setting("DECIDE_LOAD_ROUNDS", 3);
-    let each = setting("DECIDE_LOAD_EACH", 3);
+    let rounds = setting("DECIDE_LOAD_ROUNDS", 1);
+    let each = setting("DECIDE_LOAD_EACH", 1);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     assert!(addr.ip().is_loopback());
