@@ -263,7 +263,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
         err.contains("node `network`: `text` template does not compile: unexpected identifier, expected end of variable block (line 1 of the text)"),
         "{err}"
     );
-    assert!(err.contains("checklist.yaml:117:7"), "{err}");
+    assert!(err.contains("checklist.yaml:135:7"), "{err}");
 }
 
 /// A text mentioning a name that is neither a node nor a root is refused when the rules load,
