@@ -92,6 +92,12 @@ const BOUNDS: &[(&str, f64, bool, &str)] = &[
         true,
         "serving-70b-h100-or-910b",
     ),
+    (
+        "serving.measured_output_tokens_per_s.h100-x8-ningxia1",
+        1_000_000_000.0,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
 ];
 
 fn example(name: &str) -> Value {
@@ -111,7 +117,30 @@ const COMPANIONS: &[(&str, &str, f64)] = &[
         "workload.model_params_b",
         100_000.0,
     ),
+    // A benchmark states the shape it ran at.
+    (
+        "serving.measured_output_tokens_per_s.h100-x8-ningxia1",
+        "serving.tensor_parallel",
+        4.0,
+    ),
+    (
+        "serving.measured_output_tokens_per_s.h100-x8-ningxia1",
+        "serving.batch",
+        32.0,
+    ),
 ];
+
+/// The map fields keyed by offer id: a row's path is the map, a dot and the key.
+const OFFER_MAPS: &[&str] = &["job.hours", "serving.measured_output_tokens_per_s"];
+
+/// The map and the key of a row's path in one of [`OFFER_MAPS`], if it is one.
+fn map_entry(path: &str) -> Option<(&'static str, &str)> {
+    OFFER_MAPS.iter().find_map(|&map| {
+        path.strip_prefix(map)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .map(|key| (map, key))
+    })
+}
 
 fn with_field(base: &Value, path: &str, literal: &str) -> String {
     let mut value = base.clone();
@@ -154,7 +183,7 @@ fn decide_text(text: &str) -> decide::Result<String> {
     decided
 }
 
-/// The schema node of the field at `path` (through `$ref`s; map values for `job.hours`).
+/// The schema node of the field at `path` (through `$ref`s; map values for [`OFFER_MAPS`]).
 fn schema_field<'a>(schema: &'a Value, path: &str) -> &'a Value {
     let resolve = |node: &'a Value| -> &'a Value {
         let node = ["allOf", "anyOf"]
@@ -194,8 +223,7 @@ fn the_schema_shows_every_bound_and_every_number_has_one() {
             "{path}: {types}"
         );
         let description = field["description"].as_str().unwrap_or_default();
-        let hours_map = path.starts_with("job.hours.");
-        if !hours_map {
+        if map_entry(path).is_none() {
             assert!(
                 description.contains("at most") || description.contains(" to "),
                 "{path}: {description}"
@@ -269,9 +297,7 @@ fn every_number_just_above_its_bound_is_refused_naming_field_value_and_bound() {
         assert_eq!(err.kind(), ErrorKind::Profile);
         let shown = err.render();
         // The field (a map's entry by its map and key), the value as written, and the bound.
-        let (field, key) = path
-            .strip_prefix("job.hours.")
-            .map_or((path, None), |key| ("job.hours", Some(key)));
+        let (field, key) = map_entry(path).map_or((path, None), |(map, key)| (map, Some(key)));
         assert!(
             shown.contains(&format!("error: {field}")),
             "{path}:\n{shown}"
@@ -377,6 +403,12 @@ const LOWER: &[(&str, f64, bool, &str)] = &[
         true,
         "serving-70b-h100-or-910b",
     ),
+    (
+        "serving.measured_output_tokens_per_s.h100-x8-ningxia1",
+        0.01,
+        false,
+        "serving-70b-h100-or-910b",
+    ),
 ];
 
 #[test]
@@ -409,9 +441,7 @@ fn every_number_at_its_lower_bound_is_decided_and_below_it_refused() {
         let err = decide_text(&text).expect_err(&format!("{path} = {below} accepted"));
         assert_eq!(err.kind(), ErrorKind::Profile);
         let shown = err.render();
-        let field = path
-            .strip_prefix("job.hours.")
-            .map_or(path, |_| "job.hours");
+        let field = map_entry(path).map_or(path, |(map, _)| map);
         assert!(
             shown.contains(&format!("error: {field}")),
             "{path}:\n{shown}"

@@ -126,8 +126,8 @@ fn expressions_wrong_for_every_profile_are_refused_where_they_are_written() {
 fn a_condition_that_is_not_true_or_false_is_refused_when_the_rules_load() {
     let rules = common::edited_rules(&[(
         "checklist.yaml",
-        "    when: serving_peak_tokens_s is not none and recommended_offer.id in serving_plan",
-        "    when: profile.usage.gpus * 2",
+        "    when: serving_peak_tokens_s is not none and recommended_offer.id in serving_plan and recommended_offer.id not in serving_measured_ratio\n",
+        "    when: profile.usage.gpus * 2\n",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(

@@ -13,13 +13,13 @@ use crate::expr::numbers::{OrderedF64, numeric_constants};
 use serde_json::{Map, Value as J};
 
 use crate::profile::fields::{self, FieldKind};
-use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD};
+use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD, OFFER_TOKENS_FIELD};
 
 /// The input dimensions of `paths` (profile paths as rule expressions read them, `profile.…`),
 /// with the numbers in `texts` and their neighbours as the values tried for numbers, in the
 /// order the profile format lists its fields (so examples read like a profile). With `offers`
 /// (catalog ids), the fields that name offers are dimensions too: the proposal is each offer or
-/// none, the job hours none or one offer at each number tried.
+/// none, the job hours and the measured serving rates none or one offer at each number tried.
 pub(crate) fn input_space<'a>(
     paths: impl IntoIterator<Item = &'a str>,
     texts: &[&str],
@@ -76,21 +76,23 @@ pub(crate) fn input_space<'a>(
             values,
         });
     }
-    if !offers.is_empty()
-        && read(OFFER_HOURS_FIELD)
-        && let Some(FieldKind::Map(hours)) = fields::field(OFFER_HOURS_FIELD).map(|f| &f.kind)
-    {
-        let numbers = candidates(hours, &constants);
-        let mut values = vec![J::Object(Map::new())];
-        for &id in offers {
-            for n in &numbers {
-                values.push(J::Object(Map::from_iter([(id.to_owned(), n.clone())])));
+    for field in [OFFER_HOURS_FIELD, OFFER_TOKENS_FIELD] {
+        if !offers.is_empty()
+            && read(field)
+            && let Some(FieldKind::Map(item)) = fields::field(field).map(|f| &f.kind)
+        {
+            let numbers = candidates(item, &constants);
+            let mut values = vec![J::Object(Map::new())];
+            for &id in offers {
+                for n in &numbers {
+                    values.push(J::Object(Map::from_iter([(id.to_owned(), n.clone())])));
+                }
             }
+            dimensions.push(Dimension {
+                path: split(field),
+                values,
+            });
         }
-        dimensions.push(Dimension {
-            path: split(OFFER_HOURS_FIELD),
-            values,
-        });
     }
     dimensions.sort_by_key(|d| {
         let path = d.path.join(".");

@@ -358,7 +358,8 @@ mod tests {
             "p.yaml",
             "name: x\nworkload: {task: pretrain, model_params_b: 70}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n\
              serving: {peak_output_tokens_per_s: 1, prompt_tokens: 1, output_tokens: 1, \
-             time_per_output_token_ms: 1, time_to_first_token_ms: 1, batch: 1, tensor_parallel: 1}\n",
+             time_per_output_token_ms: 1, time_to_first_token_ms: 1, batch: 1, tensor_parallel: 1, \
+             measured_output_tokens_per_s: {h100-x8-ningxia1: 1}}\n",
         );
         let profile = Profile::from_source(&source).unwrap();
         let mut written = BTreeSet::new();

@@ -281,6 +281,17 @@ struct JobHours(
     f64,
 );
 
+// The schema of one value of `serving.measured_output_tokens_per_s`; the field holds `f64`s.
+/// Output tokens a second one replica of the offer carried in a benchmark, at least 0.01 and at
+/// most 1,000,000,000.
+#[derive(JsonSchema)]
+#[schemars(transparent, inline)]
+struct MeasuredTokens(
+    #[schemars(extend("minimum" = micro(MIN_TOKENS_PER_S_MICRO), "maximum" = MAX_TOKENS_PER_S))]
+    #[allow(dead_code)]
+    f64,
+);
+
 /// Serving targets (only an inference profile is sized by them). A field left out is not
 /// written back (nor hashed into the profile's revision), so a profile without them reads and
 /// hashes as it did before they existed.
@@ -352,6 +363,19 @@ pub struct Serving {
     )]
     #[schemars(range(min = 1, max = MAX_TENSOR_PARALLEL))]
     pub tensor_parallel: Option<u32>,
+    /// Output tokens a second one replica carried in your own benchmark, per offer id: at the
+    /// profile's lengths, `serving.tensor_parallel` GPUs and `serving.batch` requests at once,
+    /// within the latency target. The decision then sizes that offer's replicas, and those of
+    /// every offer of the same accelerator, on the measured rate instead of the model's (the
+    /// model's rate scaled by measured ÷ modelled at that shape); each value at least 0.01 and
+    /// at most 1,000,000,000.
+    #[serde(
+        default,
+        skip_serializing_if = "IndexMap::is_empty",
+        deserialize_with = "measured_tokens"
+    )]
+    #[schemars(with = "std::collections::BTreeMap<String, MeasuredTokens>")]
+    pub measured_output_tokens_per_s: IndexMap<Spanned<String>, f64>,
 }
 
 impl Serving {
@@ -365,6 +389,7 @@ impl Serving {
             && self.time_to_first_token_ms.is_none()
             && self.batch.is_none()
             && self.tensor_parallel.is_none()
+            && self.measured_output_tokens_per_s.is_empty()
     }
 }
 
@@ -445,7 +470,9 @@ impl Profile {
         let proposal = self.proposal.offer.iter().map(|o| (o, OFFER_FIELD));
         let jobs = self.job.hours.keys().map(|k| (k, OFFER_HOURS_FIELD));
         let measured = self.job.measured.iter().map(|m| (m, "job.measured"));
-        proposal.chain(jobs).chain(measured)
+        let served =
+            (self.serving.measured_output_tokens_per_s.keys()).map(|k| (k, OFFER_TOKENS_FIELD));
+        proposal.chain(jobs).chain(measured).chain(served)
     }
 
     /// Two fields that contradict each other, if any: the field at fault, what is wrong with
@@ -464,6 +491,23 @@ impl Profile {
                     if self.usage.gpus == 1 { "" } else { "s" }
                 ),
                 "a machine of the job holds at least one of its GPUs: lower `workload.nodes`, or raise `usage.gpus`".to_owned(),
+            ));
+        }
+        let v = &self.serving;
+        if !v.measured_output_tokens_per_s.is_empty()
+            && (v.tensor_parallel.is_none() || v.batch.is_none())
+        {
+            return Some((
+                OFFER_TOKENS_FIELD,
+                format!(
+                    "is given without {}: the shape the replica was measured at",
+                    match (v.tensor_parallel, v.batch) {
+                        (None, None) => "`serving.tensor_parallel` and `serving.batch`",
+                        (None, Some(_)) => "`serving.tensor_parallel`",
+                        _ => "`serving.batch`",
+                    }
+                ),
+                "state the GPUs the measured replica ran on (`serving.tensor_parallel`) and the requests it ran at once (`serving.batch`), as in the benchmark".to_owned(),
             ));
         }
         if let Some(active) = w.active_params_b
@@ -529,22 +573,28 @@ impl Profile {
     }
 }
 
-/// Where the value of `workload.<key>` is written in `source`, read again with places.
+/// Where the value of `field` (one a contradiction names) is written in `source`, read again
+/// with places.
 fn place_of(source: &Source, field: &str) -> Option<crate::error::Position> {
     #[derive(Deserialize)]
     struct Placed {
         workload: Option<PlacedWorkload>,
+        serving: Option<PlacedServing>,
     }
     #[derive(Deserialize)]
     struct PlacedWorkload {
         nodes: Option<Spanned<de::IgnoredAny>>,
         active_params_b: Option<Spanned<de::IgnoredAny>>,
     }
+    #[derive(Deserialize)]
+    struct PlacedServing {
+        measured_output_tokens_per_s: Option<Spanned<de::IgnoredAny>>,
+    }
     let placed: Placed = serde_saphyr::from_str(&source.text).ok()?;
-    let w = placed.workload?;
     let spanned = match field {
-        "workload.nodes" => w.nodes?,
-        "workload.active_params_b" => w.active_params_b?,
+        "workload.nodes" => placed.workload?.nodes?,
+        "workload.active_params_b" => placed.workload?.active_params_b?,
+        OFFER_TOKENS_FIELD => placed.serving?.measured_output_tokens_per_s?,
         _ => return None,
     };
     crate::policy::position(spanned.referenced)
@@ -554,6 +604,9 @@ fn place_of(source: &Source, field: &str) -> Option<crate::error::Position> {
 pub const OFFER_FIELD: &str = "proposal.offer";
 /// The profile field that maps catalog offer ids to a number (wall hours of the job).
 pub const OFFER_HOURS_FIELD: &str = "job.hours";
+/// The profile field that maps catalog offer ids to a number (output tokens a second one
+/// replica was measured to carry).
+pub const OFFER_TOKENS_FIELD: &str = "serving.measured_output_tokens_per_s";
 
 // The upper bounds of the profile's numbers: far above what a real workload reaches (each
 // field's doc comment says why), so that a typo or a nonsense value such as `1e300` is refused
@@ -879,12 +932,13 @@ fn unique_parallelism<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Parallelism
     Ok(list)
 }
 
-/// The offer ids of `job.hours` with their hours, each id once. The YAML reader refuses a key
+/// The offer ids of a map keyed by them (`job.hours`, `serving.measured_output_tokens_per_s`)
+/// with their numbers, each id once. The YAML reader refuses a key
 /// given twice itself; JSON readers keep the last silently, and `Spanned` keys read from JSON
 /// carry no place to tell two apart, so a repeated id is refused here.
-struct JobHoursMap;
+struct OfferNumbers;
 
-impl<'de> de::Visitor<'de> for JobHoursMap {
+impl<'de> de::Visitor<'de> for OfferNumbers {
     type Value = IndexMap<Spanned<String>, f64>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -907,8 +961,30 @@ impl<'de> de::Visitor<'de> for JobHoursMap {
     }
 }
 
+fn measured_tokens<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
+    let map = d.deserialize_map(OfferNumbers)?;
+    for (id, &tokens) in &map {
+        #[allow(clippy::cast_precision_loss)] // a billion
+        if !tokens.is_finite()
+            || tokens < micro(MIN_TOKENS_PER_S_MICRO)
+            || tokens > MAX_TOKENS_PER_S as f64
+        {
+            return Err(de::Error::custom(format!(
+                "output tokens a second for `{}` must be a number of at least {} and at most \
+                 {MAX_TOKENS_PER_S}, got {}",
+                id.value,
+                micro(MIN_TOKENS_PER_S_MICRO),
+                shown(tokens)
+            )));
+        }
+    }
+    Ok(map)
+}
+
 fn job_hours<'de, D: Deserializer<'de>>(d: D) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
-    let map = d.deserialize_map(JobHoursMap)?;
+    let map = d.deserialize_map(OfferNumbers)?;
     for (id, &hours) in &map {
         #[allow(clippy::cast_precision_loss)] // 87,600
         if !hours.is_finite() || hours < micro(MIN_JOB_HOURS_MICRO) || hours > MAX_JOB_HOURS as f64
