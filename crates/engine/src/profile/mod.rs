@@ -366,7 +366,7 @@ pub struct Serving {
     /// Output tokens a second one replica carried in your own benchmark, per offer id: at the
     /// profile's lengths, `serving.tensor_parallel` GPUs and `serving.batch` requests at once,
     /// within the latency target. The decision then sizes that offer's replicas, and those of
-    /// every offer of the same accelerator, on the measured rate instead of the model's (the
+    /// every offer of the same hardware, on the measured rate instead of the model's (the
     /// model's rate scaled by measured ÷ modelled at that shape); each value at least 0.01 and
     /// at most 1,000,000,000.
     #[serde(
@@ -961,42 +961,47 @@ impl<'de> de::Visitor<'de> for OfferNumbers {
     }
 }
 
-fn measured_tokens<'de, D: Deserializer<'de>>(
+/// A map keyed by offer id whose every number is within `min` and `max`: `what` names a number
+/// in the message ("hours"), `most` says the bound as the message shows it.
+fn offer_numbers<'de, D: Deserializer<'de>>(
     d: D,
+    what: &str,
+    min: f64,
+    max: f64,
+    most: &str,
 ) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
     let map = d.deserialize_map(OfferNumbers)?;
-    for (id, &tokens) in &map {
-        #[allow(clippy::cast_precision_loss)] // a billion
-        if !tokens.is_finite()
-            || tokens < micro(MIN_TOKENS_PER_S_MICRO)
-            || tokens > MAX_TOKENS_PER_S as f64
-        {
+    for (id, &n) in &map {
+        if !n.is_finite() || n < min || n > max {
             return Err(de::Error::custom(format!(
-                "output tokens a second for `{}` must be a number of at least {} and at most \
-                 {MAX_TOKENS_PER_S}, got {}",
+                "{what} for `{}` must be a number of at least {} and at most {most}, got {}",
                 id.value,
-                micro(MIN_TOKENS_PER_S_MICRO),
-                shown(tokens)
+                min,
+                shown(n)
             )));
         }
     }
     Ok(map)
 }
 
+fn measured_tokens<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
+    #[allow(clippy::cast_precision_loss)] // a billion
+    let max = MAX_TOKENS_PER_S as f64;
+    let most = MAX_TOKENS_PER_S.to_string();
+    offer_numbers(
+        d,
+        "output tokens a second",
+        micro(MIN_TOKENS_PER_S_MICRO),
+        max,
+        &most,
+    )
+}
+
 fn job_hours<'de, D: Deserializer<'de>>(d: D) -> Result<IndexMap<Spanned<String>, f64>, D::Error> {
-    let map = d.deserialize_map(OfferNumbers)?;
-    for (id, &hours) in &map {
-        #[allow(clippy::cast_precision_loss)] // 87,600
-        if !hours.is_finite() || hours < micro(MIN_JOB_HOURS_MICRO) || hours > MAX_JOB_HOURS as f64
-        {
-            return Err(de::Error::custom(format!(
-                "hours for `{}` must be a number of at least {} and at most {MAX_JOB_HOURS} \
-                 (ten years), got {}",
-                id.value,
-                micro(MIN_JOB_HOURS_MICRO),
-                shown(hours)
-            )));
-        }
-    }
-    Ok(map)
+    #[allow(clippy::cast_precision_loss)] // 87,600
+    let max = MAX_JOB_HOURS as f64;
+    let most = format!("{MAX_JOB_HOURS} (ten years)");
+    offer_numbers(d, "hours", micro(MIN_JOB_HOURS_MICRO), max, &most)
 }
