@@ -1,7 +1,7 @@
 //! The audit trail: every record and memo names the `decide` version, the policy revision and
 //! the profile revision; the revision follows what the rules mean, not how they are written.
 
-mod common;
+use crate::common;
 
 use decide::{Graph, Policy};
 

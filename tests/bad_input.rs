@@ -8,7 +8,7 @@
 //! example is decided with them. The error text is snapshotted. Cases that need no file (a
 //! missing file, a directory, a file over the size limit) are tests below.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -34,7 +34,7 @@ fn bad_profiles() {
         let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
         let out = common::run(&[rel.to_str().unwrap(), "--as-of", common::AS_OF]);
         assert_eq!(out.status.code(), Some(1), "{}", rel.display());
-        insta::assert_snapshot!(shown(&out, None));
+        assert_snapshot!(shown(&out, None));
     });
 }
 
@@ -51,7 +51,7 @@ fn bad_rule_files() {
             rules.path().to_str().unwrap(),
         ]);
         assert_eq!(out.status.code(), Some(1), "{}", path.display());
-        insta::assert_snapshot!(shown(&out, Some(rules.path())));
+        assert_snapshot!(shown(&out, Some(rules.path())));
     });
 }
 
@@ -71,7 +71,7 @@ fn bad_quote_sheets() {
             rules.path().to_str().unwrap(),
         ]);
         assert_eq!(out.status.code(), Some(1), "{}", path.display());
-        insta::assert_snapshot!(shown(&out, Some(rules.path())));
+        assert_snapshot!(shown(&out, Some(rules.path())));
     });
 }
 

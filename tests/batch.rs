@@ -2,7 +2,7 @@
 //! its place, every record's source and line, stdin, folders, JSON lines and YAML streams, memos
 //! into a folder, records equal to single runs, the summary's warnings, and progress.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

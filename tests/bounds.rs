@@ -5,7 +5,7 @@
 //! Data-driven: each row of [`BOUNDS`] sets one field of a base example to its bound, then to
 //! the next value above it (bound + 1 for whole numbers, bound × 1.000001 for the others).
 
-mod common;
+use crate::common;
 
 use std::sync::LazyLock;
 

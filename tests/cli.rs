@@ -1,6 +1,6 @@
 //! The `decide` program as a user runs it: exit codes, stdin, atomic `--output`, `--rules`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

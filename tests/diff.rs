@@ -1,7 +1,7 @@
 //! `decide diff`: the policy-change review a CI job gates on (exit 0 unchanged, 1 changed,
 //! 2 error), shown on a copy of the rules with one price raised.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 
@@ -56,7 +56,7 @@ fn a_raised_4090_price_moves_profiles_to_containers_and_exits_1() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     let text = text.replace(&new.path().display().to_string(), "[NEW]");
-    insta::assert_snapshot!(text);
+    assert_snapshot!(text);
 }
 
 #[test]

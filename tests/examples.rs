@@ -4,7 +4,7 @@
 //!
 //! One `glob!` in this file only (insta counts glob failures process-wide).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
@@ -57,9 +57,9 @@ fn every_example_decides_and_renders() {
             "{md}"
         );
         assert!(md_zh.contains(cited.get(Lang::Zh)), "{md_zh}");
-        insta::assert_snapshot!("memo", md);
-        insta::assert_snapshot!("json", json);
-        insta::assert_snapshot!("memo_zh", md_zh);
+        assert_snapshot!("memo", md);
+        assert_snapshot!("json", json);
+        assert_snapshot!("memo_zh", md_zh);
     });
 }
 
@@ -98,10 +98,10 @@ fn one_example_with_its_trace() {
             serde_json::from_str::<serde_json::Value>(&lean_json).unwrap()
         );
         if name == "en" {
-            insta::assert_snapshot!("pretrain-70b-job_memo_trace", md);
-            insta::assert_snapshot!("pretrain-70b-job_json_trace", json);
+            assert_snapshot!("pretrain-70b-job_memo_trace", md);
+            assert_snapshot!("pretrain-70b-job_json_trace", json);
         } else {
-            insta::assert_snapshot!("pretrain-70b-job_memo_zh_trace", md);
+            assert_snapshot!("pretrain-70b-job_memo_zh_trace", md);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `decide graph`: the decision graph as Mermaid and DOT, snapshotted for the embedded rules,
 //! with every node and edge present, the same bytes on every run, and `--rules` honoured.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;
@@ -21,12 +21,12 @@ fn graph_output(args: &[&str]) -> String {
 fn mermaid_snapshot() {
     let text = graph_output(&[]);
     assert_eq!(text, graph_output(&["--format", "mermaid"]));
-    insta::assert_snapshot!("mermaid", text);
+    assert_snapshot!("mermaid", text);
 }
 
 #[test]
 fn dot_snapshot() {
-    insta::assert_snapshot!("dot", graph_output(&["--format", "dot"]));
+    assert_snapshot!("dot", graph_output(&["--format", "dot"]));
 }
 
 #[test]

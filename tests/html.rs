@@ -2,7 +2,7 @@
 //! self-contained (no script, no fetched resource) and well-formed, user text escaped, and the
 //! same bytes for the same input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -34,7 +34,7 @@ fn two_examples_in_both_languages() {
         let graph = graph_in(lang);
         for name in ["lora-7b-4090", "pretrain-70b-job"] {
             let page = html(&graph, &memo, &example(&format!("{name}.yaml")));
-            insta::assert_snapshot!(format!("{name}_{}", lang.code()), page);
+            assert_snapshot!(format!("{name}_{}", lang.code()), page);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `decide init` walked end to end through a pseudo-terminal, answering as a person would;
 //! and refused without a terminal.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //! engine fails too. Every text's fast form renders as minijinja renders it. A fault in the
 //! rules found at run time is reported in the language's own words.
 
-mod common;
+use crate::common;
 
 use std::sync::LazyLock;
 

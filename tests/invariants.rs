@@ -2,7 +2,7 @@
 //! `decide batch`, `decide test`, the library), never in the sensitivity analysis's partial
 //! re-evaluations; `decide validate`'s counterexample is a profile that can be run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

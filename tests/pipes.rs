@@ -2,7 +2,7 @@
 //! message, and the exit code the run had: 0 for output cut short, 1 for an error whose message
 //! could not be written.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};

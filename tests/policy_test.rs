@@ -1,7 +1,7 @@
 //! `decide test`: the shipped policy tests pass with full coverage; failures and coverage gaps
 //! read clearly; a rules folder brings its own `tests/`.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 
@@ -34,7 +34,7 @@ fn the_shipped_cases_pass_and_cover_every_row_and_warning() {
 fn a_failing_case_shows_every_difference_and_exits_1() {
     let out = decide(&["test", "tests/cases/failing.yaml"]);
     assert_eq!(out.status.code(), Some(1));
-    insta::assert_snapshot!(stdout(&out));
+    assert_snapshot!(stdout(&out));
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! price never lowers what a profile's recommendation costs in all, and the same profile, rules and `--as-of` give
 //! the same bytes at any date.
 
-mod common;
+use crate::common;
 
 use std::sync::LazyLock;
 

@@ -2,7 +2,7 @@
 //! Markdown and HTML, in English and Chinese: whether it agrees with the recommendation, and if
 //! not, why not and at what difference in the monthly bill.
 
-mod common;
+use crate::common;
 
 /// The 7B low-rank fine-tune example (recommended: the RTX 4090 box) with `offer` as its proposal.
 fn proposing(dir: &tempfile::TempDir, offer: &str) -> std::path::PathBuf {

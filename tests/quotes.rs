@@ -2,7 +2,7 @@
 //! from its first day, not before), several vendors are alternatives, `decide offers` lists
 //! what is on offer at a date and `decide quotes check` validates sheets before a commit.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -168,15 +168,15 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
 
 #[test]
 fn decide_offers_lists_the_quotes_in_force() {
-    insta::assert_snapshot!(
+    assert_snapshot!(
         "offers_2026-09-04",
         common::run_ok(&["offers", "--as-of", "2026-09-04"])
     );
-    insta::assert_snapshot!(
+    assert_snapshot!(
         "offers_2026-07-15",
         common::run_ok(&["offers", "--as-of", "2026-07-15"])
     );
-    insta::assert_snapshot!(
+    assert_snapshot!(
         "offers_2026-09-04_json",
         common::run_ok(&["offers", "--as-of", "2026-09-04", "--format", "json"])
     );
@@ -192,7 +192,7 @@ fn the_same_example_at_two_dates() {
             text,
             common::run_ok(&["examples/pretrain-70b-job.yaml", "--as-of", day])
         );
-        insta::assert_snapshot!(format!("memo_pretrain-70b-job_{day}"), text);
+        assert_snapshot!(format!("memo_pretrain-70b-job_{day}"), text);
     }
 }
 
@@ -325,7 +325,7 @@ fn quotes_check_validates_a_sheet_before_it_is_committed() {
     assert!(out.stdout.is_empty());
     let err =
         String::from_utf8_lossy(&out.stderr).replace(&dir.path().display().to_string(), "[DIR]");
-    insta::assert_snapshot!("quotes_check_future", err);
+    assert_snapshot!("quotes_check_future", err);
     // A sheet already in the rules folder is checked again under its own name, not as a
     // duplicate of itself.
     let ok = common::run_ok(&[

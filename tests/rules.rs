@@ -1,6 +1,6 @@
 //! Rule-file faults found at load time, and behaviour of the graph and each criterion.
 
-mod common;
+use crate::common;
 
 use decide::{ErrorKind, Evaluation};
 use std::path::Path;
@@ -153,7 +153,7 @@ fn a_field_no_offer_has_is_refused_with_the_fields_there_are() {
             "order_by: offer.prices.list_cny",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 /// A bound catalog offer's fields have the types the catalog's offers give them: arithmetic on
@@ -173,7 +173,7 @@ fn a_catalog_offers_fields_are_typed() {
             "where: offer.kind + 1 > 0",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
     let rules = common::edited_rules(&[
         (
             "scenarios.yaml",
@@ -211,7 +211,7 @@ fn a_per_offer_fact_read_by_an_offer_id_has_its_declared_type() {
             "expr: offer.gpus * offer_fits[container_offer.id]",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
     // Where the fact's value is a condition, it is one.
     let rules = common::edited_rules(&[(
         "scenarios.yaml",
@@ -248,7 +248,7 @@ fn tables_and_selects_give_a_type() {
             "offer.gpu.family == container_offer.gpu.famly",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 #[test]
@@ -940,7 +940,7 @@ fn a_table_cell_that_is_no_unary_test_is_refused_at_the_cell() {
         r#"cells: {task: "'lora_finetune'", params_b: "[7..10]"}"#,
         r#"cells: {task: "'lora_finetune'", params_b: "[7..ten]"}"#,
     )]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 /// Each cell is typed against its input: a number test on a text input, a text on a number
@@ -959,7 +959,7 @@ fn a_table_cell_is_typed_against_its_input() {
             r#"cells: {task: "'inferance'", concurrency: "'high'", params_b: "'13'"}"#,
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 /// A table uses one form: `when:` rows, or `inputs:` and `cells:`; a cell names an input.
@@ -982,7 +982,7 @@ fn a_table_uses_when_or_cells_and_a_cell_names_an_input() {
             "",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 /// The `when:` form still loads (a rules folder exported before tables had inputs), and a
@@ -1107,7 +1107,7 @@ fn explanation_rows_are_checked_where_they_are_written() {
             "    phrases:\n      unused:\n        - says: never said\n      targets:",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
 }
 
 /// Phrases may insert phrases, but not in a cycle; a phrase said for each item goes over a
@@ -1131,7 +1131,7 @@ fn phrase_cycles_lists_and_sentences_are_checked_at_load() {
             "each: profile.usage.gpus",
         ),
     ]);
-    insta::assert_snapshot!(err);
+    assert_snapshot!(err);
     let err = edited_error(&[(
         "plans.yaml",
         "          says: {en: train, zh: 训练}",

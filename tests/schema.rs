@@ -3,7 +3,7 @@
 //!
 //! Regenerate with `DECIDE_WRITE_SCHEMA=1 cargo test --test schema`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! probed, every reported change is what the rules decide there and says its price, and the
 //! words follow the language.
 
-mod common;
+use crate::common;
 
 use decide::decision::Flip;
 use decide::{Detail, Evaluation, Graph, Lang, Policy, Profile, Source};

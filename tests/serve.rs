@@ -2,7 +2,7 @@
 //! it, the warning off the loopback address, tokens it will not take, a clean exit on SIGTERM
 //! (within seconds even while a browser prints), and its memory after a burst of large uploads.
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::process::Command;

@@ -19,7 +19,7 @@
 //! instance of up to 4 GPUs) with NVIDIA's A100 80GB SXM datasheet figures: 2,039 GB/s, 312 dense
 //! BF16 TFLOPS, `NVLink`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

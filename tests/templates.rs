@@ -1,7 +1,7 @@
 //! A rules folder's own `templates/`: its files replace the embedded ones of the same name (or
 //! add to them), a broken one is reported with its file and line, and only Markdown compiles.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

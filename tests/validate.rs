@@ -4,7 +4,7 @@
 //! a file the copy does not have creates it); the test runs `decide validate` on the copy and
 //! snapshots what a policy author sees, with the exit code.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -115,7 +115,7 @@ fn validate_cases() {
     assert!(clean.ends_with("Clean: no findings.\n"), "{clean}");
     assert!(clean.contains("Table `scenario` (hit first, 5 rows): analysed exactly, over all 3,120 elementary cells of its inputs (task, concurrency, params_b, domestic, training, budget_cny), with 1,000 generated profiles for examples: no shadowed or dead rows (3 shown alive by the policy's test cases, the others by generated profiles)"), "{clean}");
     insta::glob!("validate/*.yaml", |path| {
-        insta::assert_snapshot!(outputs[&std::fs::canonicalize(path).unwrap()]);
+        assert_snapshot!(outputs[&std::fs::canonicalize(path).unwrap()]);
     });
 }
 

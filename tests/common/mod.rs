@@ -243,3 +243,25 @@ pub fn rules_value(file: &str, id: &str) -> f64 {
         .and_then(|f| f["value"].as_f64())
         .unwrap_or_else(|| panic!("no numeric fact `{id}` in rules/{file}"))
 }
+
+/// Where a policy revision is written (the JSON record's `policy.revision`, the memo's audit
+/// line in both languages, an error's help line), masked in snapshots as `sha256:[policy]`.
+/// A profile's revision is kept: it changes only with the profile.
+pub const REVISION_FILTERS: [(&str, &str); 4] = [
+    (
+        r#"("revision": ")sha256:[0-9a-f]{16}"#,
+        "${1}sha256:[policy]",
+    ),
+    (
+        r"([Pp]olicy revision (?:`|<code>)?)sha256:[0-9a-f]{16}",
+        "${1}sha256:[policy]",
+    ),
+    (
+        r"(策略修订 ?(?:`|<code>)?)sha256:[0-9a-f]{16}",
+        "${1}sha256:[policy]",
+    ),
+    (
+        r"(\d{4}\.\d{2}\.\d{2}(?:,? revision|，修订) (?:`|<code>)?)sha256:[0-9a-f]{16}",
+        "${1}sha256:[policy]",
+    ),
+];

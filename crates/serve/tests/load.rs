@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! DECIDE_LOAD_ROUNDS=10 DECIDE_LOAD_EACH=54 \
-//!     cargo test --release -p decide-serve --test load -- --nocapture
+//!     cargo test --release -p decide-serve --test main load:: -- --nocapture
 //! ```
 //!
 //! A second test, ignored unless asked for, is the hostile round's: for `DECIDE_HOSTILE_SECS`
@@ -19,7 +19,7 @@
 //! must be answered, within a second, every time:
 //!
 //! ```text
-//! cargo test --release -p decide-serve --test load -- --ignored --nocapture
+//! cargo test --release -p decide-serve --test main load:: -- --ignored --nocapture
 //! ```
 //!
 //! `DECIDE_LOAD_ROUNDS` (default 1) is how many times every example is decided in process and
@@ -378,7 +378,7 @@ async fn comparison(addr: SocketAddr, from: std::net::Ipv4Addr, body: Bytes) -> 
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "a minute of hostile load: cargo test --release -p decide-serve --test load -- --ignored --nocapture"]
+#[ignore = "a minute of hostile load: cargo test --release -p decide-serve --test main load:: -- --ignored --nocapture"]
 async fn stalled_posts_and_a_flood_of_comparisons_never_keep_the_health_check_waiting() {
     let secs = setting("DECIDE_HOSTILE_SECS", 60);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
