@@ -8,8 +8,9 @@
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use decide::batch::{self, Item, Options};
-use decide::{Format, Graph, Memo, Policy, Profile, Source};
+use decide_engine::{Graph, Policy, Profile, Source};
+use decide_tools::batch::{self, Item, Options};
+use decide_tools::{Format, Memo};
 
 fn main() {
     divan::main();
@@ -61,13 +62,13 @@ fn read_quote_sheets(b: divan::Bencher) {
     let vocabulary = &policy.quote_sheets.as_ref().unwrap().item;
     let ids: Vec<&str> = policy.hardware.iter().map(|h| h.item.id.as_str()).collect();
     let sheets: Vec<usize> = (0..sources.len())
-        .filter(|&i| decide::policy::is_sheet(&sources[i]))
+        .filter(|&i| decide_engine::policy::is_sheet(&sources[i]))
         .collect();
     b.bench(|| {
         sheets
             .iter()
             .map(|&i| {
-                decide::policy::quotes::read_sheet(&sources, i, vocabulary, &ids)
+                decide_engine::policy::quotes::read_sheet(&sources, i, vocabulary, &ids)
                     .0
                     .len()
             })
@@ -166,7 +167,9 @@ fn evaluate_markdown(b: divan::Bencher) {
 fn sensitivity(b: divan::Bencher) {
     let (graph, profile, as_of) = (&*GRAPH, profile(), as_of());
     let e = graph.evaluate(&profile, as_of).unwrap();
-    b.bench(|| decide::sensitivity::analyse(graph, divan::black_box(&profile), as_of, &e).unwrap());
+    b.bench(|| {
+        decide_tools::sensitivity::analyse(graph, divan::black_box(&profile), as_of, &e).unwrap()
+    });
 }
 
 /// Batch throughput: 10,000 JSON-lines profiles parsed, decided in parallel and written as JSON

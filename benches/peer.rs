@@ -4,7 +4,7 @@
 //! Per profile, cycling through the peer's first 10,000 generated profiles (`zen-peer/gen.rs`),
 //! each result dropped inside the timed region as the peer's loop does: evaluation of a parsed
 //! profile without and with the trace, and JSON text in -> JSON record out (parse one JSON line
-//! into a profile, check and evaluate it with [`decide::Detail::LEAN`], serialise the record,
+//! into a profile, check and evaluate it with [`decide_tools::Detail::LEAN`], serialise the record,
 //! as `decide batch` does for a JSON line). Once: loading and compiling the rules folder.
 //!
 //! Run with `cargo bench --bench peer`.
@@ -16,7 +16,8 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use decide::{Detail, Graph, Policy, Profile, Source};
+use decide_engine::{Graph, Policy, Profile, Source};
+use decide_tools::Detail;
 
 fn main() {
     divan::main();
@@ -103,8 +104,14 @@ fn json_in_json_out(b: divan::Bencher) {
     b.bench_local(|| {
         let source = Source::new("zen.jsonl", black_box(next()).as_str());
         // A line of JSON lines, read as `decide batch` reads one: with serde_json.
-        let (_, evaluation) =
-            decide::decide_text(graph, &source, decide::Syntax::Json, as_of, Detail::LEAN).unwrap();
+        let (_, evaluation) = decide_tools::decide_text(
+            graph,
+            &source,
+            decide_engine::Syntax::Json,
+            as_of,
+            Detail::LEAN,
+        )
+        .unwrap();
         black_box(serde_json::to_string(&evaluation.decision).unwrap());
     });
 }

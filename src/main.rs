@@ -1,4 +1,5 @@
-//! The `decide` program: the command line (`src/cli/`) over the `decide` library (`crates/engine/`).
+//! The `decide` program: the command line (`src/cli/`) over the libraries
+//! (`crates/engine/`, `crates/tools/`, `crates/serve/`).
 
 // `println!` and `eprintln!` panic when the reader of a pipe goes away: writes go through
 // `cli::stdio`, which ends quietly instead.

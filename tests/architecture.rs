@@ -1,21 +1,21 @@
-//! The repository's structure: the crates, the engine's layers read from
-//! `crates/engine/src/`, and the README and manual.
+//! The repository's structure: the crates, the modules inside each library, read from
+//! `crates/engine/src/` and `crates/tools/src/`, and the README and manual.
 //!
-//! The crates: the engine (`crates/engine`, package `decide-engine`, the `decide` library) has
-//! no command-line dependency (clap, inquire, indicatif, anstream, signal-hook, rustix): the
-//! binary (`src/main.rs`, `src/cli/`) is a crate of its own on top of it, so an arrow from the
-//! engine up into the command line does not compile. Its manifest is read, and `cargo tree`
-//! asked, to keep the dependencies out as well.
+//! The crates: the engine (`crates/engine`, `decide-engine`), the tools built on it
+//! (`crates/tools`, `decide-tools`: the memo, what would change the answer, the policy owner's
+//! toolkit) and `decide serve` (`crates/serve`) have no command-line dependency (clap, inquire,
+//! indicatif, anstream, signal-hook, rustix): the binary (`src/main.rs`, `src/cli/`) is a crate on
+//! top of them. The compiler keeps the arrows between crates down (the engine does not depend on
+//! the tools); the manifests are read, and `cargo tree` asked, to keep command-line crates out.
 //!
-//! The engine: no import cycle, no backward arrow, no type name twice.
-//! Every `.rs` file of `crates/engine/src/` is read, comments and string literals are removed,
-//! and each file's references to the crate's top-level modules (`crate::x::...`,
-//! `use crate::{x, y::z}`, `super::` chains that climb to the crate root) become arrows between
-//! modules: `graph/scope.rs` is module `graph`, `kind.rs` is `kind`, `lib.rs` is the crate root,
-//! shown as `crate`. A name the root re-exports (`crate::Graph`) is an arrow to the module it
-//! comes from; an item defined in the root (`crate::decide_with`) is an arrow to `crate`. Rust
-//! compiles a cycle between modules of one crate without a word, so this test is what keeps the
-//! layers inside the engine apart.
+//! Inside each library: no import cycle, no backward arrow, no type name twice. Every `.rs` file
+//! is read, comments and string literals are removed, and each file's references to the crate's
+//! top-level modules (`crate::x::...`, `use crate::{x, y::z}`, `super::` chains that climb to the
+//! crate root) become arrows between modules: `graph/scope.rs` is module `graph`, `kind.rs` is
+//! `kind`, `lib.rs` is the crate root, shown as `crate`. A name the root re-exports
+//! (`crate::Graph`) is an arrow to the module it comes from; an item defined in the root
+//! (`crate::decide_with`) is an arrow to `crate`. Rust compiles a cycle between modules of one
+//! crate without a word, so this test is what keeps the layers inside a crate apart.
 //!
 //! The documentation: `README.md` stays an entry point of at most 250 lines (the rest is the
 //! manual in `docs/`), every relative link of the README and the manual leads to a file that
@@ -29,103 +29,133 @@ use std::path::{Path, PathBuf};
 use petgraph::graphmap::DiGraphMap;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
-/// The crate root (`crates/engine/src/lib.rs`) as a node of the module graph.
+/// A crate's root (`src/lib.rs`) as a node of its module graph.
 const ROOT: &str = "crate";
 
-/// Modules that import no other module of the library: the vocabulary everything shares.
+/// Modules of the engine that import no other module of it: the vocabulary everything shares.
 const LEAVES: &[&str] = &["error", "kind", "lang", "revision"];
 
+/// A library crate whose top-level modules the scan reads.
+struct Library {
+    /// Its folder, from the repository's root.
+    dir: &'static str,
+    /// Every top-level module, so a new one must be placed (and a gone one leave the list).
+    modules: &'static [&'static str],
+    /// Arrows the scan must find in the real files (it would otherwise pass without looking).
+    known: &'static [(&'static str, &'static str)],
+    /// Arrows that must never exist, directly or through other modules: (from, to, why).
+    never: &'static [(
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static str,
+    )],
+}
+
 /// The engine: reading rules and profiles, compiling and evaluating the graph, the record.
-const ENGINE: &[&str] = &[
-    "canonical",
-    "decision",
-    "error",
-    "eval",
-    "expr",
-    "graph",
-    "kind",
-    "lang",
-    "policy",
-    "profile",
-    "revision",
-    "source",
-    "today",
-];
+/// What is built on it is another crate (`crates/tools`), so the compiler keeps that arrow.
+const ENGINE: Library = Library {
+    dir: "crates/engine",
+    modules: &[
+        "canonical",
+        "decision",
+        "error",
+        "eval",
+        "expr",
+        "graph",
+        "kind",
+        "lang",
+        "policy",
+        "profile",
+        "revision",
+        "source",
+        "today",
+    ],
+    known: &[("eval", "graph"), ("graph", "policy"), ("graph", "expr")],
+    never: &[
+        (
+            &["policy"],
+            &["graph", "eval", "profile", "expr"],
+            "the rules as written are read before anything compiles or evaluates them",
+        ),
+        (
+            &["graph"],
+            &["eval"],
+            "the compiled graph is what evaluation runs, not the other way round",
+        ),
+    ],
+};
 
 /// What is built on the engine: the memo, the policy author's toolkit, batches, `init`'s
 /// questions and the root's `decide` functions.
-const ON_TOP: &[&str] = &[
-    "batch",
-    "calibrate",
-    "catalog",
-    "check",
-    "diagram",
-    "diff",
-    "html",
-    "memo",
-    "questionnaire",
-    "schema",
-    "sensitivity",
-    "suite",
-    ROOT,
-];
+const TOOLS: Library = Library {
+    dir: "crates/tools",
+    modules: &[
+        "batch",
+        "calibrate",
+        "catalog",
+        "check",
+        "diagram",
+        "diff",
+        "html",
+        "memo",
+        "questionnaire",
+        "schema",
+        "sensitivity",
+        "suite",
+        ROOT,
+    ],
+    known: &[("memo", "html"), (ROOT, "sensitivity"), ("check", "memo")],
+    never: &[
+        (
+            &["sensitivity"],
+            &["check"],
+            "what `decide` prints at run time does not borrow from what `decide validate` checks",
+        ),
+        (
+            &["memo", "html"],
+            &["check", "suite", "diff", "calibrate"],
+            "the memo renders an evaluation: it does not need the policy owner's toolkit",
+        ),
+    ],
+};
 
-/// Arrows that must never exist, directly or through other modules: (from, to, why).
-const NEVER: &[(&[&str], &[&str], &str)] = &[
-    (
-        ENGINE,
-        ON_TOP,
-        "the engine knows nothing of what is built on it (memo, toolkit, batch)",
-    ),
-    (
-        &["eval"],
-        &["memo"],
-        "the memo renders an evaluation: nothing the evaluation needs may need the memo",
-    ),
-    (
-        &["policy"],
-        &["graph", "eval", "profile", "expr"],
-        "the rules as written are read before anything compiles or evaluates them",
-    ),
-    (
-        &["graph"],
-        &["eval"],
-        "the compiled graph is what evaluation runs, not the other way round",
-    ),
-    (
-        &["sensitivity"],
-        &["check"],
-        "what `decide` prints at run time does not borrow from what `decide validate` checks",
-    ),
-];
+/// The library crates the scan reads.
+const LIBRARIES: [&Library; 2] = [&ENGINE, &TOOLS];
 
-/// One `.rs` file of the engine: its path under `crates/engine/src/` (with `/`) and its text.
+/// One `.rs` file of a library: its crate's folder, its path under the crate's `src/` (with
+/// `/`) and its text.
 struct SourceFile {
+    dir: &'static str,
     path: String,
     text: String,
 }
 
-/// The engine crate's folder, from the repository's root.
-const ENGINE_CRATE: &str = "crates/engine";
+impl SourceFile {
+    /// Its path from the repository's root.
+    fn place(&self) -> String {
+        format!("{}/src/{}", self.dir, self.path)
+    }
+}
 
-/// Every file of the engine under `crates/engine/src/`, in path order.
-fn library_files() -> Vec<SourceFile> {
-    let src = root().join(ENGINE_CRATE).join("src");
+/// Every file of a library under its `src/`, in path order.
+fn library_files(library: &Library) -> Vec<SourceFile> {
+    let src = root().join(library.dir).join("src");
     let mut files = Vec::new();
     let mut folders = vec![src.clone()];
     while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).expect("a folder of crates/engine/src/") {
+        for entry in std::fs::read_dir(&folder).expect("a folder of the crate's src/") {
             let path = entry.expect("a folder entry").path();
             if path.is_dir() {
                 folders.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let relative = path
                     .strip_prefix(&src)
-                    .expect("under crates/engine/src/")
+                    .expect("under the crate's src/")
                     .to_string_lossy()
                     .replace('\\', "/");
                 let text = std::fs::read_to_string(&path).expect("a source file");
                 files.push(SourceFile {
+                    dir: library.dir,
                     path: relative,
                     text,
                 });
@@ -135,12 +165,13 @@ fn library_files() -> Vec<SourceFile> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     assert!(
         files.iter().any(|f| f.path == "lib.rs"),
-        "crates/engine/src/lib.rs is one of the engine's files"
+        "{}/src/lib.rs is one of the library's files",
+        library.dir
     );
     files
 }
 
-/// The module path of a file under `crates/engine/src/`: `lib.rs` is the root (empty), `graph/mod.rs` and
+/// The module path of a file under a crate's `src/`: `lib.rs` is the root (empty), `graph/mod.rs` and
 /// `graph.rs` are `[graph]`, `graph/scope.rs` is `[graph, scope]`.
 fn module_path(path: &str) -> Vec<String> {
     let stem = path.trim_end_matches(".rs");
@@ -405,7 +436,7 @@ fn declaration(statement: &[Token]) -> Option<(bool, &str, &[Token])> {
     Some((public, keyword, &statement[i + 1..]))
 }
 
-/// The names `crates/engine/src/lib.rs` re-exports (`pub use graph::Graph;`), each with its module.
+/// The names a crate's `lib.rs` re-exports (`pub use graph::Graph;`), each with its module.
 fn root_reexports(tokens: &[Token], modules: &BTreeSet<String>) -> BTreeMap<String, String> {
     let mut aliases = BTreeMap::new();
     for statement in root_statements(tokens) {
@@ -508,7 +539,7 @@ fn module_graph(files: &[SourceFile]) -> ModuleGraph {
                     .or_default()
                     .entry(to)
                     .or_default()
-                    .insert(format!("{ENGINE_CRATE}/src/{}", file.path));
+                    .insert(file.place());
             }
         }
     }
@@ -629,10 +660,7 @@ fn type_definitions(file: &SourceFile) -> Vec<(String, String)> {
             if let Some(keyword) = expect_name.take() {
                 let associated = keyword == "type" && blocks.last() == Some(&true);
                 if !associated {
-                    found.push((
-                        word.clone(),
-                        format!("{ENGINE_CRATE}/src/{}:{line}", file.path),
-                    ));
+                    found.push((word.clone(), format!("{}:{line}", file.place())));
                 }
             }
             match word.as_str() {
@@ -677,36 +705,39 @@ fn duplicate_types(files: &[SourceFile]) -> BTreeMap<String, Vec<String>> {
 }
 
 #[test]
-fn the_library_has_no_import_cycle() {
-    let graph = module_graph(&library_files());
-    // The scan reads the real files: the arrows every version of the engine has are found.
-    for (from, to) in [("eval", "graph"), ("graph", "policy"), ("memo", "eval")] {
+fn the_libraries_have_no_import_cycle() {
+    for library in LIBRARIES {
+        let graph = module_graph(&library_files(library));
+        for (from, to) in library.known {
+            assert!(
+                graph.get(*from).is_some_and(|tos| tos.contains_key(*to)),
+                "the scan of {}/src/ misses {from} → {to}:\n{}",
+                library.dir,
+                render(&graph)
+            );
+        }
+        let cycles = cycles(&graph);
         assert!(
-            graph.get(from).is_some_and(|tos| tos.contains_key(to)),
-            "the scan of crates/engine/src/ misses {from} → {to}:\n{}",
+            cycles.is_empty(),
+            "import cycles between the top-level modules of {} (one per group of modules that \
+             reach each other; break it and run again):\n  {}\n\nthe module graph:\n{}",
+            library.dir,
+            cycles
+                .iter()
+                .map(|c| explain(&graph, c))
+                .collect::<Vec<_>>()
+                .join("\n  "),
             render(&graph)
         );
     }
-    let cycles = cycles(&graph);
-    assert!(
-        cycles.is_empty(),
-        "import cycles between the library's top-level modules (one per group of modules that \
-         reach each other; break it and run again):\n  {}\n\nthe module graph:\n{}",
-        cycles
-            .iter()
-            .map(|c| explain(&graph, c))
-            .collect::<Vec<_>>()
-            .join("\n  "),
-        render(&graph)
-    );
 }
 
 #[test]
 fn no_arrow_runs_backwards() {
-    let graph = module_graph(&library_files());
     let mut wrong = Vec::new();
+    let engine = module_graph(&library_files(&ENGINE));
     for leaf in LEAVES {
-        let Some(tos) = graph.get(*leaf) else {
+        let Some(tos) = engine.get(*leaf) else {
             wrong.push(format!("{leaf} is listed in LEAVES but is no module"));
             continue;
         };
@@ -718,29 +749,33 @@ fn no_arrow_runs_backwards() {
             ));
         }
     }
-    for to in graph.get("decision").into_iter().flat_map(BTreeMap::keys) {
+    for to in engine.get("decision").into_iter().flat_map(BTreeMap::keys) {
         if !LEAVES.contains(&to.as_str()) {
             wrong.push(format!(
                 "decision (the record: plain data) imports only leaves ({}), not {}",
                 LEAVES.join(", "),
-                explain(&graph, &["decision".to_owned(), to.clone()])
+                explain(&engine, &["decision".to_owned(), to.clone()])
             ));
         }
     }
-    for (froms, tos, why) in NEVER {
-        for from in *froms {
-            for to in *tos {
-                if let Some(path) = path_between(&graph, from, to) {
-                    wrong.push(format!("{why}: {}", explain(&graph, &path)));
+    let mut graphs = String::new();
+    for library in LIBRARIES {
+        let graph = module_graph(&library_files(library));
+        for (froms, tos, why) in library.never {
+            for from in *froms {
+                for to in *tos {
+                    if let Some(path) = path_between(&graph, from, to) {
+                        wrong.push(format!("{why}: {}", explain(&graph, &path)));
+                    }
                 }
             }
         }
+        let _ = write!(graphs, "{}:\n{}", library.dir, render(&graph));
     }
     assert!(
         wrong.is_empty(),
-        "arrows that must not exist:\n  {}\n\nthe module graph:\n{}",
-        wrong.join("\n  "),
-        render(&graph)
+        "arrows that must not exist:\n  {}\n\nthe module graphs:\n{graphs}",
+        wrong.join("\n  ")
     );
 }
 
@@ -748,44 +783,58 @@ fn no_arrow_runs_backwards() {
 fn every_module_is_placed_in_the_layers() {
     // A new top-level module must be placed (in the engine, or on top of it), and a module
     // that is gone must leave the lists, or the checks above would pass without looking.
-    let graph = module_graph(&library_files());
-    let unplaced: Vec<&str> = graph
-        .keys()
-        .map(String::as_str)
-        .filter(|m| !ENGINE.contains(m) && !ON_TOP.contains(m))
-        .collect();
-    assert!(
-        unplaced.is_empty(),
-        "modules in neither ENGINE nor ON_TOP of tests/architecture.rs: {}",
-        unplaced.join(", ")
-    );
-    let listed = ENGINE.iter().chain(ON_TOP).chain(LEAVES);
-    let named = NEVER
-        .iter()
-        .flat_map(|(from, to, _)| from.iter().chain(*to));
-    let gone: BTreeSet<&str> = listed
-        .chain(named)
-        .copied()
-        .filter(|m| !graph.contains_key(*m))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "tests/architecture.rs names modules that do not exist: {gone:?}"
-    );
+    for library in LIBRARIES {
+        let graph = module_graph(&library_files(library));
+        let unplaced: Vec<&str> = graph
+            .keys()
+            .map(String::as_str)
+            .filter(|m| *m != ROOT && !library.modules.contains(m))
+            .collect();
+        assert!(
+            unplaced.is_empty(),
+            "modules of {} not listed in tests/architecture.rs: {}",
+            library.dir,
+            unplaced.join(", ")
+        );
+        let leaves = if library.dir == ENGINE.dir {
+            LEAVES
+        } else {
+            &[]
+        };
+        let named = library
+            .never
+            .iter()
+            .flat_map(|(from, to, _)| from.iter().chain(*to))
+            .chain(library.known.iter().flat_map(|(a, b)| [a, b]));
+        let gone: BTreeSet<&str> = library
+            .modules
+            .iter()
+            .chain(leaves)
+            .chain(named)
+            .copied()
+            .filter(|m| !graph.contains_key(*m))
+            .collect();
+        assert!(
+            gone.is_empty(),
+            "tests/architecture.rs names modules {} does not have: {gone:?}",
+            library.dir
+        );
+    }
 }
 
 #[test]
 fn no_two_types_share_a_name() {
-    let files = library_files();
+    // Across the libraries: a name says which type it is wherever it is read.
+    let files: Vec<SourceFile> = LIBRARIES.iter().flat_map(|l| library_files(l)).collect();
     let defined: BTreeSet<String> = files
         .iter()
         .flat_map(type_definitions)
         .map(|(name, _)| name)
         .collect();
-    for known in ["Profile", "Policy", "Graph", "Decision", "Error"] {
+    for known in ["Profile", "Policy", "Graph", "Decision", "Error", "Memo"] {
         assert!(
             defined.contains(known),
-            "the scan of crates/engine/src/ misses type {known}"
+            "the scan of the libraries misses type {known}"
         );
     }
     let duplicates = duplicate_types(&files);
@@ -795,7 +844,7 @@ fn no_two_types_share_a_name() {
     }
     assert!(
         duplicates.is_empty(),
-        "types defined more than once in the library (give each a name of its own):\n{list}"
+        "types defined more than once in the libraries (give each a name of its own):\n{list}"
     );
 }
 
@@ -844,27 +893,29 @@ fn declared_dependencies(manifest: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn the_engine_declares_no_command_line_dependency() {
-    let path = format!("{ENGINE_CRATE}/Cargo.toml");
-    let declared = declared_dependencies(&repo_text(&path));
-    for known in ["minijinja", "serde", "jiff"] {
+fn the_libraries_declare_no_command_line_dependency() {
+    for library in LIBRARIES {
+        let path = format!("{}/Cargo.toml", library.dir);
+        let declared = declared_dependencies(&repo_text(&path));
+        for known in ["minijinja", "serde", "jiff"] {
+            assert!(
+                declared.iter().any(|(_, name)| name == known),
+                "the scan of {path} misses {known}: {declared:?}"
+            );
+        }
+        let wrong: Vec<String> = declared
+            .iter()
+            .filter(|(_, name)| COMMAND_LINE_CRATES.contains(&name.as_str()))
+            .map(|(table, name)| format!("{name} in [{table}]"))
+            .collect();
         assert!(
-            declared.iter().any(|(_, name)| name == known),
-            "the scan of {path} misses {known}: {declared:?}"
+            wrong.is_empty(),
+            "{path} depends on what only the command line needs ({}); it belongs to the \
+             binary's Cargo.toml: {}",
+            COMMAND_LINE_CRATES.join(", "),
+            wrong.join(", ")
         );
     }
-    let wrong: Vec<String> = declared
-        .iter()
-        .filter(|(_, name)| COMMAND_LINE_CRATES.contains(&name.as_str()))
-        .map(|(table, name)| format!("{name} in [{table}]"))
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "the engine ({path}) depends on what only the command line needs ({}); it belongs to \
-         the binary's Cargo.toml: {}",
-        COMMAND_LINE_CRATES.join(", "),
-        wrong.join(", ")
-    );
 }
 
 #[test]
@@ -915,29 +966,31 @@ fn dependency_tree(package: &str) -> Result<BTreeSet<String>, String> {
 }
 
 #[test]
-fn the_engines_dependency_tree_has_no_command_line_crate() {
+fn the_libraries_dependency_trees_have_no_command_line_crate() {
     // The binary's tree has clap: the check below can see one.
     let binary = dependency_tree("decide").unwrap_or_else(|e| panic!("{e}"));
     assert!(
         binary.contains("clap"),
         "`cargo tree -p decide`: {binary:?}"
     );
-    let engine = dependency_tree("decide-engine").unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        engine.contains("minijinja"),
-        "`cargo tree -p decide-engine`: {engine:?}"
-    );
-    let wrong: Vec<&str> = COMMAND_LINE_CRATES
-        .iter()
-        .copied()
-        .filter(|name| engine.contains(*name))
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "`cargo tree -p decide-engine -e normal` has command-line crates (through the engine's \
-         dependencies or their features): {}",
-        wrong.join(", ")
-    );
+    for package in ["decide-engine", "decide-tools", "decide-serve"] {
+        let tree = dependency_tree(package).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            tree.contains("minijinja"),
+            "`cargo tree -p {package}`: {tree:?}"
+        );
+        let wrong: Vec<&str> = COMMAND_LINE_CRATES
+            .iter()
+            .copied()
+            .filter(|name| tree.contains(*name))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "`cargo tree -p {package} -e normal` has command-line crates (through its \
+             dependencies or their features): {}",
+            wrong.join(", ")
+        );
+    }
 }
 
 /// A small crate in memory: (path under `crates/engine/src/`, text).
@@ -945,6 +998,7 @@ fn synthetic(files: &[(&str, &str)]) -> Vec<SourceFile> {
     files
         .iter()
         .map(|(path, text)| SourceFile {
+            dir: ENGINE.dir,
             path: (*path).to_owned(),
             text: (*text).to_owned(),
         })

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use decide::{Graph, Policy};
+use decide_engine::{Graph, Policy};
 
 fn revision(dir: &std::path::Path) -> String {
     Policy::from_dir(dir).unwrap().revision
@@ -77,8 +77,8 @@ fn records_and_memos_carry_the_audit_fields() {
     let text = std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap();
     let revision_of = |text: &str| {
         let graph = common::graph();
-        let source = decide::Source::new("p.yaml", text.to_owned());
-        let (_, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
+        let source = decide_engine::Source::new("p.yaml", text.to_owned());
+        let (_, e) = decide_tools::decide(&graph, &source, common::as_of()).unwrap();
         e.decision.audit.profile_revision.unwrap()
     };
     assert_eq!(revision_of(&text), profile);

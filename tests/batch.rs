@@ -467,25 +467,25 @@ fn records_are_written_before_the_input_ends() {
 }
 
 /// The embedded graph and memo, compiled once for the in-process tests below.
-static GRAPH: std::sync::LazyLock<decide::Graph> = std::sync::LazyLock::new(common::graph);
-static MEMO: std::sync::LazyLock<decide::Memo> =
-    std::sync::LazyLock::new(|| decide::Memo::embedded().unwrap());
+static GRAPH: std::sync::LazyLock<decide_engine::Graph> = std::sync::LazyLock::new(common::graph);
+static MEMO: std::sync::LazyLock<decide_tools::Memo> =
+    std::sync::LazyLock::new(|| decide_tools::Memo::embedded().unwrap());
 
 /// Each profile of a JSON-lines text decided as `decide batch` decides it (trace and
 /// sensitivity kept): its record, or its error as shown.
 fn decide_lines(text: &str) -> Vec<Result<serde_json::Value, String>> {
-    let options = decide::batch::Options {
-        format: decide::Format::Json,
+    let options = decide_tools::batch::Options {
+        format: decide_tools::Format::Json,
         as_of: common::as_of(),
         trace: true,
         sensitivity: true,
     };
-    decide::batch::split(&decide::Source::new("fleet.jsonl", text))
+    decide_tools::batch::split(&decide_engine::Source::new("fleet.jsonl", text))
         .into_iter()
         .map(|item| {
             let item = item.map_err(|unread| unread.error.render())?;
-            assert_eq!(item.syntax, decide::Syntax::Json);
-            decide::batch::decide_one(&GRAPH, &MEMO, &item, options)
+            assert_eq!(item.syntax, decide_engine::Syntax::Json);
+            decide_tools::batch::decide_one(&GRAPH, &MEMO, &item, options)
                 .map(|d| serde_json::from_str(&d.text).unwrap())
                 .map_err(|e| e.render())
         })
@@ -513,15 +513,16 @@ fn a_json_line_is_decided_as_the_same_profile_in_yaml_with_the_same_revision() {
     let lines: String = yamls.iter().map(|y| json_line(y) + "\n").collect();
     for line in lines.lines() {
         // Read by serde_json itself, not by the YAML reader `from_json` falls back to.
-        let direct = serde_json::from_str::<decide::Profile>(line);
+        let direct = serde_json::from_str::<decide_engine::Profile>(line);
         assert!(direct.is_ok(), "{line}: {:?}", direct.err());
     }
     let records = decide_lines(&lines);
     assert_eq!(records.len(), paths.len());
     for (i, ((path, yaml), record)) in paths.iter().zip(&yamls).zip(records).enumerate() {
-        let source = decide::Source::new(path.display().to_string(), yaml.as_str());
+        let source = decide_engine::Source::new(path.display().to_string(), yaml.as_str());
         let (_, single) =
-            decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::FULL).unwrap();
+            decide_tools::decide_with(&GRAPH, &source, common::as_of(), decide_tools::Detail::FULL)
+                .unwrap();
         let single = serde_json::to_value(&single.decision).unwrap();
         let record = record.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let record = without_place(record, "fleet.jsonl", i as u64 + 1);
@@ -544,16 +545,16 @@ proptest::proptest! {
     fn a_json_line_reads_to_the_profile_its_yaml_reading_gives(
         value in common::profile_strategy(&GRAPH)
     ) {
-        let source = decide::Source::new("fleet.jsonl", value.to_string());
+        let source = decide_engine::Source::new("fleet.jsonl", value.to_string());
         // Read by serde_json itself, not by the YAML reader `from_json` falls back to.
-        let direct = serde_json::from_str::<decide::Profile>(&source.text);
+        let direct = serde_json::from_str::<decide_engine::Profile>(&source.text);
         proptest::prop_assert!(direct.is_ok(), "{:?}", direct.err());
-        let json = decide::Profile::from_json(&source).unwrap();
-        let yaml = decide::Profile::from_source(&source).unwrap();
+        let json = decide_engine::Profile::from_json(&source).unwrap();
+        let yaml = decide_engine::Profile::from_source(&source).unwrap();
         let revision = json.revision().unwrap();
         proptest::prop_assert_eq!(&revision, &yaml.revision().unwrap());
         let as_value = serde_json::to_value(&yaml).unwrap();
-        proptest::prop_assert_eq!(&revision, &decide::revision::value(&as_value));
+        proptest::prop_assert_eq!(&revision, &decide_engine::revision::value(&as_value));
     }
 }
 
@@ -620,12 +621,13 @@ fn a_bad_json_line_is_reported_at_its_line_column_and_field_as_the_same_yaml_wou
             "no snippet:\n{err}"
         );
         // Worded exactly as the same profile written as YAML (a flow mapping) is.
-        let yaml = decide::Source::new("fleet.jsonl", *line);
-        let as_yaml = decide::decide_with(&GRAPH, &yaml, common::as_of(), decide::Detail::LEAN)
-            .map(|_| ())
-            .unwrap_err()
-            .starting_at_line(i + 3)
-            .render();
+        let yaml = decide_engine::Source::new("fleet.jsonl", *line);
+        let as_yaml =
+            decide_tools::decide_with(&GRAPH, &yaml, common::as_of(), decide_tools::Detail::LEAN)
+                .map(|_| ())
+                .unwrap_err()
+                .starting_at_line(i + 3)
+                .render();
         assert_eq!(err, &as_yaml);
         shown.push(err.lines().next().unwrap().to_owned());
     }

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::sync::LazyLock;
 
-use decide::{ErrorKind, Graph, Source};
+use decide_engine::{ErrorKind, Graph, Source};
 use serde_json::{Value, json};
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
@@ -164,21 +164,23 @@ fn with_field(base: &Value, path: &str, literal: &str) -> String {
         .replace("\"PLACEHOLDER\"", literal)
 }
 
-fn decide_text(text: &str) -> decide::Result<String> {
+fn decide_text(text: &str) -> decide_engine::Result<String> {
     let source = Source::new("bound.yaml", text);
     let decided =
-        decide::decide(&GRAPH, &source, common::as_of()).map(|(_, e)| e.decision.deployment);
+        decide_tools::decide(&GRAPH, &source, common::as_of()).map(|(_, e)| e.decision.deployment);
     // The same text as a line of JSON lines (read with serde_json, as `decide batch` does):
     // the same answer, or the same error worded the same way.
-    let as_json_line = decide::decide_text(
+    let as_json_line = decide_tools::decide_text(
         &GRAPH,
         &source,
-        decide::Syntax::Json,
+        decide_engine::Syntax::Json,
         common::as_of(),
-        decide::Detail::DEFAULT,
+        decide_tools::Detail::DEFAULT,
     )
     .map(|(_, e)| e.decision.deployment);
-    let shown = |r: &decide::Result<String>| r.as_ref().map_err(decide::Error::render).cloned();
+    let shown = |r: &decide_engine::Result<String>| {
+        r.as_ref().map_err(decide_engine::Error::render).cloned()
+    };
     assert_eq!(shown(&as_json_line), shown(&decided), "{text}");
     decided
 }
@@ -213,7 +215,7 @@ fn schema_field<'a>(schema: &'a Value, path: &str) -> &'a Value {
 
 #[test]
 fn the_schema_shows_every_bound_and_every_number_has_one() {
-    let schema = decide::profile::json_schema();
+    let schema = decide_engine::profile::json_schema();
     for &(path, bound, whole, _) in BOUNDS {
         let field = schema_field(&schema, path);
         assert_eq!(field["maximum"].as_f64(), Some(bound), "{path}: {field:#}");
@@ -413,7 +415,7 @@ const LOWER: &[(&str, f64, bool, &str)] = &[
 
 #[test]
 fn every_number_at_its_lower_bound_is_decided_and_below_it_refused() {
-    let schema = decide::profile::json_schema();
+    let schema = decide_engine::profile::json_schema();
     assert_eq!(
         LOWER.len(),
         BOUNDS.len(),

@@ -43,7 +43,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use data_encoding::BASE64;
-use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use decide_engine::{Graph, Lang, Policy, Source};
+use decide_tools::{Format, Memo};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{Value, json};
 use tungstenite::WebSocket;
@@ -886,8 +887,9 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
                 path.file_name().unwrap().to_string_lossy(),
                 lang.code()
             );
-            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
-            let (profile, evaluation) = decide::decide(&graph, &source, common::as_of()).unwrap();
+            let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+            let (profile, evaluation) =
+                decide_tools::decide(&graph, &source, common::as_of()).unwrap();
             let render = |format| {
                 memo.render(&graph, &profile, &evaluation, format)
                     .unwrap_or_else(|e| panic!("{name}: {}", e.render()))
@@ -1068,7 +1070,7 @@ fn check_sign_off(
     layout: &[Page],
     sign_off: &Value,
     title: &str,
-    decision: &decide::Decision,
+    decision: &decide_engine::Decision,
 ) {
     let (Some(heading), Some(line)) = (sign_off[0].as_str(), sign_off[1].as_str()) else {
         panic!("{name}: no sign-off heading and line: {sign_off}");

@@ -8,7 +8,8 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use decide::{Format, Graph, Lang, Memo, Policy, Profile, Source};
+use decide_engine::{Graph, Lang, Policy, Profile, Source};
+use decide_tools::{Format, Memo};
 
 /// The embedded policy compiled for `lang`, as `decide --lang` does.
 fn graph_in(lang: Lang) -> Graph {
@@ -22,9 +23,10 @@ fn every_example_decides_and_renders() {
     let graph_zh = graph_in(Lang::Zh);
     let memo = Memo::embedded().unwrap();
     insta::glob!("../examples", "*.yaml", |path| {
-        let source = Source::read(path, decide::ErrorKind::Profile).unwrap();
-        let (profile, evaluation): (Profile, _) = decide::decide(&graph, &source, common::as_of())
-            .unwrap_or_else(|e| panic!("{}", e.render()));
+        let source = Source::read(path, decide_engine::ErrorKind::Profile).unwrap();
+        let (profile, evaluation): (Profile, _) =
+            decide_tools::decide(&graph, &source, common::as_of())
+                .unwrap_or_else(|e| panic!("{}", e.render()));
         let md = memo
             .render(&graph, &profile, &evaluation, Format::Markdown)
             .unwrap();
@@ -32,12 +34,14 @@ fn every_example_decides_and_renders() {
             .render(&graph, &profile, &evaluation, Format::Json)
             .unwrap();
         // Same input, same bytes.
-        let again = decide::decide(&graph, &source, common::as_of()).unwrap().1;
+        let again = decide_tools::decide(&graph, &source, common::as_of())
+            .unwrap()
+            .1;
         assert_eq!(
             json,
             memo.render(&graph, &profile, &again, Format::Json).unwrap()
         );
-        let (profile_zh, zh) = decide::decide(&graph_zh, &source, common::as_of())
+        let (profile_zh, zh) = decide_tools::decide(&graph_zh, &source, common::as_of())
             .unwrap_or_else(|e| panic!("{}", e.render()));
         let md_zh = memo
             .render(&graph_zh, &profile_zh, &zh, Format::Markdown)
@@ -70,11 +74,11 @@ fn every_example_decides_and_renders() {
 fn one_example_with_its_trace() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
-    let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+    let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
     let memo = Memo::embedded().unwrap();
     for (graph, name) in [(common::graph(), "en"), (graph_in(Lang::Zh), "zh")] {
         let (profile, evaluation) =
-            decide::decide_with(&graph, &source, common::as_of(), decide::Detail::FULL)
+            decide_tools::decide_with(&graph, &source, common::as_of(), decide_tools::Detail::FULL)
                 .unwrap_or_else(|e| panic!("{}", e.render()));
         let md = memo
             .render(&graph, &profile, &evaluation, Format::Markdown)
@@ -83,7 +87,7 @@ fn one_example_with_its_trace() {
             .render(&graph, &profile, &evaluation, Format::Json)
             .unwrap();
         // The trace adds the appendix and `trace`, and changes nothing else.
-        let (_, lean) = decide::decide(&graph, &source, common::as_of()).unwrap();
+        let (_, lean) = decide_tools::decide(&graph, &source, common::as_of()).unwrap();
         let lean_md = memo
             .render(&graph, &profile, &lean, Format::Markdown)
             .unwrap();
@@ -131,9 +135,11 @@ fn chinese_records_are_the_same_decision_in_chinese_words() {
     let mut english = Vec::new();
     let mut seen = (0, 0, 0);
     for path in &paths {
-        let source = Source::read(path, decide::ErrorKind::Profile).unwrap();
-        let en = decide::decide(&graph, &source, common::as_of()).unwrap().1;
-        let zh = decide::decide(&graph_zh, &source, common::as_of())
+        let source = Source::read(path, decide_engine::ErrorKind::Profile).unwrap();
+        let en = decide_tools::decide(&graph, &source, common::as_of())
+            .unwrap()
+            .1;
+        let zh = decide_tools::decide(&graph_zh, &source, common::as_of())
             .unwrap()
             .1;
         let (en, zh) = (en.decision, zh.decision);
@@ -143,10 +149,10 @@ fn chinese_records_are_the_same_decision_in_chinese_words() {
             (&zh.deployment, &zh.offer, &zh.scenario, &zh.costs),
             "{name}"
         );
-        let warnings = |d: &decide::Decision| -> Vec<String> {
+        let warnings = |d: &decide_engine::Decision| -> Vec<String> {
             d.warnings.iter().map(|w| w.id.clone()).collect()
         };
-        let checklist = |d: &decide::Decision| -> Vec<String> {
+        let checklist = |d: &decide_engine::Decision| -> Vec<String> {
             d.checklist.iter().map(|c| c.id.clone()).collect()
         };
         assert_eq!(warnings(&en), warnings(&zh), "{name}");
@@ -186,7 +192,7 @@ fn chinese_records_are_the_same_decision_in_chinese_words() {
 fn english_of_two_language_texts(value: &serde_json::Value, out: &mut BTreeSet<String>) {
     use serde_json::Value as J;
     match value {
-        J::Object(m) if decide::lang::is_words(value) => {
+        J::Object(m) if decide_engine::lang::is_words(value) => {
             if let (Some(J::String(en)), Some(J::String(zh))) = (m.get("en"), m.get("zh"))
                 && en != zh
             {
@@ -220,7 +226,7 @@ fn english_the_chinese_title_translates(
         {
             out.insert(text.clone());
         }
-        J::Object(m) if !decide::lang::is_words(value) => m
+        J::Object(m) if !decide_engine::lang::is_words(value) => m
             .values()
             .for_each(|v| english_the_chinese_title_translates(v, title, out)),
         _ => {}
@@ -267,8 +273,8 @@ fn a_chinese_memo_says_the_catalogs_texts_in_chinese() {
     let mut found = Vec::new();
     for path in common::examples() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
-        let (profile, zh) = decide::decide(&graph_zh, &source, common::as_of()).unwrap();
+        let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+        let (profile, zh) = decide_tools::decide(&graph_zh, &source, common::as_of()).unwrap();
         for format in [Format::Markdown, Format::Html] {
             let page = memo
                 .render(&graph_zh, &profile, &zh, format)
@@ -307,7 +313,7 @@ fn checklist_code_spans_hold_commands_only() {
         let words = &network(&offer.item.id).expect("every offer has tools.network")["what"];
         for lang in [Lang::En, Lang::Zh] {
             what.insert(
-                decide::lang::localize(words, lang)
+                decide_engine::lang::localize(words, lang)
                     .as_str()
                     .unwrap()
                     .to_owned(),
@@ -319,8 +325,8 @@ fn checklist_code_spans_hold_commands_only() {
         let graph = graph_in(lang);
         for path in common::examples() {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
-            let decision = decide::decide(&graph, &source, common::as_of())
+            let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+            let decision = decide_tools::decide(&graph, &source, common::as_of())
                 .unwrap()
                 .1
                 .decision;

@@ -86,9 +86,15 @@ fn same_rules_give_the_same_bytes() {
         graph_output(&["--format", "dot"])
     );
     let (a, b) = (common::graph(), common::graph());
-    assert_eq!(decide::diagram::mermaid(&a), decide::diagram::mermaid(&b));
-    assert_eq!(decide::diagram::dot(&a), decide::diagram::dot(&b));
-    assert_eq!(decide::diagram::mermaid(&a), graph_output(&[]));
+    assert_eq!(
+        decide_tools::diagram::mermaid(&a),
+        decide_tools::diagram::mermaid(&b)
+    );
+    assert_eq!(
+        decide_tools::diagram::dot(&a),
+        decide_tools::diagram::dot(&b)
+    );
+    assert_eq!(decide_tools::diagram::mermaid(&a), graph_output(&[]));
 }
 
 #[test]
@@ -127,10 +133,10 @@ fn bad_rules_folder_exits_1() {
 #[test]
 fn mermaid_path_styles_the_taken_nodes_and_the_edges_between_them() {
     let graph = common::graph();
-    let plain = decide::diagram::mermaid(&graph);
-    assert_eq!(decide::diagram::mermaid_path(&graph, &[]), plain);
+    let plain = decide_tools::diagram::mermaid(&graph);
+    assert_eq!(decide_tools::diagram::mermaid_path(&graph, &[]), plain);
     assert_eq!(
-        decide::diagram::mermaid_path(&graph, &["no_such_node"]),
+        decide_tools::diagram::mermaid_path(&graph, &["no_such_node"]),
         plain
     );
     // A node and one of its dependencies, given out of order.
@@ -140,7 +146,7 @@ fn mermaid_path_styles_the_taken_nodes_and_the_edges_between_them() {
         .find(|(_, _, deps)| !deps.is_empty())
         .unwrap();
     let dep = deps[0];
-    let path = decide::diagram::mermaid_path(&graph, &[id, "no_such_node", dep]);
+    let path = decide_tools::diagram::mermaid_path(&graph, &[id, "no_such_node", dep]);
     assert!(path.starts_with(&plain), "the picture itself is unchanged");
     let extra = &path[plain.len()..];
     assert!(extra.contains("  classDef taken "), "{extra}");
@@ -248,7 +254,7 @@ fn focus_draws_a_node_with_its_ancestors_and_optionally_its_descendants() {
 
 #[test]
 fn the_index_and_a_neighbourhood_picture_hold_every_direct_edge_and_no_other_node() {
-    use decide::diagram::{Focus, index, mermaid_of};
+    use decide_tools::diagram::{Focus, index, mermaid_of};
     let graph = common::graph();
     let nodes = graph.nodes();
     let index = index(&graph);

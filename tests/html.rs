@@ -6,7 +6,8 @@ use crate::common;
 
 use std::path::Path;
 
-use decide::{Format, Graph, Lang, Memo, Policy, Source};
+use decide_engine::{Graph, Lang, Policy, Source};
+use decide_tools::{Format, Memo};
 
 fn graph_in(lang: Lang) -> Graph {
     Graph::compile_in(Policy::embedded().expect("embedded rules load"), lang)
@@ -14,8 +15,8 @@ fn graph_in(lang: Lang) -> Graph {
 }
 
 fn html(graph: &Graph, memo: &Memo, source: &Source) -> String {
-    let (profile, evaluation) =
-        decide::decide(graph, source, common::as_of()).unwrap_or_else(|e| panic!("{}", e.render()));
+    let (profile, evaluation) = decide_tools::decide(graph, source, common::as_of())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
     memo.render(graph, &profile, &evaluation, Format::Html)
         .unwrap_or_else(|e| panic!("{}", e.render()))
 }
@@ -24,7 +25,7 @@ fn example(name: &str) -> Source {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name);
-    Source::read(&path, decide::ErrorKind::Profile).unwrap()
+    Source::read(&path, decide_engine::ErrorKind::Profile).unwrap()
 }
 
 #[test]
@@ -145,7 +146,7 @@ fn every_example_is_self_contained_well_formed_and_deterministic() {
     for lang in [Lang::En, Lang::Zh] {
         let graph = graph_in(lang);
         for path in common::examples() {
-            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
             let page = html(&graph, &memo, &source);
             let name = path.display();
             assert!(page.starts_with("<!DOCTYPE html>\n"), "{name}");
@@ -165,9 +166,9 @@ fn every_example_is_self_contained_well_formed_and_deterministic() {
             // The answer and the warnings come before the first major section, on page 1.
             let first_page = &page[..page.find("class=\"major\"").expect("a major section")];
             assert!(first_page.contains("class=\"headline\""), "{name}");
-            let (_, evaluation) = decide::decide(&graph, &source, common::as_of()).unwrap();
+            let (_, evaluation) = decide_tools::decide(&graph, &source, common::as_of()).unwrap();
             for w in &evaluation.decision.warnings {
-                let title = decide::html::escape(&w.title);
+                let title = decide_tools::html::escape(&w.title);
                 assert!(
                     first_page.contains(&title),
                     "{name}: warning {title} on page 1"
@@ -226,7 +227,7 @@ fn the_serving_chart_draws_each_offer_that_meets_the_targets_against_its_bill_an
     let svg = charts(&page)
         .find(|svg| svg.contains("Serving: tokens a second against the monthly bill"))
         .expect("a serving chart");
-    let decision = decide::decide(&graph_in(Lang::En), &source, common::as_of())
+    let decision = decide_tools::decide(&graph_in(Lang::En), &source, common::as_of())
         .unwrap()
         .1
         .decision;
@@ -311,7 +312,7 @@ fn the_break_even_chart_marks_the_containers_bill_on_the_terms_the_memo_chose() 
     for (lang, recommended) in [(Lang::En, ">Recommended: "), (Lang::Zh, ">推荐：")] {
         let graph = graph_in(lang);
         for path in common::examples() {
-            let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
+            let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
             let page = html(&graph, &memo, &source);
             let Some(svg) = break_even_chart(&page) else {
                 continue;
@@ -324,7 +325,7 @@ fn the_break_even_chart_marks_the_containers_bill_on_the_terms_the_memo_chose() 
             }
             charts += 1;
             let name = format!("{} ({lang})", path.display());
-            let record = decide::decide(&graph, &source, common::as_of())
+            let record = decide_tools::decide(&graph, &source, common::as_of())
                 .unwrap()
                 .1
                 .decision;

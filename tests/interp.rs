@@ -12,7 +12,7 @@ use crate::common;
 
 use std::sync::LazyLock;
 
-use decide::{Graph, Profile, Source};
+use decide_engine::{Graph, Profile, Source};
 use proptest::prelude::*;
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
@@ -24,7 +24,8 @@ fn profile(value: &serde_json::Value) -> Profile {
 /// Every disagreement between the engine and minijinja for one profile, and how many
 /// expressions the engine answered (rather than failed on).
 fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
-    let checks = graph.reference_checks(profile, common::as_of()).unwrap();
+    let checks =
+        decide_tools::check::reference::reference_checks(graph, profile, common::as_of()).unwrap();
     let answered = checks
         .iter()
         .filter(|c| matches!(c.ours, Some(Ok(_))))
@@ -49,7 +50,8 @@ fn the_engine_agrees_with_minijinja_on_an_example() {
     )
     .unwrap();
     let p = Profile::from_source(&Source::new("pretrain-70b-job.yaml", text)).unwrap();
-    let checks = GRAPH.reference_checks(&p, common::as_of()).unwrap();
+    let checks =
+        decide_tools::check::reference::reference_checks(&GRAPH, &p, common::as_of()).unwrap();
     assert!(checks.len() > 200, "{} evaluations", checks.len());
     let (wrong, answered) = disagreements(&GRAPH, &p);
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -145,19 +147,19 @@ fn a_fault_at_run_time_points_at_the_part_that_failed() {
 #[test]
 fn agreement_means_the_same_value_kind_and_rendering() {
     use minijinja::value::Value;
-    assert!(decide::check::reference::agree(
+    assert!(decide_tools::check::reference::agree(
         &Value::from(2),
         &Value::from(2)
     ));
-    assert!(!decide::check::reference::agree(
+    assert!(!decide_tools::check::reference::agree(
         &Value::from(2),
         &Value::from(2.0)
     ));
-    assert!(!decide::check::reference::agree(
+    assert!(!decide_tools::check::reference::agree(
         &Value::from("2"),
         &Value::from(2)
     ));
-    assert!(decide::check::reference::agree(
+    assert!(decide_tools::check::reference::agree(
         &Value::from(vec![1, 2]),
         &Value::from(vec![1, 2])
     ));

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::Path;
 
-use decide::{ErrorKind, Fault, Graph, Policy, Source};
+use decide_engine::{ErrorKind, Fault, Graph, Policy, Source};
 
 /// A copy of the shipped rules with `invariants.yaml` holding `yaml`.
 fn rules_with(yaml: &str) -> tempfile::TempDir {
@@ -287,7 +287,7 @@ invariants:
     let out = run_with(rules.path(), &["validate"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("never used"), "{text}");
-    let shipped = decide::Policy::embedded().unwrap().invariants.len();
+    let shipped = decide_engine::Policy::embedded().unwrap().invariants.len();
     assert!(
         text.contains(&format!("Invariants ({}): ", shipped + 1)),
         "{text}"
@@ -335,7 +335,7 @@ fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
     }
     let source = Source::new("counterexample.yaml", yaml.as_str());
     let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap()).unwrap();
-    let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
+    let err = decide_tools::decide(&graph, &source, common::as_of()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Invariant, "{yaml}");
     assert!(
         matches!(

@@ -15,7 +15,8 @@ use crate::common;
 
 use std::sync::LazyLock;
 
-use decide::{ErrorKind, Format, Graph, Memo, Policy, Source};
+use decide_engine::{ErrorKind, Graph, Policy, Source};
+use decide_tools::{Format, Memo};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -28,9 +29,9 @@ fn profile() -> impl Strategy<Value = Value> {
 }
 
 /// Decides a profile value and renders both formats.
-fn decide(value: &Value) -> decide::Result<(String, String, String)> {
+fn decide(value: &Value) -> decide_engine::Result<(String, String, String)> {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
-    let (profile, evaluation) = decide::decide(&GRAPH, &source, common::as_of())?;
+    let (profile, evaluation) = decide_tools::decide(&GRAPH, &source, common::as_of())?;
     let md = MEMO.render(&GRAPH, &profile, &evaluation, Format::Markdown)?;
     let json = MEMO.render(&GRAPH, &profile, &evaluation, Format::Json)?;
     Ok((evaluation.decision.deployment, md, json))
@@ -40,7 +41,7 @@ fn decide(value: &Value) -> decide::Result<(String, String, String)> {
 /// monotonicity properties compare.
 fn deployment(value: &Value) -> String {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
-    match decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::LEAN) {
+    match decide_tools::decide_with(&GRAPH, &source, common::as_of(), decide_tools::Detail::LEAN) {
         Ok((_, evaluation)) => evaluation.decision.deployment,
         Err(e) => panic!("{}\n{value}", e.render()),
     }
@@ -156,7 +157,12 @@ fn no_generated_profile_breaks_an_invariant() {
         .par_iter()
         .filter_map(|p| {
             let source = Source::new("generated.yaml", serde_json::to_string(p).unwrap());
-            match decide::decide_with(&GRAPH, &source, common::as_of(), decide::Detail::LEAN) {
+            match decide_tools::decide_with(
+                &GRAPH,
+                &source,
+                common::as_of(),
+                decide_tools::Detail::LEAN,
+            ) {
                 Err(e) if e.kind() == ErrorKind::Invariant => Some(format!("{}\n{p}", e.render())),
                 _ => None,
             }
@@ -182,7 +188,8 @@ fn raised(offer: &str, unit: &str, list: f64, discounted: f64, factor: f64) -> G
     );
     let mut sources = Policy::embedded_sources();
     sources.push(Source::new("rules/quotes/2026-10-01-raise.csv", sheet));
-    let policy = Policy::from_sources(&sources, decide::policy::PolicyOrigin::Embedded).unwrap();
+    let policy =
+        Policy::from_sources(&sources, decide_engine::policy::PolicyOrigin::Embedded).unwrap();
     Graph::compile(policy.at(RAISED_FROM.parse().unwrap())).unwrap()
 }
 
@@ -194,8 +201,10 @@ const RAISED_FROM: &str = "2026-10-01";
 /// that bills more months, so the monthly bill is no measure of it.
 fn plan_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
-    match decide::decide_with(graph, &source, as_of, decide::Detail::LEAN) {
-        Ok((_, e)) => decide::decision::number(&e.decision.costs["contract_total_cny"]).unwrap(),
+    match decide_tools::decide_with(graph, &source, as_of, decide_tools::Detail::LEAN) {
+        Ok((_, e)) => {
+            decide_engine::decision::number(&e.decision.costs["contract_total_cny"]).unwrap()
+        }
         Err(e) => panic!("{}\n{value}", e.render()),
     }
 }
@@ -237,7 +246,7 @@ proptest! {
         let render = || {
             let graph = Graph::compile(Policy::embedded().unwrap().at(as_of)).unwrap();
             let source = Source::new("generated.yaml", serde_json::to_string(&p).unwrap());
-            let (profile, evaluation) = decide::decide(&graph, &source, as_of).unwrap();
+            let (profile, evaluation) = decide_tools::decide(&graph, &source, as_of).unwrap();
             MEMO.render(&graph, &profile, &evaluation, Format::Markdown).unwrap()
         };
         prop_assert_eq!(render(), render());

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::Path;
 
-use decide::{Fault, Graph, Policy, Source};
+use decide_engine::{Fault, Graph, Policy, Source};
 
 const HEADER: &str = "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
                       min_term,vat,invoice,valid_from,source\n";
@@ -218,10 +218,10 @@ fn every_example_decides_on_every_date_a_quote_sheet_takes_effect() {
         dates.len() >= 2,
         "the shipped rules have sheets of several dates"
     );
-    let memo = decide::Memo::embedded().unwrap();
+    let memo = decide_tools::Memo::embedded().unwrap();
     let mut without_containers = 0;
     for date in dates {
-        for lang in [decide::Lang::En, decide::Lang::Zh] {
+        for lang in [decide_engine::Lang::En, decide_engine::Lang::Zh] {
             let graph = Graph::compile_in(Policy::embedded().unwrap().at(date), lang).unwrap();
             let container_quoted =
                 graph.policy().offers.iter().any(|o| {
@@ -229,16 +229,21 @@ fn every_example_decides_on_every_date_a_quote_sheet_takes_effect() {
                 });
             for path in common::examples() {
                 let name = format!("{} at {date} ({})", path.display(), lang.code());
-                let source = Source::read(&path, decide::ErrorKind::Profile).unwrap();
-                let (profile, evaluation) = decide::decide(&graph, &source, date)
+                let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+                let (profile, evaluation) = decide_tools::decide(&graph, &source, date)
                     .unwrap_or_else(|e| panic!("{name}: {}", e.render()));
                 let text = memo
-                    .render(&graph, &profile, &evaluation, decide::Format::Markdown)
+                    .render(
+                        &graph,
+                        &profile,
+                        &evaluation,
+                        decide_tools::Format::Markdown,
+                    )
                     .unwrap_or_else(|e| panic!("{name}: {}", e.render()));
                 if !container_quoted {
                     without_containers += 1;
                     assert_eq!(evaluation.decision.deployment, "bare_metal", "{name}");
-                    if lang == decide::Lang::En {
+                    if lang == decide_engine::Lang::En {
                         assert!(
                             text.contains(&format!("none is quoted on {date}")),
                             "{name}: the memo says no container is quoted\n{text}"
@@ -286,8 +291,8 @@ fn a_graph_priced_at_one_date_refuses_to_decide_at_a_date_of_other_quotes() {
         "examples/lora-7b-4090.yaml",
         std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap(),
     );
-    let err = decide::decide(&graph, &source, common::as_of()).unwrap_err();
-    assert_eq!(err.kind(), decide::ErrorKind::Usage);
+    let err = decide_tools::decide(&graph, &source, common::as_of()).unwrap_err();
+    assert_eq!(err.kind(), decide_engine::ErrorKind::Usage);
     assert_eq!(
         err.fault(),
         Some(&Fault::PricedAt {
@@ -443,8 +448,8 @@ fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_w
     let as_of = "2026-09-04".parse().unwrap();
     let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap().priced_at(as_of)).unwrap();
     let source = Source::new("proposal.yaml", std::fs::read_to_string(&profile).unwrap());
-    let err = decide::decide(&graph, &source, as_of).unwrap_err();
-    assert_eq!(err.kind(), decide::ErrorKind::Profile);
+    let err = decide_tools::decide(&graph, &source, as_of).unwrap_err();
+    assert_eq!(err.kind(), decide_engine::ErrorKind::Profile);
     assert_eq!(
         err.fault(),
         Some(&Fault::UnknownOffer {
@@ -550,7 +555,7 @@ fn quotes_check_warnings(sheet: &Path, rules: &Path) -> String {
 /// folder, the sheet's path and the column (1-based) where the cell starts on line 2.
 fn rules_with_text(column: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf, usize) {
     let mut header: Vec<&str> = HEADER.trim_end().split(',').collect();
-    for c in decide::policy::quotes::text_columns() {
+    for c in decide_engine::policy::quotes::text_columns() {
         if !header.contains(&c.as_str()) {
             header.push(c);
         }
@@ -586,7 +591,7 @@ fn rules_with_text(column: &str, text: &str) -> (tempfile::TempDir, std::path::P
 /// --format json` keeps the cell as written.
 #[test]
 fn every_text_column_of_a_quote_sheet_stays_text_and_quotes_check_warns() {
-    let text_columns = decide::policy::quotes::text_columns();
+    let text_columns = decide_engine::policy::quotes::text_columns();
     assert!(
         text_columns.iter().any(|c| c == "invoice"),
         "{text_columns:?}"
@@ -1170,7 +1175,7 @@ fn offers_on_a_terminal_is_a_table() {
 /// writes: a rule reading it never fails to load at a date where no quote gives it.
 #[test]
 fn every_field_a_quote_gives_is_known_to_the_typechecker() {
-    use decide::policy::quotes::QUOTED_PATHS;
+    use decide_engine::policy::quotes::QUOTED_PATHS;
     fn leaves(value: &serde_json::Value, at: &str, out: &mut Vec<String>) {
         match value {
             serde_json::Value::Object(map) if !map.contains_key("en") => {

@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use decide::{ErrorKind, Evaluation};
+use decide_engine::{ErrorKind, Evaluation};
 use std::path::Path;
 
 #[test]
@@ -434,7 +434,7 @@ fn the_article_numbers_come_out() {
     assert_ne!(yaml, example);
     let d = common::decide_text(&graph, &yaml).unwrap().decision;
     // The record's figures as its JSON gives them.
-    let costs = |d: &decide::Decision| serde_json::to_value(&d.costs).unwrap();
+    let costs = |d: &decide_engine::Decision| serde_json::to_value(&d.costs).unwrap();
     let d = costs(&d);
     assert_eq!(d["breakeven_hours_per_gpu"], 505.1);
     assert_eq!(d["breakeven_hours_per_gpu_discounted"], 630.6);
@@ -518,16 +518,19 @@ fn the_article_numbers_come_out() {
 #[test]
 fn stale_prices_are_flagged_after_the_policy_window() {
     let graph = common::graph();
-    let source = decide::Source::new("p.yaml", BASE);
+    let source = decide_engine::Source::new("p.yaml", BASE);
     let late: jiff::civil::Date = "2026-11-29".parse().unwrap();
-    let d = decide::decide(&graph, &source, late).unwrap().1.decision;
+    let d = decide_tools::decide(&graph, &source, late)
+        .unwrap()
+        .1
+        .decision;
     let stale = d
         .warnings
         .iter()
         .find(|w| w.id == "stale_prices")
         .expect("stale warning");
     assert!(stale.message.contains("h100-x8-ningxia1"));
-    let fresh = decide::decide(&graph, &source, common::as_of())
+    let fresh = decide_tools::decide(&graph, &source, common::as_of())
         .unwrap()
         .1
         .decision;
@@ -541,11 +544,11 @@ fn user_text_cannot_inject_markup_into_the_memo() {
         "name: t",
         "name: \"<img src=x onerror=alert(1)> [click](http://evil) | x\"",
     );
-    let source = decide::Source::new("p.yaml", yaml);
-    let (profile, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
-    let md = decide::Memo::embedded()
+    let source = decide_engine::Source::new("p.yaml", yaml);
+    let (profile, e) = decide_tools::decide(&graph, &source, common::as_of()).unwrap();
+    let md = decide_tools::Memo::embedded()
         .unwrap()
-        .render(&graph, &profile, &e, decide::Format::Markdown)
+        .render(&graph, &profile, &e, decide_tools::Format::Markdown)
         .unwrap();
     let title = md.lines().next().unwrap();
     assert!(!title.contains("<img"), "{title}");
@@ -561,11 +564,11 @@ fn a_newline_in_the_name_cannot_start_a_heading_or_break_a_table() {
         "name: t",
         "name: \"x\\n# Approved | ok |\\n<script>alert(1)</script>\"",
     );
-    let source = decide::Source::new("p.yaml", yaml);
-    let (profile, e) = decide::decide(&graph, &source, common::as_of()).unwrap();
-    let md = decide::Memo::embedded()
+    let source = decide_engine::Source::new("p.yaml", yaml);
+    let (profile, e) = decide_tools::decide(&graph, &source, common::as_of()).unwrap();
+    let md = decide_tools::Memo::embedded()
         .unwrap()
-        .render(&graph, &profile, &e, decide::Format::Markdown)
+        .render(&graph, &profile, &e, decide_tools::Format::Markdown)
         .unwrap();
     assert!(!md.lines().any(|l| l.starts_with("# Approved")), "{md}");
     assert!(!md.contains("<script>"), "{md}");
@@ -703,16 +706,16 @@ fn the_network_check_names_each_command_as_code_and_says_what_it_checks_in_words
     let shipped = "network: {commands: [hccn_tool], what: {en: \"link, IP and RoCE checks\", zh: \"链路、IP 与 RoCE 检查\"}}";
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pretrain-70b-job.yaml");
-    let source = decide::Source::read(&example, ErrorKind::Profile).unwrap();
-    let network_item = |commands: &str, lang: decide::Lang| {
+    let source = decide_engine::Source::read(&example, ErrorKind::Profile).unwrap();
+    let network_item = |commands: &str, lang: decide_engine::Lang| {
         let rules = common::edited_rules(&[(
             "catalog.yaml",
             shipped,
             &shipped.replace("[hccn_tool]", commands),
         )]);
-        let policy = decide::Policy::from_dir(rules.path()).unwrap();
-        let graph = decide::Graph::compile_in(policy, lang).unwrap();
-        let decision = decide::decide(&graph, &source, common::as_of())
+        let policy = decide_engine::Policy::from_dir(rules.path()).unwrap();
+        let graph = decide_engine::Graph::compile_in(policy, lang).unwrap();
+        let decision = decide_tools::decide(&graph, &source, common::as_of())
             .unwrap()
             .1
             .decision;
@@ -727,22 +730,22 @@ fn the_network_check_names_each_command_as_code_and_says_what_it_checks_in_words
             .expect("the item on the fabric between machines")
             .text
     };
-    let en = network_item("[hccn_tool, ping, ib_write_bw]", decide::Lang::En);
+    let en = network_item("[hccn_tool, ping, ib_write_bw]", decide_engine::Lang::En);
     assert!(
         en.contains(", check it with `hccn_tool` and `ping` and `ib_write_bw` (link, IP and RoCE checks), and order"),
         "{en}"
     );
-    let zh = network_item("[hccn_tool, ping, ib_write_bw]", decide::Lang::Zh);
+    let zh = network_item("[hccn_tool, ping, ib_write_bw]", decide_engine::Lang::Zh);
     assert!(
         zh.contains(
             "写进合同，用 `hccn_tool`、`ping`、`ib_write_bw`（链路、IP 与 RoCE 检查）实测，并且"
         ),
         "{zh}"
     );
-    let en = network_item("[]", decide::Lang::En);
+    let en = network_item("[]", decide_engine::Lang::En);
     assert!(en.contains("in writing, and order every machine"), "{en}");
     assert!(!en.contains('`') && !en.contains("RoCE checks"), "{en}");
-    let zh = network_item("[]", decide::Lang::Zh);
+    let zh = network_item("[]", decide_engine::Lang::Zh);
     assert!(zh.contains("写进合同，并且所有机器"), "{zh}");
     assert!(!zh.contains('`') && !zh.contains("检查"), "{zh}");
 }
@@ -1170,13 +1173,15 @@ fn phrase_cycles_lists_and_sentences_are_checked_at_load() {
 #[test]
 fn a_row_sentence_without_chinese_is_reported_at_the_row() {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
-    let missing = decide::policy::missing_languages(&decide::Policy::read_dir(&shipped).unwrap());
+    let missing = decide_engine::policy::missing_languages(
+        &decide_engine::Policy::read_dir(&shipped).unwrap(),
+    );
     assert!(
         missing.is_empty(),
         "{:?}",
         missing
             .iter()
-            .map(decide::Error::render)
+            .map(decide_engine::Error::render)
             .collect::<Vec<_>>()
     );
     let rules = common::edited_rules(&[(
@@ -1184,9 +1189,10 @@ fn a_row_sentence_without_chinese_is_reported_at_the_row() {
         "          says: {en: train, zh: 训练}",
         "          says: {en: train}",
     )]);
-    let missing =
-        decide::policy::missing_languages(&decide::Policy::read_dir(rules.path()).unwrap());
-    let text: Vec<String> = missing.iter().map(decide::Error::render).collect();
+    let missing = decide_engine::policy::missing_languages(
+        &decide_engine::Policy::read_dir(rules.path()).unwrap(),
+    );
+    let text: Vec<String> = missing.iter().map(decide_engine::Error::render).collect();
     assert_eq!(text.len(), 1, "{text:?}");
     assert!(
         text[0].contains("this text has `en` but no `zh`"),
@@ -1360,8 +1366,11 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
         .collect();
     profiles.push(MONTH_CLIFF.to_owned());
     for (i, text) in profiles.iter().enumerate() {
-        let profile =
-            decide::Profile::from_source(&decide::Source::new("p.yaml", text.as_str())).unwrap();
+        let profile = decide_engine::Profile::from_source(&decide_engine::Source::new(
+            "p.yaml",
+            text.as_str(),
+        ))
+        .unwrap();
         let gaps = graph.search_gaps(&profile, common::as_of()).unwrap();
         assert!(gaps.is_empty(), "profile {i}: {gaps:?}");
     }
@@ -1372,7 +1381,8 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
     )]);
     let broken = common::compile_dir(narrowed.path()).unwrap();
     let profile =
-        decide::Profile::from_source(&decide::Source::new("p.yaml", MONTH_CLIFF)).unwrap();
+        decide_engine::Profile::from_source(&decide_engine::Source::new("p.yaml", MONTH_CLIFF))
+            .unwrap();
     let gaps = broken.search_gaps(&profile, common::as_of()).unwrap();
     assert!(
         gaps.iter().any(|(_, g)| g.contains(
@@ -1380,7 +1390,7 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
         )),
         "{gaps:?}"
     );
-    let report = decide::check::check(&broken, common::as_of(), &[]);
+    let report = decide_tools::check::check(&broken, common::as_of(), &[]);
     assert_eq!(report.searches.searches, 1);
     assert!(
         report.searches.searched > 1000,
@@ -1391,13 +1401,13 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
         .searches
         .findings
         .first()
-        .map(decide::Error::render)
+        .map(decide_engine::Error::render)
         .unwrap_or_default();
     assert!(
         finding.contains("search `count_search` leaves out a cheaper candidate"),
         "{finding}"
     );
-    let shipped = decide::check::check(&graph, common::as_of(), &[]);
+    let shipped = decide_tools::check::check(&graph, common::as_of(), &[]);
     assert!(
         shipped.searches.findings.is_empty(),
         "{:?}",
@@ -1405,7 +1415,7 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
             .searches
             .findings
             .iter()
-            .map(decide::Error::render)
+            .map(decide_engine::Error::render)
             .collect::<Vec<_>>()
     );
     // A `bound:` that overstates what larger counts pay stops the search at the first count

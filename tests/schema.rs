@@ -7,7 +7,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use decide::schema::{self, Draft};
+use decide_tools::schema::{self, Draft};
 
 const PROFILE_LINE: &str = "# yaml-language-server: $schema=../schema/profile.schema.json";
 const RULES_LINE: &str = "# yaml-language-server: $schema=../schema/rules.schema.json";
@@ -64,7 +64,7 @@ fn committed_profile_schema_is_current() {
         schema["required"],
         serde_json::json!(["name", "workload", "usage"])
     );
-    assert_eq!(schema, decide::profile::json_schema());
+    assert_eq!(schema, decide_engine::profile::json_schema());
 }
 
 #[test]

@@ -6,12 +6,13 @@
 
 use crate::common;
 
-use decide::decision::Flip;
-use decide::{Detail, Evaluation, Graph, Lang, Policy, Profile, Source};
+use decide_engine::decision::Flip;
+use decide_engine::{Evaluation, Graph, Lang, Policy, Profile, Source};
+use decide_tools::Detail;
 
 fn flips(graph: &Graph, path: &str) -> Vec<Flip> {
     let text = std::fs::read_to_string(path).unwrap();
-    let (_, e) = decide::decide(graph, &Source::new(path, text), common::as_of()).unwrap();
+    let (_, e) = decide_tools::decide(graph, &Source::new(path, text), common::as_of()).unwrap();
     e.decision
         .sensitivity
         .expect("decide computes the sensitivity")
@@ -185,7 +186,8 @@ fn sawtooth(gpus: u32) -> String {
 
 /// The record's `sensitivity` for `yaml`.
 fn flips_of(graph: &Graph, yaml: &str) -> Vec<Flip> {
-    let (_, e) = decide::decide(graph, &Source::new("p.yaml", yaml), common::as_of()).unwrap();
+    let (_, e) =
+        decide_tools::decide(graph, &Source::new("p.yaml", yaml), common::as_of()).unwrap();
     e.decision.sensitivity.unwrap()
 }
 
@@ -193,7 +195,7 @@ fn flips_of(graph: &Graph, yaml: &str) -> Vec<Flip> {
 /// the sensitivity analysis.
 fn value_of(graph: &Graph, yaml: &str, id: &str) -> serde_json::Value {
     let source = Source::new("profile.yaml", yaml);
-    let (_, e) = decide::decide_with(graph, &source, common::as_of(), Detail::LEAN).unwrap();
+    let (_, e) = decide_tools::decide_with(graph, &source, common::as_of(), Detail::LEAN).unwrap();
     match id {
         "deployment" => serde_json::json!(e.decision.deployment),
         "offer" => serde_json::json!(e.decision.offer),
@@ -258,7 +260,7 @@ fn decide_changed(graph: &Graph, yaml: &str, field: &str, value: &serde_json::Va
     }
     *node = value.clone();
     let source = Source::new("changed.json", json.to_string());
-    decide::decide_with(graph, &source, common::as_of(), Detail::LEAN)
+    decide_tools::decide_with(graph, &source, common::as_of(), Detail::LEAN)
         .unwrap()
         .1
 }
@@ -517,7 +519,7 @@ fn every_line_of_every_shipped_profile_is_exact() {
     let policy = Policy::embedded().unwrap();
     let mut lines = 0;
     for (name, yaml) in shipped_profiles() {
-        let (_, e) = decide::decide(
+        let (_, e) = decide_tools::decide(
             &graph,
             &Source::new("p.yaml", yaml.as_str()),
             common::as_of(),
@@ -590,7 +592,8 @@ fn a_cliff_in_the_count_is_said_with_its_price() {
     }
 
     let service = "name: t\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 3, hours_per_gpu_month: 200}\n";
-    let (_, e) = decide::decide(&graph, &Source::new("t.yaml", service), common::as_of()).unwrap();
+    let (_, e) =
+        decide_tools::decide(&graph, &Source::new("t.yaml", service), common::as_of()).unwrap();
     assert_eq!(e.decision.deployment, "container");
     let all = e.decision.sensitivity.unwrap();
     let more = find(&all, "gpus_rented", "usage.gpus");

@@ -455,7 +455,7 @@ fn the_models_are_within_their_calibrated_error_of_published_measurements() {
 fn one_row_sheet(row: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let sheet = dir.path().join("ours.csv");
-    let header = decide::calibrate::COLUMNS.join(",");
+    let header = decide_tools::calibrate::COLUMNS.join(",");
     std::fs::write(&sheet, format!("{header}\n{row}\n")).unwrap();
     (dir, sheet)
 }

@@ -139,7 +139,7 @@ fn the_shipped_rules_are_clean_on_the_first_sheets_day() {
 
 /// The reports of `decide validate`'s table analysis on the shipped rules plus `extra.yaml`
 /// holding `tables` (YAML under `tables:`), for the tables it adds.
-fn table_reports(tables: &str) -> Vec<decide::check::tables::TableReport> {
+fn table_reports(tables: &str) -> Vec<decide_tools::check::tables::TableReport> {
     let rules = common::edited_rules(&[]);
     std::fs::write(
         rules.path().join("extra.yaml"),
@@ -147,17 +147,17 @@ fn table_reports(tables: &str) -> Vec<decide::check::tables::TableReport> {
     )
     .unwrap();
     let graph = common::compile_dir(rules.path()).unwrap();
-    decide::check::tables::analyse(&graph, common::as_of(), &[])
+    decide_tools::check::tables::analyse(&graph, common::as_of(), &[])
         .into_iter()
         .filter(|r| r.id.starts_with("t_"))
         .collect()
 }
 
-fn messages(report: &decide::check::tables::TableReport) -> String {
+fn messages(report: &decide_tools::check::tables::TableReport) -> String {
     report
         .findings
         .iter()
-        .map(decide::Error::render)
+        .map(decide_engine::Error::render)
         .collect::<Vec<_>>()
         .join("\n")
 }

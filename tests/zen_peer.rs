@@ -1,7 +1,7 @@
 //! The ZEN peer decision as a `decide` rules folder (`benches/zen-peer/rules`) against the
 //! peer's plain-Rust oracle, on the peer's generated profiles: 0 mismatches.
 //!
-//! The profiles go the way a user's do: JSON text, parsed and checked by `decide::decide_with`,
+//! The profiles go the way a user's do: JSON text, parsed and checked by `decide_tools::decide_with`,
 //! the record serialised to JSON and read back, so the check sees what `decide --format json`
 //! prints. `benches/peer.rs` measures the same folder; `scripts/bench-peer.sh` puts it beside
 //! ZEN.
@@ -12,7 +12,8 @@ mod zen;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use decide::{Detail, Graph, Policy, Source};
+use decide_engine::{Graph, Policy, Source};
+use decide_tools::Detail;
 
 /// How many of the peer's profiles go through the engine (the peer checks 100,000; these take a
 /// few seconds in a debug build).
@@ -75,7 +76,7 @@ fn rules_folder_agrees_with_the_oracle() {
             trace: i % 10 == 0,
             ..Detail::LEAN
         };
-        let (_, evaluation) = decide::decide_with(&graph, &source, as_of, detail)
+        let (_, evaluation) = decide_tools::decide_with(&graph, &source, as_of, detail)
             .unwrap_or_else(|e| panic!("profile {i} {}: {}", source.text, e.render()));
         assert_eq!(detail.trace, !evaluation.decision.trace.is_empty());
         let record: serde_json::Value =
@@ -116,7 +117,7 @@ fn one_shot_profile_is_the_peers() {
     };
     let expected = zen::oracle(&zen_default);
     assert_eq!((expected.bare_metal, expected.offer), (true, "h100x8"));
-    let (_, evaluation) = decide::decide_with(
+    let (_, evaluation) = decide_tools::decide_with(
         &graph(),
         &Source::new("pretrain-70b.json", text),
         as_of(),

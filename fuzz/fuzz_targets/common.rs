@@ -13,7 +13,8 @@
 
 use std::sync::LazyLock;
 
-use decide::{Format, Graph, Memo, Policy, Source};
+use decide_engine::{Graph, Policy, Source};
+use decide_tools::{Format, Memo};
 
 /// The line that separates files in the split mode.
 pub const SEPARATOR: &str = "\n---FILE---\n";
@@ -22,7 +23,7 @@ pub const SEPARATOR: &str = "\n---FILE---\n";
 pub static EMBEDDED: LazyLock<Vec<Source>> = LazyLock::new(|| {
     Policy::embedded_sources()
         .into_iter()
-        .filter(|s| !decide::policy::is_sheet(s))
+        .filter(|s| !decide_engine::policy::is_sheet(s))
         .collect()
 });
 /// The embedded quote sheets, added to every policy an input stands for (the `quotes` target
@@ -30,7 +31,7 @@ pub static EMBEDDED: LazyLock<Vec<Source>> = LazyLock::new(|| {
 pub static SHEETS: LazyLock<Vec<Source>> = LazyLock::new(|| {
     Policy::embedded_sources()
         .into_iter()
-        .filter(decide::policy::is_sheet)
+        .filter(decide_engine::policy::is_sheet)
         .collect()
 });
 pub static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().expect("embedded templates"));
@@ -41,7 +42,10 @@ pub static AS_OF: LazyLock<jiff::civil::Date> =
 /// a job with wall hours, a proposal, a budget).
 pub static PROFILES: LazyLock<Vec<Source>> = LazyLock::new(|| {
     [
-        ("examples/lora-7b-4090.yaml", include_str!("../../examples/lora-7b-4090.yaml")),
+        (
+            "examples/lora-7b-4090.yaml",
+            include_str!("../../examples/lora-7b-4090.yaml"),
+        ),
         (
             "examples/container-light-inference.yaml",
             include_str!("../../examples/container-light-inference.yaml"),
@@ -90,13 +94,13 @@ pub fn sources(data: &[u8]) -> Option<Vec<Source>> {
     // Same limit as `Source::read`.
     let too_big = sources
         .iter()
-        .any(|s| s.text.len() as u64 > decide::source::MAX_FILE_BYTES);
+        .any(|s| s.text.len() as u64 > decide_engine::source::MAX_FILE_BYTES);
     (!too_big).then_some(sources)
 }
 
 /// Decides `profile` with `graph` and renders both formats, as `decide PROFILE` does.
 pub fn decide_and_render(graph: &Graph, profile: &Source) {
-    match decide::decide(graph, profile, *AS_OF) {
+    match decide_tools::decide(graph, profile, *AS_OF) {
         Ok((profile, evaluation)) => {
             for format in [Format::Markdown, Format::Html, Format::Json] {
                 match MEMO.render(graph, &profile, &evaluation, format) {
@@ -114,6 +118,6 @@ pub fn decide_and_render(graph: &Graph, profile: &Source) {
 }
 
 /// The value of `result`, or `None` with its error rendered as the CLI prints it.
-pub fn or_render<T>(result: decide::Result<T>) -> Option<T> {
+pub fn or_render<T>(result: decide_engine::Result<T>) -> Option<T> {
     result.map_err(|e| e.render()).ok()
 }

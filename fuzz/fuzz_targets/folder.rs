@@ -27,7 +27,8 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 
-use decide::{Format, Graph, Memo, Policy};
+use decide_engine::{Graph, Policy};
+use decide_tools::{Format, Memo};
 
 fuzz_target!(|data: &[u8]| {
     let [mode, times, rest @ ..] = data else {
@@ -64,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
         2 => {
             let templates = dir.path().join("templates");
             std::fs::create_dir(&templates).expect("templates folder");
-            let memo = decide::policy::embedded_templates()
+            let memo = decide_engine::policy::embedded_templates()
                 .iter()
                 .find(|(name, _)| *name == "memo.md.j2")
                 .map(|(_, text)| *text)
@@ -107,7 +108,12 @@ fn append(dir: &Path, file: &str, text: &str, section: &str) {
         return;
     };
     let at = at + section.len();
-    let new = format!("{}{}{}", &old[..at], text.trim_start_matches('\n'), &old[at..]);
+    let new = format!(
+        "{}{}{}",
+        &old[..at],
+        text.trim_start_matches('\n'),
+        &old[at..]
+    );
     std::fs::write(&path, new).expect("rule file written");
 }
 
@@ -130,7 +136,7 @@ fn decide_from(dir: &Path, fragment: &str, vendor_text: bool) {
     };
     for profile in common::PROFILES.iter().take(3) {
         let Some((profile, evaluation)) =
-            common::or_render(decide::decide(&graph, profile, *common::AS_OF))
+            common::or_render(decide_tools::decide(&graph, profile, *common::AS_OF))
         else {
             continue;
         };

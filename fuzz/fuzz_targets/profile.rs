@@ -9,10 +9,11 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 
-use decide::{Format, Graph, Memo, Source};
+use decide_engine::{Graph, Source};
+use decide_tools::{Format, Memo};
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(|| {
-    Graph::compile(decide::Policy::embedded().expect("embedded policy loads"))
+    Graph::compile(decide_engine::Policy::embedded().expect("embedded policy loads"))
         .expect("embedded policy compiles")
 });
 static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().expect("embedded templates"));
@@ -21,14 +22,14 @@ static AS_OF: LazyLock<jiff::civil::Date> =
 
 fuzz_target!(|data: &[u8]| {
     // Same limit as `Source::read` (the 1 MiB refusal happens before parsing).
-    if data.len() as u64 > decide::source::MAX_FILE_BYTES {
+    if data.len() as u64 > decide_engine::source::MAX_FILE_BYTES {
         return;
     }
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let source = Source::new("profile.yaml", text);
-    match decide::decide(&GRAPH, &source, *AS_OF) {
+    match decide_tools::decide(&GRAPH, &source, *AS_OF) {
         Ok((profile, evaluation)) => {
             for format in [Format::Markdown, Format::Html, Format::Json] {
                 match MEMO.render(&GRAPH, &profile, &evaluation, format) {

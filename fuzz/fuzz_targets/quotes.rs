@@ -16,8 +16,8 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 
-use decide::policy::{PolicyOrigin, quotes};
-use decide::{Graph, Policy, Source};
+use decide_engine::policy::{PolicyOrigin, quotes};
+use decide_engine::{Graph, Policy, Source};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    if text.len() as u64 > decide::source::MAX_FILE_BYTES {
+    if text.len() as u64 > decide_engine::source::MAX_FILE_BYTES {
         return;
     }
     let mut sources: Vec<Source> = common::EMBEDDED.clone();
@@ -56,8 +56,8 @@ fuzz_target!(|data: &[u8]| {
     for date in ["2026-07-15", "2026-09-04", "2027-01-01"] {
         let date: jiff::civil::Date = date.parse().expect("a valid date");
         let priced = policy.at(date);
-        let listing = decide::catalog::listing(&priced, date);
-        let _ = decide::catalog::markdown(&listing);
+        let listing = decide_tools::catalog::listing(&priced, date);
+        let _ = decide_tools::catalog::markdown(&listing);
         let graph = match Graph::compile(priced) {
             Ok(graph) => graph,
             Err(e) => {
@@ -66,12 +66,12 @@ fuzz_target!(|data: &[u8]| {
             }
         };
         for profile in common::PROFILES.iter().take(3) {
-            match decide::decide(&graph, profile, date) {
+            match decide_tools::decide(&graph, profile, date) {
                 Ok((profile, evaluation)) => {
                     for format in [
-                        decide::Format::Markdown,
-                        decide::Format::Html,
-                        decide::Format::Json,
+                        decide_tools::Format::Markdown,
+                        decide_tools::Format::Html,
+                        decide_tools::Format::Json,
                     ] {
                         if let Err(e) = common::MEMO.render(&graph, &profile, &evaluation, format) {
                             let _ = e.render();

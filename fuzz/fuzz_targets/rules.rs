@@ -12,8 +12,8 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 
-use decide::policy::PolicyOrigin;
-use decide::{Graph, Policy};
+use decide_engine::policy::PolicyOrigin;
+use decide_engine::{Graph, Policy};
 
 fuzz_target!(|data: &[u8]| {
     let Some(sources) = common::sources(data) else {

@@ -4,10 +4,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use decide::Format;
-use decide::batch::{self, End, Flow, Options, Summary};
-use decide::error::{Error, ErrorKind, Result};
-use decide::expr::group_thousands;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::expr::group_thousands;
+use decide_tools::Format;
+use decide_tools::batch::{self, End, Flow, Options, Summary};
 
 use super::output::{Inputs, OutputFile};
 use super::pdf::Printed;
@@ -75,8 +75,8 @@ pub struct Args {
     #[arg(long)]
     pub sensitivity: bool,
     /// The language of the memos and of the records' texts.
-    #[arg(long, value_parser = super::lang_parser(), default_value_t = decide::Lang::En)]
-    pub lang: decide::Lang,
+    #[arg(long, value_parser = super::lang_parser(), default_value_t = decide_engine::Lang::En)]
+    pub lang: decide_engine::Lang,
     /// Show progress on stderr from the first profile (count, total when known, rate, ETA):
     /// `auto` on a terminal unless the records go to it too; `--progress` alone is `always`
     /// (plain lines, one a second, when stderr is not a terminal).

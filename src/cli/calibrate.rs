@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use decide::Source;
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::Source;
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 
@@ -47,11 +47,11 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let config = super::Config::new(&args.rules, args.as_of);
     let graph = config.graph()?;
     let mut rows = match config.folder() {
-        None => decide::calibrate::shipped()?,
-        Some(dir) => decide::calibrate::in_folder(dir)?,
+        None => decide_tools::calibrate::shipped()?,
+        Some(dir) => decide_tools::calibrate::in_folder(dir)?,
     };
     for file in &args.measurements {
-        rows.extend(decide::calibrate::read_sheet(&Source::read(
+        rows.extend(decide_tools::calibrate::read_sheet(&Source::read(
             file,
             ErrorKind::Rules,
         )?)?);
@@ -60,9 +60,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
         return Err(Error::new(ErrorKind::Usage, "no measurements to compare")
             .help("give a sheet with `--measurements FILE`, or add one to the rules folder's `measurements/`"));
     }
-    let calibration = decide::calibrate::calibrate(&graph, rows, config.as_of())?;
+    let calibration = decide_tools::calibrate::calibrate(&graph, rows, config.as_of())?;
     let text = match args.format {
-        CalibrationFormat::Text => decide::calibrate::text(&calibration),
+        CalibrationFormat::Text => decide_tools::calibrate::text(&calibration),
         CalibrationFormat::Json => {
             let mut json = serde_json::to_string_pretty(&calibration)
                 .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write JSON: {e}")))?;

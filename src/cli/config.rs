@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use clap::builder::TypedValueParser as _;
 use jiff::civil::Date;
 
-use decide::error::Result;
-use decide::policy::PolicyOrigin;
-use decide::{Graph, Lang, Memo, Policy, Source};
+use decide_engine::error::Result;
+use decide_engine::policy::PolicyOrigin;
+use decide_engine::{Graph, Lang, Policy, Source};
+use decide_tools::Memo;
 
 /// `--rules DIR`: where the policy comes from.
 #[derive(Debug, Clone, clap::Args)]
@@ -126,7 +127,7 @@ impl Config {
     pub fn at(rules: Rules, as_of: AsOfArgs) -> Self {
         Config {
             rules,
-            as_of: as_of.as_of.unwrap_or_else(decide::today::today),
+            as_of: as_of.as_of.unwrap_or_else(decide_engine::today::today),
             pricing: Pricing::AtDate,
         }
     }
@@ -212,7 +213,7 @@ mod tests {
         let date: Date = "2026-09-04".parse().unwrap();
         let given = Config::new(&rules("embedded"), AsOfArgs { as_of: Some(date) });
         assert_eq!(given.as_of(), date);
-        let today = decide::today::today();
+        let today = decide_engine::today::today();
         let resolved = Config::today(&rules("embedded")).as_of();
         // (Unless the day changed between the two readings of the clock.)
         assert!(resolved == today || resolved == today.tomorrow().unwrap());

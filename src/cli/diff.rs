@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use decide::error::{ErrorKind, Result};
-use decide::source::Source;
+use decide_engine::error::{ErrorKind, Result};
+use decide_engine::source::Source;
 
 use super::Outcome;
 
@@ -68,11 +68,12 @@ fn diff(args: &Args) -> Result<Outcome> {
     for path in &args.profiles {
         if path.is_dir() {
             let files =
-                decide::source::files_in(path, decide::source::YAML_EXTENSIONS).map_err(|e| {
-                    decide::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
-                        .in_file(path.display().to_string())
-                })?;
-            let mut folder = decide::source::Folder::new(path, "profiles folder", u64::MAX)?;
+                decide_engine::source::files_in(path, decide_engine::source::YAML_EXTENSIONS)
+                    .map_err(|e| {
+                        decide_engine::Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
+                            .in_file(path.display().to_string())
+                    })?;
+            let mut folder = decide_engine::source::Folder::new(path, "profiles folder", u64::MAX)?;
             for file in files {
                 profiles.push(folder.read(&file, ErrorKind::Profile)?);
             }
@@ -80,15 +81,15 @@ fn diff(args: &Args) -> Result<Outcome> {
             profiles.push(Source::read(path, ErrorKind::Profile)?);
         }
     }
-    let diffs = decide::diff::run(&old, &new, &profiles, as_of)?;
+    let diffs = decide_tools::diff::run(&old, &new, &profiles, as_of)?;
     let report = match args.format {
-        DiffFormat::Md => decide::diff::report(&old, &new, &diffs, as_of),
-        DiffFormat::Json => decide::diff::report_json(&old, &new, &diffs, as_of),
+        DiffFormat::Md => decide_tools::diff::report(&old, &new, &diffs, as_of),
+        DiffFormat::Json => decide_tools::diff::report_json(&old, &new, &diffs, as_of),
     };
     super::print(&report)?;
     if diffs
         .iter()
-        .any(decide::diff::ProfileDiff::decision_changed)
+        .any(decide_tools::diff::ProfileDiff::decision_changed)
     {
         Ok(Outcome::Flagged)
     } else {

@@ -2,8 +2,8 @@
 
 use clap::ValueEnum;
 
-use decide::diagram::{self, Focus};
-use decide::error::Result;
+use decide_engine::error::Result;
+use decide_tools::diagram::{self, Focus};
 
 use super::Outcome;
 

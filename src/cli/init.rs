@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use inquire::validator::Validation;
 use serde_json::{Map, Value as J};
 
-use decide::error::{Error, ErrorKind, Result};
-use decide::questionnaire::{self, Kind, Prompt, Texts};
-use decide::{Lang, Source};
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::{Lang, Source};
+use decide_tools::questionnaire::{self, Kind, Prompt, Texts};
 
 use super::Outcome;
 use super::stdio::{shown, shown_lines};
@@ -193,7 +193,7 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     // The same checks as any profile file, so what is written is what `decide` accepts.
     let name = args.file.display().to_string();
     let source = Source::new(name, yaml.clone());
-    let checked = decide::Profile::from_source(&source)
+    let checked = decide_engine::Profile::from_source(&source)
         .and_then(|p| graph.check_profile(&p, &source).map(|()| p));
     if let Err(e) = checked {
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
@@ -215,11 +215,13 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     ))?;
     let now = confirm(&say(&texts, |w| &w.decide_now, &[]), None, true, &texts)?;
     if now == Ok(true) {
-        let (profile, evaluation) = decide::decide(&graph, &source, config.as_of())?;
-        let memo =
-            config
-                .memo()?
-                .render(&graph, &profile, &evaluation, decide::Format::Markdown)?;
+        let (profile, evaluation) = decide_tools::decide(&graph, &source, config.as_of())?;
+        let memo = config.memo()?.render(
+            &graph,
+            &profile,
+            &evaluation,
+            decide_tools::Format::Markdown,
+        )?;
         super::print(&memo)?;
     }
     Ok(Outcome::Clean)
@@ -302,7 +304,7 @@ fn ask_number(
 /// The words `pick` chooses, as the terminal shows them ([`shown`]).
 fn say(
     texts: &Texts,
-    pick: fn(&decide::policy::rules::PromptWords) -> &decide::policy::rules::Template,
+    pick: fn(&decide_engine::policy::rules::PromptWords) -> &decide_engine::policy::rules::Template,
     values: &[(&str, &str)],
 ) -> String {
     shown(&texts.say(pick, values)).into_owned()

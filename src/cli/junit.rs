@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use decide::suite::{CaseResult, Outcome};
+use decide_tools::suite::{CaseResult, Outcome};
 
 /// The run as a `JUnit` XML document (the shape Jenkins, GitLab and GitHub reporters read).
 pub fn report(outcome: &Outcome) -> String {

@@ -31,8 +31,9 @@ use std::path::{Path, PathBuf};
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use decide::error::{Error, ErrorKind, Result};
-use decide::{Format, Lang, Source};
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::{Lang, Source};
+use decide_tools::Format;
 
 pub(crate) use config::{AsOfArgs, Config, Rules, RulesArgs, rules_parser};
 use output::{Inputs, write_output};
@@ -352,11 +353,11 @@ fn decide_profile(args: &Args) -> Result<Outcome> {
     } else {
         Source::read(profile, ErrorKind::Profile)?
     };
-    let detail = decide::Detail {
+    let detail = decide_tools::Detail {
         trace: args.trace,
-        ..decide::Detail::DEFAULT
+        ..decide_tools::Detail::DEFAULT
     };
-    let (profile, evaluation) = decide::decide_with(&graph, &source, as_of, detail)?;
+    let (profile, evaluation) = decide_tools::decide_with(&graph, &source, as_of, detail)?;
     let text = memo.render(&graph, &profile, &evaluation, args.format.format())?;
     let written = match &args.output {
         Some(path) => write_file(path, &inputs, printer.as_ref(), text),

@@ -1,7 +1,7 @@
 //! `decide offers`: the catalog at a date as a table (hardware, vendor, unit, price, VAT, term,
 //! age, trend): aligned on a terminal, Markdown in a pipe, or JSON.
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 
@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let config = super::Config::new(&args.rules, args.as_of);
     let as_of = config.as_of();
     let policy = config.policy()?;
-    let listing = decide::catalog::listing(&policy, as_of);
+    let listing = decide_tools::catalog::listing(&policy, as_of);
     let format = args.format.unwrap_or_else(|| {
         if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             ListingFormat::Table
@@ -55,7 +55,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         ListingFormat::Table => {
             let bold = anstyle::Style::new().bold();
             let colour = super::colour_stdout();
-            decide::catalog::table(&listing, &|s| {
+            decide_tools::catalog::table(&listing, &|s| {
                 if colour {
                     format!("{}{s}{}", bold.render(), bold.render_reset())
                 } else {
@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
                 }
             })
         }
-        ListingFormat::Md => decide::catalog::markdown(&listing),
+        ListingFormat::Md => decide_tools::catalog::markdown(&listing),
         ListingFormat::Json => {
             let mut json = serde_json::to_string_pretty(&listing)
                 .map_err(|e| Error::new(ErrorKind::Io, format!("cannot write JSON: {e}")))?;

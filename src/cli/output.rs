@@ -12,7 +12,7 @@ use std::fs::{File, Permissions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 /// The prefix of the temporary files beside an output file; a process killed outright
 /// (`SIGKILL`) leaves one behind.

@@ -12,7 +12,7 @@
 //! does not).
 //!
 //! The page is the memo behind a content security policy written before it
-//! ([`decide::html::print_page`]: inline styles and `data:` images, nothing else: no script,
+//! ([`decide_tools::html::print_page`]: inline styles and `data:` images, nothing else: no script,
 //! no frame, no `file://`, no address), and the browser resolves no name and reaches no
 //! address (a proxy that is not there, loopback included), so a template in a `--rules` folder
 //! cannot put another file into the PDF, run a script or call out.
@@ -32,7 +32,7 @@ use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::signals::Signal;
 
@@ -209,7 +209,7 @@ impl Printer {
         let pdf = scratch.path().join("memo.pdf");
         // The memo behind a policy that lets it load nothing: no script, no frame, no other
         // file, no address, whatever a rules folder's template wrote.
-        write_private(&page, &decide::html::print_page(html))
+        write_private(&page, &decide_tools::html::print_page(html))
             .map_err(|e| io("cannot write the scratch page", &e))?;
         let mut command = Command::new(browser);
         command

@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use decide::Policy;
-use decide::error::{Error, ErrorKind, Result};
-use decide::policy::quotes;
-use decide::source::{Source, file_name};
+use decide_engine::Policy;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::policy::quotes;
+use decide_engine::source::{Source, file_name};
 
 use super::Outcome;
 
@@ -61,7 +61,7 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
     let mut checked = Vec::new();
     for path in &args.files {
         let source = Source::read(path, ErrorKind::Rules)?;
-        if !decide::policy::is_sheet(&source) {
+        if !decide_engine::policy::is_sheet(&source) {
             return Err(Error::new(
                 ErrorKind::Usage,
                 "expected a quote sheet, a file named *.csv",
@@ -74,7 +74,7 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
     let names: Vec<&str> = checked.iter().map(|s| file_name(&s.name)).collect();
     let mut sources: Vec<Source> = rules
         .into_iter()
-        .filter(|s| !(decide::policy::is_sheet(s) && names.contains(&file_name(&s.name))))
+        .filter(|s| !(decide_engine::policy::is_sheet(s) && names.contains(&file_name(&s.name))))
         .collect();
     let first = sources.len();
     sources.extend(checked);

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 
@@ -77,7 +77,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
 fn sample(args: &SampleArgs) -> Result<Outcome> {
     let graph = super::Config::new(&args.rules, args.as_of).graph()?;
     let mut out = String::new();
-    for profile in decide::check::invariants::sample(&graph, args.count as usize) {
+    for profile in decide_tools::check::invariants::sample(&graph, args.count as usize) {
         let _ = writeln!(out, "{profile}");
     }
     super::print(&out)?;
@@ -88,7 +88,7 @@ fn export(args: &ExportArgs) -> Result<Outcome> {
     let dir = &args.dir;
     let shown = dir.display().to_string();
     refuse_existing(dir, &shown)?;
-    let files = decide::policy::embedded_files();
+    let files = decide_engine::policy::embedded_files();
     let scratch = scratch_beside(dir)?;
     let written = write_all(&scratch, &files).and_then(|()| {
         // An empty DIR is replaced by the rename (POSIX renames onto an empty folder); removed
@@ -189,14 +189,23 @@ fn summary(dir: &str, files: &[(String, &str)]) -> String {
     };
     let examples = files
         .iter()
-        .find_map(|(p, _)| p.strip_prefix(&format!("{}/", decide::policy::EXAMPLES_FOLDER)));
+        .find_map(|(p, _)| p.strip_prefix(&format!("{}/", decide_engine::policy::EXAMPLES_FOLDER)));
     let mut out = format!("Wrote {dir}/: {} files\n", files.len());
     for (folder, what) in [
         (None, "rule files"),
-        (Some(decide::policy::quotes::SHEETS_FOLDER), "quote sheets"),
-        (Some(decide::policy::TESTS_FOLDER), "policy tests"),
-        (Some(decide::policy::TEMPLATES_FOLDER), "memo templates"),
-        (Some(decide::policy::EXAMPLES_FOLDER), "example profiles"),
+        (
+            Some(decide_engine::policy::quotes::SHEETS_FOLDER),
+            "quote sheets",
+        ),
+        (Some(decide_engine::policy::TESTS_FOLDER), "policy tests"),
+        (
+            Some(decide_engine::policy::TEMPLATES_FOLDER),
+            "memo templates",
+        ),
+        (
+            Some(decide_engine::policy::EXAMPLES_FOLDER),
+            "example profiles",
+        ),
     ] {
         let place = folder.map_or_else(|| format!("{dir}/"), |f| format!("{dir}/{f}/"));
         let _ = writeln!(out, "  {:>3} {what:<17} {place}", count(folder));
@@ -206,13 +215,13 @@ fn summary(dir: &str, files: &[(String, &str)]) -> String {
         let _ = writeln!(
             out,
             "  decide {dir}/{}/{example} --rules {dir}",
-            decide::policy::EXAMPLES_FOLDER
+            decide_engine::policy::EXAMPLES_FOLDER
         );
     }
     let _ = writeln!(
         out,
         "  decide diff embedded {dir} {dir}/{}/    (after a change: what it changes)",
-        decide::policy::EXAMPLES_FOLDER
+        decide_engine::policy::EXAMPLES_FOLDER
     );
     let _ = writeln!(
         out,

@@ -2,8 +2,8 @@
 
 use clap::ValueEnum;
 
-use decide::error::Result;
-use decide::schema;
+use decide_engine::error::Result;
+use decide_tools::schema;
 
 use super::Outcome;
 

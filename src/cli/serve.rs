@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use clap::builder::TypedValueParser as _;
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::{Config, Outcome, stdio};
 

@@ -3,7 +3,7 @@
 
 use clap::CommandFactory;
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 use super::Outcome;
 

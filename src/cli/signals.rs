@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 /// The signals watched, with their names: every signal whose default action ends the process
 /// and that a handler may catch, save SIGPIPE (Rust ignores it; a closed pipe is a write error).

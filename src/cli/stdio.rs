@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use decide::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Result};
 
 /// Whether the reader of a stream is still there after a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,11 +56,13 @@ pub fn write(w: &mut impl Write, text: &str) -> std::io::Result<Pipe> {
 /// Text of the rules or of a case as a terminal shows it within the program's own lines: every
 /// control character (C0 with the line break and the tab, DEL, C1) and every bidirectional
 /// override written as its escape, `\u{1b}` for ESC, `\u{a}` for a line break, as
-/// [`decide::error::visible`] writes them in memos and errors. The program's own line breaks
+/// [`decide_engine::error::visible`] writes them in memos and errors. The program's own line breaks
 /// and colours are added around it, never read from it.
 #[must_use]
 pub fn shown(text: &str) -> Cow<'_, str> {
-    decide::error::escaped_where(text, |c| c.is_control() || decide::error::is_unsafe_char(c))
+    decide_engine::error::escaped_where(text, |c| {
+        c.is_control() || decide_engine::error::is_unsafe_char(c)
+    })
 }
 
 /// Lines of text holding the rules' (a profile written from the questions' words) as a

@@ -3,9 +3,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use decide::error::{Error, ErrorKind, Result};
-use decide::source::Source;
-use decide::suite::{self, ITEM_KINDS};
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::source::Source;
+use decide_tools::suite::{self, ITEM_KINDS};
 
 use super::Outcome;
 use super::junit;
@@ -121,8 +121,8 @@ fn case_sources(args: &Args, config: &super::Config) -> Result<Vec<Source>> {
 /// The case files of a rules folder (its `tests/`), or of the embedded rules.
 pub(super) fn rules_case_sources(rules: Option<&Path>) -> Result<Vec<Source>> {
     match rules {
-        Some(dir) => yaml_files(&dir.join(decide::policy::TESTS_FOLDER)),
-        None => Ok(decide::policy::embedded_cases()
+        Some(dir) => yaml_files(&dir.join(decide_engine::policy::TESTS_FOLDER)),
+        None => Ok(decide_engine::policy::embedded_cases()
             .iter()
             .map(|(name, text)| Source::new(format!("rules/tests/{name}"), *text))
             .collect()),
@@ -131,15 +131,19 @@ pub(super) fn rules_case_sources(rules: Option<&Path>) -> Result<Vec<Source>> {
 
 /// Every `*.yaml` / `*.yml` file directly in `dir`, in name order.
 fn yaml_files(dir: &Path) -> Result<Vec<Source>> {
-    let paths = decide::source::files_in(dir, decide::source::YAML_EXTENSIONS).map_err(|e| {
-        Error::new(ErrorKind::Io, format!("cannot read the case folder: {e}"))
+    let paths = decide_engine::source::files_in(dir, decide_engine::source::YAML_EXTENSIONS)
+        .map_err(|e| {
+            Error::new(ErrorKind::Io, format!("cannot read the case folder: {e}"))
             .in_file(dir.display().to_string())
             .help(
                 "policy tests live in the rules folder's `tests/`, or pass case files as arguments",
             )
-    })?;
-    let mut folder =
-        decide::source::Folder::new(dir, "case folder", decide::source::MAX_FOLDER_BYTES)?;
+        })?;
+    let mut folder = decide_engine::source::Folder::new(
+        dir,
+        "case folder",
+        decide_engine::source::MAX_FOLDER_BYTES,
+    )?;
     paths
         .iter()
         .map(|p| folder.read(p, ErrorKind::Profile))

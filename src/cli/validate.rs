@@ -2,11 +2,13 @@
 
 use std::fmt::Write as _;
 
-use decide::check::{self, ExpressionReport, InvariantReport, TableReport, tables::thousands};
-use decide::error::{Error, ErrorKind, Result};
-use decide::graph::Graph;
-use decide::policy::Policy;
-use decide::policy::rules::HitPolicy;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::graph::Graph;
+use decide_engine::policy::Policy;
+use decide_engine::policy::rules::HitPolicy;
+use decide_tools::check::{
+    self, ExpressionReport, InvariantReport, TableReport, tables::thousands,
+};
 
 use super::Outcome;
 
@@ -46,9 +48,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
     // In a bilingual policy, a text without one of the languages shows untranslated: a
     // finding, not a fault that stops the rules from loading.
-    let languages = decide::policy::missing_languages(&sources);
+    let languages = decide_engine::policy::missing_languages(&sources);
     // The memo's templates (a rules folder's `templates/` over the embedded ones) must compile.
-    match decide::memo::Templates::for_rules(config.folder()) {
+    match decide_tools::memo::Templates::for_rules(config.folder()) {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
@@ -70,15 +72,16 @@ pub fn run(args: &Args) -> Result<Outcome> {
     };
     // The policy's own test cases: profiles that prove a rare row alive. A case file that does
     // not parse is `decide test`'s to report; here it only lends no witness.
-    let witnesses: Vec<decide::profile::Profile> = super::test::rules_case_sources(config.folder())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|s| {
-            s.parse_yaml::<decide::suite::CaseFile>(ErrorKind::Profile)
-                .ok()
-        })
-        .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
-        .collect();
+    let witnesses: Vec<decide_engine::profile::Profile> =
+        super::test::rules_case_sources(config.folder())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                s.parse_yaml::<decide_tools::suite::CaseFile>(ErrorKind::Profile)
+                    .ok()
+            })
+            .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
+            .collect();
     let report = check::check(&graph, as_of, &witnesses);
     let mut out = String::new();
     for l in &languages {

@@ -8,8 +8,8 @@ pub mod server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use decide::profile::{self, Field, FieldKind};
-use decide::{Evaluation, Graph, Policy, Source};
+use decide_engine::profile::{self, Field, FieldKind};
+use decide_engine::{Evaluation, Graph, Policy, Source};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -26,9 +26,9 @@ pub fn graph() -> Graph {
 }
 
 /// Decides a profile given as YAML text with the embedded policy.
-pub fn decide_text(graph: &Graph, yaml: &str) -> decide::Result<Evaluation> {
+pub fn decide_text(graph: &Graph, yaml: &str) -> decide_engine::Result<Evaluation> {
     let source = Source::new("profile.yaml", yaml);
-    decide::decide(graph, &source, as_of()).map(|(_, e)| e)
+    decide_tools::decide(graph, &source, as_of()).map(|(_, e)| e)
 }
 
 /// A copy of the project's `rules/` in a temporary folder, with `(file, from, to)` text edits.

@@ -541,7 +541,7 @@ pub fn split_help(message: &str) -> (&str, Option<&str>) {
 }
 
 /// The longest word a did-you-mean is looked for: longer than any name a policy or profile uses.
-pub(crate) const MAX_SUGGESTED_LEN: usize = 100;
+pub const MAX_SUGGESTED_LEN: usize = 100;
 
 /// The closest of `candidates` to `word`, if any is close enough to be a likely typo.
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {

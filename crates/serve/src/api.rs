@@ -9,8 +9,9 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use decide::profile::Syntax;
-use decide::{Format, Lang};
+use decide_engine::Lang;
+use decide_engine::profile::Syntax;
+use decide_tools::Format;
 use jiff::civil::Date;
 use serde::Deserialize;
 
@@ -165,7 +166,7 @@ pub(crate) async fn off_thread(
     syntax: Syntax,
     asked: &Asked,
     as_of: Date,
-) -> Result<decide::Result<String>, Response> {
+) -> Result<decide_engine::Result<String>, Response> {
     let worker = site.clone();
     let (format, lang) = (asked.format, asked.lang);
     blocking(site, move || {
@@ -279,13 +280,16 @@ pub(crate) async fn offers(
         Err(refused) => return refused.response(),
     };
     let as_of = site.as_of(asked);
-    let listing = decide::catalog::listing(&site.policy().at(as_of), as_of);
+    let listing = decide_tools::catalog::listing(&site.policy().at(as_of), as_of);
     axum::Json(listing).into_response()
 }
 
 /// `GET /api/schema/profile`: the JSON Schema of a workload profile, as `decide schema profile`.
 pub(crate) async fn profile_schema() -> Response {
-    axum::Json(decide::schema::profile(decide::schema::Draft::default())).into_response()
+    axum::Json(decide_tools::schema::profile(
+        decide_tools::schema::Draft::default(),
+    ))
+    .into_response()
 }
 
 /// `GET /healthz`: 200 while the server answers.

@@ -11,10 +11,11 @@ use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
-use decide::diff::Comparison;
-use decide::html::escape;
-use decide::profile::Syntax;
-use decide::{Format, Lang, Source};
+use decide_engine::profile::Syntax;
+use decide_engine::{Lang, Source};
+use decide_tools::Format;
+use decide_tools::diff::Comparison;
+use decide_tools::html::escape;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -83,11 +84,11 @@ pub(crate) async fn submit(
         let graph = worker.graph(as_of, lang)?;
         let a = Source::from_profile_bytes(&names[0], first.clone().into_bytes())?;
         let b = Source::from_profile_bytes(&names[1], second.clone().into_bytes())?;
-        let comparison = decide::diff::profiles(&graph, &a, &b, as_of)?;
+        let comparison = decide_tools::diff::profiles(&graph, &a, &b, as_of)?;
         let memo = |text: String| {
             worker.decide(text.into_bytes(), Syntax::Yaml, Format::Html, lang, as_of)
         };
-        Ok::<_, decide::Error>((comparison, [memo(first)?, memo(second)?]))
+        Ok::<_, decide_engine::Error>((comparison, [memo(first)?, memo(second)?]))
     })
     .await;
     match compared {
@@ -95,10 +96,10 @@ pub(crate) async fn submit(
             let keys = memos.map(|memo| site.memos.keep(&memo));
             shown(StatusCode::OK, &result_html(&comparison, &keys, lang))
         }
-        Ok(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+        Ok(Err(e)) if e.kind() == decide_engine::ErrorKind::Usage => {
             shown(StatusCode::BAD_REQUEST, &page::error_box(&e.render()))
         }
-        Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => shown(
+        Ok(Err(e)) if e.kind() == decide_engine::ErrorKind::Profile => shown(
             StatusCode::UNPROCESSABLE_ENTITY,
             &page::error_box(&e.render()),
         ),
@@ -137,8 +138,8 @@ fn brief(v: Option<&Value>) -> String {
         None | Some(Value::Null) => "—".to_owned(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(x) if x.fract() == 0.0 => decide::expr::group_thousands(x, 0),
-            Some(x) if x.abs() >= 1.0 => decide::expr::group_thousands(x, 2),
+            Some(x) if x.fract() == 0.0 => decide_engine::expr::group_thousands(x, 0),
+            Some(x) if x.abs() >= 1.0 => decide_engine::expr::group_thousands(x, 2),
             _ => n.to_string(),
         },
         Some(v) => {
@@ -178,7 +179,7 @@ fn row(out: &mut String, label: &str, a: &str, b: &str) {
 fn money(v: Option<f64>) -> String {
     v.map_or_else(
         || "—".to_owned(),
-        |v| format!("¥{}", decide::expr::group_thousands(v, 0)),
+        |v| format!("¥{}", decide_engine::expr::group_thousands(v, 0)),
     )
 }
 
@@ -201,7 +202,7 @@ fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
         &money(c.diff.headline.old),
         &money(c.diff.headline.new),
     );
-    let warnings = |d: &decide::Decision| {
+    let warnings = |d: &decide_engine::Decision| {
         let ids: Vec<&str> = d.warnings.iter().map(|w| w.id.as_str()).collect();
         if ids.is_empty() {
             "—".to_owned()

@@ -3,7 +3,7 @@
 //! the profile, and a profile file uploaded to fill the form.
 //!
 //! Which questions show, what an answer may be and what an empty one means are the engine's
-//! (`decide::questionnaire::form`), as `decide init` asks them. The page is a plain form that
+//! (`decide_tools::questionnaire::form`), as `decide init` asks them. The page is a plain form that
 //! posts back to itself and is answered with the same page, so it works with scripts off; with
 //! them on, `assets/form.js` posts the answers as they are typed and copies over what changed.
 
@@ -15,11 +15,12 @@ use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use decide::html::escape;
-use decide::profile::Syntax;
-use decide::questionnaire::form::{self as answers, Answer, Filled, NO, Posted, YES};
-use decide::questionnaire::{self, Kind, Prompt, Texts};
-use decide::{Format, Lang, Source};
+use decide_engine::profile::Syntax;
+use decide_engine::{Lang, Source};
+use decide_tools::Format;
+use decide_tools::html::escape;
+use decide_tools::questionnaire::form::{self as answers, Answer, Filled, NO, Posted, YES};
+use decide_tools::questionnaire::{self, Kind, Prompt, Texts};
 use jiff::civil::Date;
 use serde::Deserialize;
 use serde_json::Value as J;
@@ -102,7 +103,7 @@ struct Worked {
     /// The profile the answers give, as `decide init` writes it.
     yaml: String,
     /// The output asked for, or why the profile is refused; none while questions are unanswered.
-    decided: Option<decide::Result<Vec<u8>>>,
+    decided: Option<decide_engine::Result<Vec<u8>>>,
 }
 
 /// What to make of complete answers.
@@ -227,14 +228,14 @@ pub(crate) async fn download(
             reply::attachment(&mut response, &file);
             response
         }
-        Some(Err(e)) if e.kind() == decide::ErrorKind::Usage => render(
+        Some(Err(e)) if e.kind() == decide_engine::ErrorKind::Usage => render(
             &site,
             &asked,
             &worked,
             StatusCode::BAD_REQUEST,
             Some(&e.render()),
         ),
-        Some(Err(e)) if e.kind() != decide::ErrorKind::Profile => reply::failure(&site, e),
+        Some(Err(e)) if e.kind() != decide_engine::ErrorKind::Profile => reply::failure(&site, e),
         _ => render(
             &site,
             &asked,
@@ -288,8 +289,8 @@ pub(crate) async fn upload(
     // Up to a megabyte of YAML, read off the connections' threads.
     let read = crate::api::blocking(&site, move || {
         Source::from_profile_bytes("the uploaded profile", bytes).and_then(|source| {
-            let value: J = source.parse_yaml(decide::ErrorKind::Profile)?;
-            decide::Profile::from_source(&source).map(|_| value)
+            let value: J = source.parse_yaml(decide_engine::ErrorKind::Profile)?;
+            decide_engine::Profile::from_source(&source).map(|_| value)
         })
     })
     .await;
@@ -330,7 +331,7 @@ fn upload_refused(status: StatusCode) -> Response {
 fn rules_fault(site: &Site, why: &str) -> Response {
     reply::failure(
         site,
-        &decide::Error::new(decide::ErrorKind::Rules, format!("question: {why}")),
+        &decide_engine::Error::new(decide_engine::ErrorKind::Rules, format!("question: {why}")),
     )
 }
 
@@ -340,11 +341,13 @@ async fn answer_page(site: &Arc<Site>, asked: Asked, notice: Option<String>) -> 
         Ok((worked, asked)) => {
             match &worked.decided {
                 // A date with nothing on offer, say: the request's, said above the memo.
-                Some(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+                Some(Err(e)) if e.kind() == decide_engine::ErrorKind::Usage => {
                     let said = e.render();
                     render(site, &asked, &worked, StatusCode::BAD_REQUEST, Some(&said))
                 }
-                Some(Err(e)) if e.kind() != decide::ErrorKind::Profile => reply::failure(site, e),
+                Some(Err(e)) if e.kind() != decide_engine::ErrorKind::Profile => {
+                    reply::failure(site, e)
+                }
                 _ => render(site, &asked, &worked, StatusCode::OK, notice.as_deref()),
             }
         }

@@ -10,9 +10,9 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use decide::diagram::{self, Focus, Neighbourhood};
-use decide::html::escape;
-use decide::{Graph, Lang};
+use decide_engine::{Graph, Lang};
+use decide_tools::diagram::{self, Focus, Neighbourhood};
+use decide_tools::html::escape;
 use layout::backends::svg::SVGWriter;
 use layout::core::base::Orientation;
 use layout::core::color::Color;
@@ -36,7 +36,7 @@ pub(crate) async fn show(
     let worker = site.clone();
     let drawn = crate::api::blocking(&site, move || {
         let graph = worker.graph(worker.as_of(None), lang)?;
-        Ok::<_, decide::Error>(match node.filter(|n| !n.is_empty()) {
+        Ok::<_, decide_engine::Error>(match node.filter(|n| !n.is_empty()) {
             None => (StatusCode::OK, index_body(&graph, lang)),
             Some(id) => node_body(&graph, &id, lang),
         })
@@ -65,7 +65,7 @@ pub(crate) async fn download(
     let worker = site.clone();
     let drawn = crate::api::blocking(&site, move || {
         let graph = worker.graph(worker.as_of(None), lang)?;
-        Ok::<_, decide::Error>(if mermaid {
+        Ok::<_, decide_engine::Error>(if mermaid {
             diagram::mermaid(&graph)
         } else {
             diagram::dot(&graph)

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use decide::html::escape;
+use decide_tools::html::escape;
 use sha2::Digest as _;
 
 use crate::page::{self, word};
@@ -85,7 +85,7 @@ impl Memos {
 
 /// A frame showing the memo kept under `key`, titled `title`, sandboxed (the memo runs
 /// nothing); `lang` is the language it says in when the memo is no longer kept.
-pub(crate) fn frame(key: &str, title: &str, lang: decide::Lang) -> String {
+pub(crate) fn frame(key: &str, title: &str, lang: decide_engine::Lang) -> String {
     format!(
         "<iframe title=\"{}\" sandbox=\"allow-same-origin\" src=\"/memo/{key}?lang={}\"></iframe>",
         escape(title),

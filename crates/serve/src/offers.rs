@@ -24,11 +24,11 @@ pub(crate) async fn show(
         Err(why) => (StatusCode::BAD_REQUEST, None, page::error_box(&why)),
     };
     let as_of = site.as_of(asked);
-    let listing = decide::catalog::listing(&site.policy().at(as_of), as_of);
+    let listing = decide_tools::catalog::listing(&site.policy().at(as_of), as_of);
     let body = format!(
         "{}{error}<div class=\"wide\">{}</div>",
         page::settings("/offers", lang, &as_of.to_string()),
-        decide::catalog::html(&listing)
+        decide_tools::catalog::html(&listing)
     );
     page::render(status, "/offers", lang, "offers", &body)
 }

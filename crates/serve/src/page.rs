@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use decide::Lang;
-use decide::html::escape;
+use decide_engine::Lang;
+use decide_tools::html::escape;
 
 use crate::reply;
 

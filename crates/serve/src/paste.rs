@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
-use decide::profile::Syntax;
+use decide_engine::profile::Syntax;
 use serde::Deserialize;
 
 use crate::api::Asked;
@@ -19,7 +19,7 @@ use crate::reply;
 use crate::site::Site;
 
 /// `text` safe inside HTML text and attribute values: the memo's own escaping.
-use decide::html::escape;
+use decide_tools::html::escape;
 
 const PAGE: &str = include_str!("../assets/paste.html");
 
@@ -85,11 +85,11 @@ pub(crate) async fn submit(
             reply::secure(&mut response, reply::PAGE_POLICY);
             response
         }
-        Ok(Err(e)) if e.kind() == decide::ErrorKind::Profile => {
+        Ok(Err(e)) if e.kind() == decide_engine::ErrorKind::Profile => {
             shown(StatusCode::UNPROCESSABLE_ENTITY, &e.render())
         }
         // A date with nothing on offer, say: the request's, said on the page.
-        Ok(Err(e)) if e.kind() == decide::ErrorKind::Usage => {
+        Ok(Err(e)) if e.kind() == decide_engine::ErrorKind::Usage => {
             shown(StatusCode::BAD_REQUEST, &e.render())
         }
         Ok(Err(e)) => reply::failure(&site, &e),

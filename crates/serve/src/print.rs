@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use decide::Lang;
+use decide_engine::Lang;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::limits::busy;

@@ -10,14 +10,14 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use decide::ErrorKind;
-use decide::batch::ErrorFields;
+use decide_engine::ErrorKind;
+use decide_tools::batch::ErrorFields;
 
 use crate::site::Site;
 
 /// `{"error": {"kind": ..., "message": ..., "field": ..., "at": {...}, "help": [...]}}` with
 /// `status`.
-pub(crate) fn error(status: StatusCode, e: &decide::Error) -> Response {
+pub(crate) fn error(status: StatusCode, e: &decide_engine::Error) -> Response {
     let body = serde_json::json!({ "error": ErrorFields::of(e) });
     (status, axum::Json(body)).into_response()
 }
@@ -25,7 +25,7 @@ pub(crate) fn error(status: StatusCode, e: &decide::Error) -> Response {
 /// A request the server will not take as asked (a parameter, a body too large): `status`,
 /// with the error as JSON.
 pub(crate) fn refuse(status: StatusCode, message: &str, help: &str) -> Response {
-    let mut e = decide::Error::new(ErrorKind::Usage, message);
+    let mut e = decide_engine::Error::new(ErrorKind::Usage, message);
     if !help.is_empty() {
         e = e.help(help);
     }
@@ -38,7 +38,7 @@ pub(crate) fn refuse(status: StatusCode, message: &str, help: &str) -> Response 
 /// its expressions, a broken invariant) is shown: its place in a rule file is what the
 /// policy's owner acts on. Any other fault (a file the server could not read or write, say)
 /// is the operator's, and only its id is.
-pub(crate) fn failure(site: &Site, e: &decide::Error) -> Response {
+pub(crate) fn failure(site: &Site, e: &decide_engine::Error) -> Response {
     match e.kind() {
         ErrorKind::Profile => error(StatusCode::UNPROCESSABLE_ENTITY, e),
         ErrorKind::Usage => error(StatusCode::BAD_REQUEST, e),
@@ -69,7 +69,11 @@ pub(crate) fn log_failure(site: &Site, detail: &str) -> String {
 
 /// A 500 whose cause, `detail`, goes to the log under a new id; the client gets the id and,
 /// for a fault of the rules, the error (its place in a rule file is what a policy owner needs).
-pub(crate) fn internal(site: &Site, detail: &str, shown: Option<&decide::Error>) -> Response {
+pub(crate) fn internal(
+    site: &Site,
+    detail: &str,
+    shown: Option<&decide_engine::Error>,
+) -> Response {
     let id = log_failure(site, detail);
     let mut body = match shown {
         Some(e) => serde_json::json!({ "error": ErrorFields::of(e) }),

@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use decide::profile::Syntax;
-use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
+use decide_engine::profile::Syntax;
+use decide_engine::{Graph, Lang, Policy, Source};
+use decide_tools::{Detail, Format, Memo};
 use jiff::civil::Date;
 
 /// What a server is held to. Every bound is stated in docs/serve.md's "Limits", with what
@@ -157,7 +158,7 @@ impl Site {
 
     /// Compiles the policy at the server's date, so that rules which do not compile are
     /// reported when the server starts rather than to the first request.
-    pub fn check(&self) -> decide::Result<()> {
+    pub fn check(&self) -> decide_engine::Result<()> {
         self.graph(self.as_of(None), Lang::En).map(|_| ())
     }
 
@@ -193,11 +194,13 @@ impl Site {
 
     /// The date a request decides at: the one it names, else the server's `--as-of`, else today.
     pub(crate) fn as_of(&self, asked: Option<Date>) -> Date {
-        asked.or(self.as_of).unwrap_or_else(decide::today::today)
+        asked
+            .or(self.as_of)
+            .unwrap_or_else(decide_engine::today::today)
     }
 
     /// The policy priced at `as_of`, compiled for `lang`: from the kept graphs where it is one.
-    pub(crate) fn graph(&self, as_of: Date, lang: Lang) -> decide::Result<Arc<Graph>> {
+    pub(crate) fn graph(&self, as_of: Date, lang: Lang) -> decide_engine::Result<Arc<Graph>> {
         let kept = |graphs: &mut Vec<(Date, Lang, Arc<Graph>)>| {
             let i = graphs
                 .iter()
@@ -234,11 +237,11 @@ impl Site {
         format: Format,
         lang: Lang,
         as_of: Date,
-    ) -> decide::Result<String> {
+    ) -> decide_engine::Result<String> {
         let graph = self.graph(as_of, lang)?;
         let source = Source::from_profile_bytes("the request's profile", body)?;
         let (profile, evaluation) =
-            decide::decide_text(&graph, &source, syntax, as_of, Detail::DEFAULT)?;
+            decide_tools::decide_text(&graph, &source, syntax, as_of, Detail::DEFAULT)?;
         self.memo.render(&graph, &profile, &evaluation, format)
     }
 }

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use decide::profile::Syntax;
-use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
+use decide_engine::profile::Syntax;
+use decide_engine::{Graph, Lang, Policy, Source};
 use decide_serve::{Settings, Site, router};
+use decide_tools::{Detail, Format, Memo};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
@@ -90,7 +91,7 @@ fn engine(profile: &str, format: Format, lang: Lang) -> String {
     let graph = Graph::compile_in(policy, lang).unwrap();
     let source = Source::new("profile.yaml", profile);
     let (profile, evaluation) =
-        decide::decide_text(&graph, &source, Syntax::Yaml, date(), Detail::DEFAULT).unwrap();
+        decide_tools::decide_text(&graph, &source, Syntax::Yaml, date(), Detail::DEFAULT).unwrap();
     Memo::embedded()
         .unwrap()
         .render(&graph, &profile, &evaluation, format)
@@ -169,8 +170,8 @@ async fn a_bad_profile_is_a_422_with_the_field_line_and_words_of_the_command_lin
     let source = Source::new("the request's profile", profile);
     let policy = Policy::embedded().unwrap().at(date());
     let graph = Graph::compile(policy).unwrap();
-    let e =
-        decide::decide_text(&graph, &source, Syntax::Yaml, date(), Detail::DEFAULT).unwrap_err();
+    let e = decide_tools::decide_text(&graph, &source, Syntax::Yaml, date(), Detail::DEFAULT)
+        .unwrap_err();
     assert_eq!(error["message"], e.title());
 }
 
@@ -340,7 +341,7 @@ async fn a_browser_trades_a_token_link_for_a_cookie_that_then_opens_every_page()
 async fn offers_are_listed_at_a_date() {
     let answer = get(site(), &format!("/api/offers?as_of={AS_OF}")).await;
     assert_eq!(answer.status, StatusCode::OK);
-    let expected = decide::catalog::listing(&Policy::embedded().unwrap().at(date()), date());
+    let expected = decide_tools::catalog::listing(&Policy::embedded().unwrap().at(date()), date());
     assert_eq!(answer.json(), serde_json::to_value(&expected).unwrap());
     assert_eq!(
         get(site(), "/api/offers?as_of=soon").await.status,
@@ -354,7 +355,7 @@ async fn the_profile_schema_is_served() {
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
         answer.json(),
-        decide::schema::profile(decide::schema::Draft::default())
+        decide_tools::schema::profile(decide_tools::schema::Draft::default())
     );
 }
 
@@ -436,7 +437,7 @@ async fn a_fault_of_the_rules_is_a_500_with_an_id_in_the_log() {
 /// The embedded rules with one fact made to divide by zero.
 fn tempdir_with_broken_rules() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in decide::policy::embedded_files() {
+    for (name, text) in decide_engine::policy::embedded_files() {
         let path = dir.path().join(&name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let text = if name == "facts.yaml" {
@@ -830,8 +831,9 @@ async fn the_offers_page_lists_every_quote_in_force_at_the_date_asked() {
         let answer = get(site(), &uri).await;
         assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
         assert_a_page_of_the_site(&answer, lang);
-        let listing = decide::catalog::listing(&Policy::embedded().unwrap().at(date()), date());
-        assert!(answer.body.contains(&decide::catalog::html(&listing)));
+        let listing =
+            decide_tools::catalog::listing(&Policy::embedded().unwrap().at(date()), date());
+        assert!(answer.body.contains(&decide_tools::catalog::html(&listing)));
         for offer in &listing.offers {
             assert!(answer.body.contains(&format!("<code>{}</code>", offer.id)));
         }
@@ -839,13 +841,13 @@ async fn the_offers_page_lists_every_quote_in_force_at_the_date_asked() {
     }
     // Another date gives that date's quotes (the July sheet has fewer offers).
     let july = get(site(), "/offers?as_of=2026-07-15").await;
-    let listing = decide::catalog::listing(
+    let listing = decide_tools::catalog::listing(
         &Policy::embedded()
             .unwrap()
             .at("2026-07-15".parse().unwrap()),
         "2026-07-15".parse().unwrap(),
     );
-    assert!(july.body.contains(&decide::catalog::html(&listing)));
+    assert!(july.body.contains(&decide_tools::catalog::html(&listing)));
     // A date that is not one is said so, with a 400, above the listing at the server's date.
     let answer = get(site(), "/offers?as_of=soon").await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
@@ -860,7 +862,7 @@ async fn the_offers_page_lists_every_quote_in_force_at_the_date_asked() {
 #[tokio::test]
 async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
     let graph = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::En).unwrap();
-    let index = decide::diagram::index(&graph);
+    let index = decide_tools::diagram::index(&graph);
     let answer = get(site(), "/graph").await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_a_page_of_the_site(&answer, "en");
@@ -900,14 +902,14 @@ async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
     );
     // The whole graph as `decide graph` prints it.
     let mermaid = get(site(), "/graph/decide.mmd").await;
-    assert_eq!(mermaid.body, decide::diagram::mermaid(&graph));
+    assert_eq!(mermaid.body, decide_tools::diagram::mermaid(&graph));
     assert_eq!(
         mermaid.headers[header::CONTENT_DISPOSITION],
         "attachment; filename=\"decide.mmd\""
     );
     assert_eq!(
         get(site(), "/graph/decide.dot").await.body,
-        decide::diagram::dot(&graph)
+        decide_tools::diagram::dot(&graph)
     );
     // In the language asked, as the index links it.
     let zh = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::Zh).unwrap();
@@ -919,11 +921,11 @@ async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
     );
     assert_eq!(
         get(site(), "/graph/decide.mmd?lang=zh").await.body,
-        decide::diagram::mermaid(&zh)
+        decide_tools::diagram::mermaid(&zh)
     );
     assert_ne!(
-        decide::diagram::mermaid(&zh),
-        decide::diagram::mermaid(&graph)
+        decide_tools::diagram::mermaid(&zh),
+        decide_tools::diagram::mermaid(&graph)
     );
     assert_eq!(
         get(site(), "/graph/decide.png").await.status,
@@ -956,10 +958,10 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_a_page_of_the_site(&answer, "en");
     // The form keeps both profiles.
-    assert!(answer.body.contains(&decide::html::escape(&a)));
+    assert!(answer.body.contains(&decide_tools::html::escape(&a)));
     // What the engine finds, shown row by row.
     let graph = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::En).unwrap();
-    let c = decide::diff::profiles(
+    let c = decide_tools::diff::profiles(
         &graph,
         &Source::new("a", a.as_str()),
         &Source::new("b", b.as_str()),
@@ -981,7 +983,7 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
     assert!(!starts.is_empty());
     for (at, ..) in &starts {
         assert!(
-            answer.body.contains(&decide::html::escape(at)),
+            answer.body.contains(&decide_tools::html::escape(at)),
             "{at} is not shown"
         );
     }
@@ -1017,7 +1019,7 @@ async fn a_profile_that_does_not_read_is_a_422_naming_which_one() {
     assert!(alert.contains("Second profile"), "{alert}");
     assert!(alert.contains("lora_finetuning"), "{alert}");
     // The form keeps what was posted.
-    assert!(answer.body.contains(&decide::html::escape(&bad)));
+    assert!(answer.body.contains(&decide_tools::html::escape(&bad)));
     let answer = send(site(), compare(&a, "  ", "zh")).await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(answer.body.contains("请在两个框中各粘贴一份画像"));

@@ -33,9 +33,10 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::{Request, StatusCode, header};
-use decide::profile::Syntax;
-use decide::{Detail, Format, Graph, Lang, Memo, Policy, Source};
+use decide_engine::profile::Syntax;
+use decide_engine::{Graph, Lang, Policy, Source};
 use decide_serve::{Settings, Site};
+use decide_tools::{Detail, Format, Memo};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 
@@ -73,7 +74,8 @@ fn examples() -> Vec<(String, Bytes, String)> {
             let text = std::fs::read_to_string(&path).unwrap();
             let source = Source::new("profile.yaml", text.clone());
             let (profile, evaluation) =
-                decide::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT).unwrap();
+                decide_tools::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT)
+                    .unwrap();
             let html = memo
                 .render(&graph, &profile, &evaluation, Format::Html)
                 .unwrap();
@@ -102,7 +104,8 @@ fn in_process(examples: &[(String, Bytes, String)], rounds: usize) -> Vec<Durati
             let start = Instant::now();
             let source = Source::from_profile_bytes("profile.yaml", body.to_vec()).unwrap();
             let (profile, evaluation) =
-                decide::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT).unwrap();
+                decide_tools::decide_text(&graph, &source, Syntax::Yaml, date, Detail::DEFAULT)
+                    .unwrap();
             let html = memo
                 .render(&graph, &profile, &evaluation, Format::Html)
                 .unwrap();

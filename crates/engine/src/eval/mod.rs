@@ -82,7 +82,7 @@ impl Graph {
     /// invariants. An error is an evaluation that failed for another reason (a rules fault, or
     /// an invariant whose `holds:` cannot be evaluated). This is what `decide validate`'s
     /// search runs.
-    pub(crate) fn violations(
+    pub fn violations(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
@@ -129,7 +129,7 @@ impl Graph {
     /// Which rows of table node `table` match `profile`, each row's condition evaluated on its
     /// own (whatever the hit policy). Only the nodes the table reads are evaluated. This is
     /// what `decide validate` uses to look for gaps, overlaps and shadowed rows.
-    pub(crate) fn table_rows_matching(
+    pub fn table_rows_matching(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
@@ -161,7 +161,7 @@ impl Graph {
     }
 
     /// The values of table `table`'s inputs over `profile`, evaluating `needed` first.
-    pub(crate) fn table_inputs(
+    pub fn table_inputs(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
@@ -179,7 +179,7 @@ impl Graph {
 
 /// What the sensitivity analysis watches: a node's value, or an output expression.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Watch<'a> {
+pub enum Watch<'a> {
     Node(usize),
     Output(&'a Expr<'a>),
 }
@@ -188,7 +188,7 @@ impl Graph {
     /// Re-evaluates `dirty` (node indices, in evaluation order) over `profile`, taking every
     /// other node's value from `base` (by node index), and returns the `watch` values. Texts,
     /// warnings and the trace are skipped: this is the inner loop of the sensitivity analysis.
-    pub(crate) fn probe(
+    pub fn probe(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
@@ -223,7 +223,7 @@ impl Graph {
 
 impl Run<'_> {
     #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
-    pub(crate) fn all(
+    pub fn all(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,

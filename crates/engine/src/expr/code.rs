@@ -41,19 +41,19 @@ use super::vocabulary::{self, Builtin};
 /// the catalog when it is one of the catalog's offers (then the offer's attributes and its
 /// entries in per-offer facts are read by position).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Bound<'a> {
+pub struct Bound<'a> {
     pub value: &'a Value,
     pub offer: Option<usize>,
 }
 
 /// An expression compiled to code.
 #[derive(Debug)]
-pub(crate) struct Code(Op);
+pub struct Code(Op);
 
 /// Why an evaluation failed, in the rule language's words, and the part of the expression's
 /// text that failed (byte range), where known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fail {
+pub struct Fail {
     pub message: String,
     pub span: Option<Range<usize>>,
 }
@@ -164,17 +164,13 @@ impl Code {
     /// # Errors
     /// What went wrong, in the language's words (a division by zero, `none` in arithmetic, an
     /// undefined value used, ...).
-    pub(crate) fn eval(
-        &self,
-        slots: &[OnceLock<Value>],
-        bound: Option<Bound<'_>>,
-    ) -> Result<Value, Fail> {
+    pub fn eval(&self, slots: &[OnceLock<Value>], bound: Option<Bound<'_>>) -> Result<Value, Fail> {
         self.eval_with_locals(slots, bound, &[])
     }
 
     /// [`Code::eval`] with the values of the names a text template set before the expression
     /// (see [`Code::with_locals`]).
-    pub(crate) fn eval_with_locals(
+    pub fn eval_with_locals(
         &self,
         slots: &[OnceLock<Value>],
         bound: Option<Bound<'_>>,

@@ -11,15 +11,15 @@
 //! the evaluator is tested against (`tests/interp.rs`); it does not evaluate rule expressions.
 
 pub mod ast;
-pub(crate) mod code;
+pub mod code;
 mod functions;
 pub mod lexer;
 pub mod limits;
-pub(crate) mod numbers;
+pub mod numbers;
 pub(crate) mod objects;
 pub mod parser;
-pub(crate) mod template;
-pub(crate) mod text;
+pub mod template;
+pub mod text;
 pub mod types;
 pub mod unary;
 pub mod vocabulary;
@@ -34,13 +34,13 @@ pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
 
 /// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.
 #[derive(Debug)]
-pub(crate) struct Slots {
+pub struct Slots {
     pub index: HashMap<String, usize>,
 }
 
 /// A compiled expression with where it was written.
 #[derive(Debug)]
-pub(crate) struct Expr<'a> {
+pub struct Expr<'a> {
     /// The expression compiled: what it means.
     pub code: code::Code,
     /// What it gives, as far as the rules declare the names it reads ([`types`]).
@@ -55,7 +55,7 @@ pub(crate) struct Expr<'a> {
 /// [`environment`], built once per process: for what minijinja is asked outside a graph's own
 /// environment (the names a text beyond the fast form reads; the reference expressions of
 /// [`crate::check::reference`]).
-pub(crate) fn shared_environment() -> &'static minijinja::Environment<'static> {
+pub fn shared_environment() -> &'static minijinja::Environment<'static> {
     static ENVIRONMENT: std::sync::OnceLock<minijinja::Environment<'static>> =
         std::sync::OnceLock::new();
     ENVIRONMENT.get_or_init(environment)

@@ -7,7 +7,7 @@ use super::lexer::{Token, tokens};
 
 /// Every integer and decimal literal in `texts`, read with the rule language's tokenizer (so
 /// that digits inside strings and names are not mistaken for numbers).
-pub(crate) fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
+pub fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
     let mut out = BTreeSet::new();
     for text in texts {
         for token in tokens(text).flatten() {
@@ -28,7 +28,7 @@ pub(crate) fn numeric_constants(texts: &[&str]) -> BTreeSet<OrderedF64> {
 
 /// A finite float with a total order, for sets of constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct OrderedF64(pub f64);
+pub struct OrderedF64(pub f64);
 impl Eq for OrderedF64 {}
 impl PartialOrd for OrderedF64 {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {

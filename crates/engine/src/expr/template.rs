@@ -19,7 +19,7 @@ use std::ops::Range;
 
 /// One part of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Segment<'s> {
+pub enum Segment<'s> {
     /// Text written as it stands (whitespace control applied), never empty.
     Raw(&'s str),
     /// `{{ inner }}` or `{% inner %}`: the text between the delimiters and their whitespace
@@ -35,13 +35,13 @@ pub(crate) enum Segment<'s> {
 
 /// What the scanner cannot read: an unclosed tag or comment, and where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unclosed {
+pub struct Unclosed {
     pub what: &'static str,
     pub at: Range<usize>,
 }
 
 /// The segments of `source`, in order.
-pub(crate) fn segments(source: &str) -> Result<Vec<Segment<'_>>, Unclosed> {
+pub fn segments(source: &str) -> Result<Vec<Segment<'_>>, Unclosed> {
     let bytes = source.as_bytes();
     let mut out = Vec::new();
     let mut pos = 0;

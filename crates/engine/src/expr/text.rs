@@ -33,7 +33,7 @@ use super::template::{Segment, segments};
 
 /// A text template, parsed.
 #[derive(Debug)]
-pub(crate) struct Text {
+pub struct Text {
     /// The names it mentions (minijinja's `undeclared_variables(true)`).
     pub names: HashSet<String>,
     /// Its fast form, when every part of it has one.
@@ -109,13 +109,13 @@ impl Text {
     }
 
     /// Whether the text has a fast form.
-    pub(crate) fn has_fast_form(&self) -> bool {
+    pub fn has_fast_form(&self) -> bool {
         self.fast.is_some()
     }
 
     /// The text rendered by the fast form from `slots`, or `None` where minijinja must render
     /// it (no fast form, or a value on the way that minijinja would refuse or leave undefined).
-    pub(crate) fn render(&self, slots: &[OnceLock<Value>]) -> Option<String> {
+    pub fn render(&self, slots: &[OnceLock<Value>]) -> Option<String> {
         let pieces = self.fast.as_ref()?;
         let mut out = String::new();
         let mut locals = Vec::new();

@@ -16,10 +16,10 @@
 
 pub(crate) mod compile;
 pub(crate) mod model;
-pub(crate) mod nodes;
+pub mod nodes;
 pub(crate) mod order;
-pub(crate) mod reach;
-pub(crate) mod run;
+pub mod reach;
+pub mod run;
 pub(crate) mod scope;
 
 use std::collections::HashMap;
@@ -34,12 +34,12 @@ use crate::expr::text::Text;
 use crate::kind::NodeKind;
 use crate::lang::Lang;
 use crate::policy::Policy;
-pub(crate) use model::{Body, Compiled, InvariantCheck, Node};
+pub use model::{Body, Compiled, InvariantCheck, Node};
 
 /// What a compiled graph owns: the policy, the expression environment and the catalog values;
 /// the compiled nodes borrow from it.
 #[derive(Debug)]
-pub(crate) struct Owner {
+pub struct Owner {
     /// minijinja's environment, which loads the policy's text templates by name (`node.part`).
     pub env: Environment<'static>,
     /// Every text template of the policy by name, parsed: the names it mentions, its fast form.
@@ -65,7 +65,7 @@ impl Owner {
 
     /// Whether `list` is the catalog's own offer list (the `offers` root, not a copy or a
     /// part of it), whose items are the offers by catalog position.
-    pub(crate) fn is_offers(&self, list: &Value) -> bool {
+    pub fn is_offers(&self, list: &Value) -> bool {
         list.downcast_object_ref::<Vec<Value>>()
             .is_some_and(|l| std::ptr::eq(l.as_slice(), self.offer_list()))
     }
@@ -118,11 +118,11 @@ impl Graph {
         self.owner().lang
     }
 
-    pub(crate) fn owner(&self) -> &Owner {
+    pub fn owner(&self) -> &Owner {
         self.cell.borrow_owner()
     }
 
-    pub(crate) fn compiled(&self) -> &Compiled<'_> {
+    pub fn compiled(&self) -> &Compiled<'_> {
         self.cell.borrow_dependent()
     }
 

@@ -16,7 +16,7 @@ use crate::kind::NodeKind;
 /// What a node computes, by kind (each kind's body is defined in its file of [`crate::graph::nodes`]).
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // a handful of nodes per policy; boxing buys nothing
-pub(crate) enum Body<'a> {
+pub enum Body<'a> {
     /// A fact given by `value:`; also the place of a node that failed to compile.
     Constant(Value),
     Fact(FactBody<'a>),
@@ -30,7 +30,7 @@ pub(crate) enum Body<'a> {
 
 /// One node of the graph: what it is, where it was written, what it computes and reads.
 #[derive(Debug)]
-pub(crate) struct Node<'a> {
+pub struct Node<'a> {
     pub id: &'a str,
     pub kind: NodeKind,
     pub title: &'a str,
@@ -99,7 +99,7 @@ impl<'a> OutputExprs<'a> {
 }
 
 #[derive(Debug)]
-pub(crate) struct OutputExprs<'a> {
+pub struct OutputExprs<'a> {
     pub deployment: Expr<'a>,
     pub offer: Expr<'a>,
     pub scenario: Option<Expr<'a>>,
@@ -111,7 +111,7 @@ pub(crate) struct OutputExprs<'a> {
 
 /// A compiled invariant: like an output expression, it reads nodes and adds none.
 #[derive(Debug)]
-pub(crate) struct InvariantCheck<'a> {
+pub struct InvariantCheck<'a> {
     pub id: &'a str,
     pub title: &'a str,
     pub holds: Expr<'a>,
@@ -127,7 +127,7 @@ pub(crate) struct InvariantCheck<'a> {
 }
 
 #[derive(Debug)]
-pub(crate) struct Compiled<'a> {
+pub struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Node indices in evaluation order.
     pub order: Vec<usize>,

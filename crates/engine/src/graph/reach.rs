@@ -5,12 +5,12 @@ use std::collections::HashSet;
 use crate::graph::Graph;
 
 /// Every node `target` reads, directly or through others.
-pub(crate) fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
+pub fn ancestors(graph: &Graph, target: usize) -> HashSet<usize> {
     reached_from(graph, &graph.compiled().nodes[target].deps)
 }
 
 /// The nodes `deps`, and every node they read, directly or through others.
-pub(crate) fn reached_from(graph: &Graph, deps: &[usize]) -> HashSet<usize> {
+pub fn reached_from(graph: &Graph, deps: &[usize]) -> HashSet<usize> {
     let c = graph.compiled();
     let mut seen = HashSet::new();
     let mut stack = deps.to_vec();

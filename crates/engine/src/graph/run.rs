@@ -42,7 +42,7 @@ pub(crate) struct BoundItem<'v> {
 }
 
 /// One evaluation of a graph over one profile.
-pub(crate) struct Run<'g> {
+pub struct Run<'g> {
     pub graph: &'g Graph,
     pub compiled: &'g Compiled<'g>,
     /// Every root's and node's value, by slot, set once each in evaluation order.
@@ -54,7 +54,7 @@ pub(crate) struct Run<'g> {
 
 impl<'g> Run<'g> {
     /// A run with the roots set (`profile`, `offers`, `catalog`, `as_of`) and no node evaluated.
-    pub(crate) fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
+    pub fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
         let owner = graph.owner();
         let slots: Arc<[OnceLock<Value>]> = (0..owner.names.index.len())
             .map(|_| OnceLock::new())

@@ -954,7 +954,7 @@ fn is_vendor(name: &str) -> bool {
 /// `text` with LF line endings. What a spreadsheet saves ends its lines with CRLF, and the csv
 /// crate counts a CRLF after a comment line as no line at all: read with LF endings, every
 /// record keeps its line.
-pub(crate) fn with_lf(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn with_lf(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains("\r\n") {
         std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
     } else {
@@ -964,7 +964,7 @@ pub(crate) fn with_lf(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// A reader of a CSV sheet as the rules folder's sheets are written (quotes, measurements): a
 /// header, `#` comment lines, cells trimmed.
-pub(crate) fn csv_reader(lf: &str) -> csv::Reader<&[u8]> {
+pub fn csv_reader(lf: &str) -> csv::Reader<&[u8]> {
     csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
@@ -973,7 +973,7 @@ pub(crate) fn csv_reader(lf: &str) -> csv::Reader<&[u8]> {
 }
 
 /// The 1-based line of a sheet's header: the first that is neither blank nor a comment.
-pub(crate) fn header_line(text: &str) -> usize {
+pub fn header_line(text: &str) -> usize {
     text.lines()
         .position(|l| {
             let l = l.trim().trim_start_matches('\u{feff}');
@@ -983,7 +983,7 @@ pub(crate) fn header_line(text: &str) -> usize {
 }
 
 /// A CSV reading error (a row with the wrong number of cells, a stray quote) at its place.
-pub(crate) fn csv_error(source: &Source, e: &csv::Error) -> Error {
+pub fn csv_error(source: &Source, e: &csv::Error) -> Error {
     let line = e
         .position()
         .map(|p| usize::try_from(p.line()).unwrap_or(usize::MAX));
@@ -1018,7 +1018,7 @@ pub(crate) fn csv_error(source: &Source, e: &csv::Error) -> Error {
 
 /// The 1-based column (in characters) where cell `index` of line `line` starts, skipping the
 /// spaces before it; quoted commas are not separators.
-pub(crate) fn cell_column(text: &str, line: usize, index: usize) -> usize {
+pub fn cell_column(text: &str, line: usize, index: usize) -> usize {
     let Some(row) = text.lines().nth(line.saturating_sub(1)) else {
         return 1;
     };

@@ -676,7 +676,7 @@ pub(crate) fn schema() -> &'static serde_json::Value {
 }
 
 /// Sets the field at `path` (segments) of a profile held as JSON, creating mappings on the way.
-pub(crate) fn set_field<S: AsRef<str>>(
+pub fn set_field<S: AsRef<str>>(
     profile: &mut serde_json::Value,
     path: &[S],
     value: serde_json::Value,

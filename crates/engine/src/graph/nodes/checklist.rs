@@ -20,7 +20,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A checklist item, compiled: its optional condition and the name of its text template.
 #[derive(Debug)]
-pub(crate) struct ChecklistBody<'a> {
+pub struct ChecklistBody<'a> {
     pub when: Option<Expr<'a>>,
     pub text: String,
 }

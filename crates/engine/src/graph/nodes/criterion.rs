@@ -20,7 +20,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A criterion, compiled: its condition and the names of its two text templates.
 #[derive(Debug)]
-pub(crate) struct CriterionBody<'a> {
+pub struct CriterionBody<'a> {
     pub when: Expr<'a>,
     pub met: String,
     pub not_met: String,

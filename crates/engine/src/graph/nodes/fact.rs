@@ -20,7 +20,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A fact with an expression, compiled.
 #[derive(Debug)]
-pub(crate) struct FactBody<'a> {
+pub struct FactBody<'a> {
     pub expr: Expr<'a>,
     pub ty: FieldType,
     pub nullable: bool,

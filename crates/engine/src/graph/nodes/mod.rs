@@ -7,9 +7,9 @@
 pub(crate) mod checklist;
 pub(crate) mod criterion;
 pub(crate) mod fact;
-pub(crate) mod search;
+pub mod search;
 pub(crate) mod select;
-pub(crate) mod table;
+pub mod table;
 pub(crate) mod warning;
 
 use minijinja::value::Value;
@@ -82,13 +82,13 @@ pub(crate) fn explain(
 /// How a kind is drawn in `decide graph`: the Mermaid brackets around its label and its
 /// Graphviz shape (each kind's file says its own).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Shape {
+pub struct Shape {
     pub mermaid: (&'static str, &'static str),
     pub dot: &'static str,
 }
 
 /// How `kind` is drawn.
-pub(crate) fn shape(kind: NodeKind) -> Shape {
+pub fn shape(kind: NodeKind) -> Shape {
     match kind {
         NodeKind::Fact => fact::SHAPE,
         NodeKind::Criterion => criterion::SHAPE,

@@ -50,14 +50,14 @@ const CANDIDATE_KEYS: [&str; 2] = ["objective", "broken"];
 
 /// A decision variable, compiled.
 #[derive(Debug)]
-pub(crate) struct Variable<'a> {
+pub struct Variable<'a> {
     pub over: Expr<'a>,
     pub reference: Option<Expr<'a>>,
 }
 
 /// A search, compiled.
 #[derive(Debug)]
-pub(crate) struct SearchBody<'a> {
+pub struct SearchBody<'a> {
     pub per_offer: bool,
     pub variables: Vec<Variable<'a>>,
     pub derived: Vec<Expr<'a>>,
@@ -77,7 +77,7 @@ pub(crate) struct SearchBody<'a> {
 impl<'a> SearchBody<'a> {
     /// The names the search's expressions read as values of their own: the variables, then the
     /// `let` values.
-    pub(crate) fn local_names(&self) -> &[Value] {
+    pub fn local_names(&self) -> &[Value] {
         &self.candidate_keys[..self.variables.len() + self.derived.len()]
     }
 

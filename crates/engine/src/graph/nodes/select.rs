@@ -23,7 +23,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A select, compiled.
 #[derive(Debug)]
-pub(crate) struct SelectBody<'a> {
+pub struct SelectBody<'a> {
     pub from: Expr<'a>,
     pub item: &'a str,
     pub filter: Option<Expr<'a>>,

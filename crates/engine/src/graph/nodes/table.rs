@@ -26,7 +26,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A table, compiled: its inputs, and each row's test with the row's value.
 #[derive(Debug)]
-pub(crate) struct TableBody<'a> {
+pub struct TableBody<'a> {
     pub hit: HitPolicy,
     /// The inputs' expressions, in the order written (empty for a table of `when:` rows).
     pub inputs: Vec<TableInput<'a>>,
@@ -37,14 +37,14 @@ pub(crate) struct TableBody<'a> {
 
 /// One input of a table, compiled.
 #[derive(Debug)]
-pub(crate) struct TableInput<'a> {
+pub struct TableInput<'a> {
     pub id: &'a str,
     pub expr: Expr<'a>,
 }
 
 /// One row of a table, compiled: its test, its value, and where it is written.
 #[derive(Debug)]
-pub(crate) struct TableRow<'a> {
+pub struct TableRow<'a> {
     pub test: RowTest<'a>,
     pub value: Value,
     pub id: &'a str,
@@ -54,7 +54,7 @@ pub(crate) struct TableRow<'a> {
 
 /// How a row decides whether it matches.
 #[derive(Debug)]
-pub(crate) enum RowTest<'a> {
+pub enum RowTest<'a> {
     /// `when:`, a condition.
     When(Box<Expr<'a>>),
     /// `cells:`, one per input, in the inputs' order (a left-out cell is `-`).
@@ -63,7 +63,7 @@ pub(crate) enum RowTest<'a> {
 
 /// One cell, compiled.
 #[derive(Debug)]
-pub(crate) enum CellTest<'a> {
+pub enum CellTest<'a> {
     /// A unary test, with its text as written.
     Unary(UnaryTest, &'a str),
     /// An expression where `$` is the input.

@@ -20,7 +20,7 @@ pub(crate) const SHAPE: Shape = Shape {
 
 /// A warning, compiled: its condition and the name of its message template.
 #[derive(Debug)]
-pub(crate) struct WarningBody<'a> {
+pub struct WarningBody<'a> {
     pub when: Expr<'a>,
     pub message: String,
 }

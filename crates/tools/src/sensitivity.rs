@@ -2,7 +2,7 @@
 //! criterion, the deployment and the offer, found by re-evaluating the rules.
 //!
 //! The policy lists the fields to vary (`sensitivity.fields`); the profile's field model
-//! ([`crate::profile::fields`]) says what each is (a number and its bounds, a flag, a choice, a
+//! ([`decide_engine::profile::fields`]) says what each is (a number and its bounds, a flag, a choice, a
 //! list of choices). Flags are toggled, every other choice is tried, and each choice of a list
 //! is added where it is absent and removed where it is present. A field with a `when` is
 //! searched only where that is true of the decision being explained (machines per job change
@@ -60,16 +60,16 @@ use rayon::prelude::*;
 use serde::Deserialize as _;
 use serde_json::Value as J;
 
-use crate::decision::Flip;
-use crate::error::{Error, ErrorKind, Result};
-use crate::eval::{Evaluation, Watch};
-use crate::expr::numbers::{OrderedF64, numeric_constants};
-use crate::graph::reach::ancestors;
-use crate::graph::{Body, Graph};
-use crate::kind::NodeKind;
-use crate::policy::ROOT_NAMES;
-use crate::policy::rules::FieldType;
-use crate::profile::{FieldKind, Profile};
+use decide_engine::decision::Flip;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::eval::{Evaluation, Watch};
+use decide_engine::expr::numbers::{OrderedF64, numeric_constants};
+use decide_engine::graph::reach::ancestors;
+use decide_engine::graph::{Body, Graph};
+use decide_engine::kind::NodeKind;
+use decide_engine::policy::ROOT_NAMES;
+use decide_engine::policy::rules::FieldType;
+use decide_engine::profile::{FieldKind, Profile};
 
 /// Most doubling steps tried in one direction from the profile's value.
 const MAX_DOUBLINGS: u32 = 16;
@@ -124,7 +124,7 @@ struct Study<'a, 'g> {
     watch: Vec<Watch<'g>>,
     needed: HashSet<usize>,
     base_values: Vec<Value>,
-    config: &'a crate::policy::rules::Sensitivity,
+    config: &'a decide_engine::policy::rules::Sensitivity,
 }
 
 /// What one field's search found, per target.
@@ -275,7 +275,7 @@ pub fn analyse(
                 };
                 let mut json = base_json.clone();
                 let g_path: Vec<&str> = g.path.split('.').collect();
-                crate::profile::set_field(&mut json, &g_path, gf.at.clone());
+                decide_engine::profile::set_field(&mut json, &g_path, gf.at.clone());
                 let extra = dirty_nodes(graph, &g.path, &study.needed);
                 let Some(line) = study
                     .field(r.probe, &json, &[], Some(&extra))
@@ -303,7 +303,7 @@ pub fn analyse(
                         edge: None,
                         becomes: to_json(&line.becomes),
                         distance: None,
-                        given: Some(crate::decision::Given {
+                        given: Some(decide_engine::decision::Given {
                             field: g.path.clone(),
                             value: gf.at.clone(),
                         }),
@@ -340,7 +340,7 @@ impl Study<'_, '_> {
         let c = self.graph.compiled();
         let probe = &self.config.fields[probe_index];
         let path: Vec<&str> = probe.field.value.split('.').collect();
-        let ty = &crate::profile::field(&probe.field.value)?.kind;
+        let ty = &decide_engine::profile::field(&probe.field.value)?.kind;
         let searchable = match ty {
             FieldKind::Bool | FieldKind::Enum(_) | FieldKind::Number(_) => true,
             FieldKind::List(item) => matches!(**item, FieldKind::Enum(_)),
@@ -423,8 +423,8 @@ impl Study<'_, '_> {
     fn numbers(
         &self,
         prober: &mut Prober<'_, '_>,
-        probe: &crate::policy::rules::Probe,
-        range: crate::profile::fields::Bounds,
+        probe: &decide_engine::policy::rules::Probe,
+        range: decide_engine::profile::fields::Bounds,
         now: f64,
         dirty: &[usize],
         before: &[Value],
@@ -571,13 +571,16 @@ impl Study<'_, '_> {
             .env
             .get_template(name)
             .and_then(|t| t.render(ctx))
-            .map(|s| crate::expr::flow_text(&s))
+            .map(|s| decide_engine::expr::flow_text(&s))
             .map_err(|e| text_error(name, &e))
     }
 }
 
 /// The deployment, the offer, then every criterion, each with the nodes it needs.
-fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> Vec<Target<'g>> {
+fn targets<'g>(
+    graph: &'g Graph,
+    config: &decide_engine::policy::rules::Sensitivity,
+) -> Vec<Target<'g>> {
     let c = graph.compiled();
     let lang = graph.lang();
     let word = |id: &str| {
@@ -629,7 +632,7 @@ fn targets<'g>(graph: &'g Graph, config: &crate::policy::rules::Sensitivity) -> 
 }
 
 /// The nodes an output expression names, and every node they read.
-fn output_needs(graph: &Graph, e: &crate::expr::Expr<'_>) -> HashSet<usize> {
+fn output_needs(graph: &Graph, e: &decide_engine::expr::Expr<'_>) -> HashSet<usize> {
     let c = graph.compiled();
     let names = &e.names;
     needs(
@@ -743,7 +746,7 @@ impl Prober<'_, '_> {
         if let Some(hit) = self.cache.get(&key) {
             return hit.clone();
         }
-        crate::profile::set_field(&mut self.json, self.path, value.clone());
+        decide_engine::profile::set_field(&mut self.json, self.path, value.clone());
         let result = Profile::deserialize(&self.json)
             .ok()
             .filter(|p| p.contradiction().is_none())
@@ -997,7 +1000,7 @@ impl Prober<'_, '_> {
 /// A choice: per target, the first change among the other choices, in order.
 fn others(
     prober: &mut Prober<'_, '_>,
-    choices: &[crate::profile::fields::Choice],
+    choices: &[decide_engine::profile::fields::Choice],
     current: &J,
     before: &[Value],
 ) -> Vec<Option<Found>> {
@@ -1013,7 +1016,7 @@ fn others(
 /// absent from `items` and removed where present.
 fn toggles(
     prober: &mut Prober<'_, '_>,
-    choices: &[crate::profile::fields::Choice],
+    choices: &[decide_engine::profile::fields::Choice],
     items: &[J],
     before: &[Value],
 ) -> Vec<Option<Found>> {

@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::Value as J;
 use unicode_width::UnicodeWidthStr;
 
-use crate::expr::{group_thousands, md_escape, table_cell};
-use crate::lang::Lang;
-use crate::policy::Policy;
+use decide_engine::expr::{group_thousands, md_escape, table_cell};
+use decide_engine::lang::Lang;
+use decide_engine::policy::Policy;
 
 /// What is on offer at a date.
 #[derive(Debug, Clone, Serialize)]
@@ -87,7 +87,7 @@ pub struct Unquoted {
 #[must_use]
 pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
     let text = |v: Option<&J>| {
-        v.map(|v| crate::lang::localize(v, Lang::En))
+        v.map(|v| decide_engine::lang::localize(v, Lang::En))
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default()
     };

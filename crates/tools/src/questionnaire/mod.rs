@@ -1,12 +1,12 @@
 //! The questionnaire behind `decide init`: the policy's questions turned into typed prompts.
 //!
 //! The words come from the rules (`questions:`, English and Chinese); how each is asked and
-//! checked comes from the profile's field model ([`crate::profile::fields`], read from the JSON
+//! checked comes from the profile's field model ([`decide_engine::profile::fields`], read from the JSON
 //! Schema the YAML language server uses):
 //! an enumeration becomes a choice, a flag a yes/no, a number is checked against the field's
 //! range as it is typed, a list of enumerated values a multiple choice, a map of hours one number
 //! per catalog offer. A question with a `when:` is asked only when that expression over the
-//! answers so far is true. A number is read as people type it ([`crate::profile::typed`]: full-width digits,
+//! answers so far is true. A number is read as people type it ([`decide_engine::profile::typed`]: full-width digits,
 //! thousands separators, the question's shorthands such as `2万` or `13B`). This module knows no
 //! terminal; `cli::init` does the asking.
 
@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use serde_json::Value as J;
 
-use crate::Lang;
-use crate::policy::Policy;
-use crate::policy::rules::{PromptWords, Template};
-use crate::profile::fields::{Choice, FieldKind};
-use crate::profile::typed as answer;
+use decide_engine::Lang;
+use decide_engine::policy::Policy;
+use decide_engine::policy::rules::{PromptWords, Template};
+use decide_engine::profile::fields::{Choice, FieldKind};
+use decide_engine::profile::typed as answer;
 
 /// The questionnaire's own words (`questionnaire.words`) in one language.
 #[derive(Debug, Clone)]
@@ -245,9 +245,9 @@ pub struct Prompt {
 /// # Errors
 /// The expression fails or gives something other than true or false.
 pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
-    let mut env = crate::expr::environment();
+    let mut env = decide_engine::expr::environment();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
-    crate::expr::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
+    decide_engine::expr::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
     let value = env
         .compile_expression(when)
         .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))
@@ -272,14 +272,14 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
             let fields = &o.item.fields;
             let title = fields
                 .get("title")
-                .map(|t| crate::lang::localize(t, texts.lang))
+                .map(|t| decide_engine::lang::localize(t, texts.lang))
                 .and_then(|t| t.as_str().map(str::to_owned))
                 .unwrap_or_else(|| o.item.id.clone());
             let price = fields.get("price").and_then(|p| {
                 let amount = p.get("discounted_cny")?.as_f64()?;
                 let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
                 let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
-                let amount = crate::expr::group_thousands(amount, decimals);
+                let amount = decide_engine::expr::group_thousands(amount, decimals);
                 Some(words.value.get(texts.lang).replace("{amount}", &amount))
             });
             let label = match price {
@@ -297,7 +297,7 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
 /// words, which `decide validate` requires with questions).
 #[must_use]
 #[allow(clippy::too_many_lines)] // one question after the other: its field, its words, its kind
-pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
+pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
     let Some(texts) = Texts::new(policy, lang) else {
         return Vec::new();
     };
@@ -315,7 +315,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
         .filter_map(|q| {
             let q = &q.item;
             let path: Vec<String> = q.field.value.split('.').map(str::to_owned).collect();
-            let field = crate::profile::field(&q.field.value)?;
+            let field = decide_engine::profile::field(&q.field.value)?;
             let label = |value: &str| {
                 q.choices
                     .get(value)
@@ -336,7 +336,7 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                 symbols: q.symbols.clone(),
             };
             let unit = q.unit.as_ref().map(|u| u.get(lang).to_owned());
-            let number_rule = |bounds: &crate::profile::fields::Bounds,
+            let number_rule = |bounds: &decide_engine::profile::fields::Bounds,
                                nullable: bool,
                                default: Option<f64>| NumberRule {
                 integer: bounds.integer,
@@ -387,7 +387,11 @@ pub fn prompts(policy: &Policy, lang: crate::Lang) -> Vec<Prompt> {
                     offers: offers.clone(),
                     rule: match &**item {
                         FieldKind::Number(bounds) => number_rule(bounds, true, None),
-                        _ => number_rule(&crate::profile::fields::Bounds::default(), true, None),
+                        _ => number_rule(
+                            &decide_engine::profile::fields::Bounds::default(),
+                            true,
+                            None,
+                        ),
                     },
                 },
                 FieldKind::Object => Kind::Section,
@@ -425,7 +429,7 @@ pub fn offers_among<'o>(
 /// Sets `path` in a profile being built (`None` leaves the field out).
 pub fn set(profile: &mut J, path: &[String], value: Option<J>) {
     if let Some(value) = value {
-        crate::profile::set_field(profile, path, value);
+        decide_engine::profile::set_field(profile, path, value);
     }
 }
 

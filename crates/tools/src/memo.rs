@@ -3,7 +3,7 @@
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer, the catalog and the hardware not on offer at the
 //! date (no quote yet), and format money, hours and
-//! percentages with the filters of [`crate::expr`]. Wording lives in `templates/` (one memo
+//! percentages with the filters of [`decide_engine::expr`]. Wording lives in `templates/` (one memo
 //! template, a words file per language) or a `--rules` folder's `templates/`, not here.
 
 use std::collections::BTreeMap;
@@ -13,10 +13,10 @@ use std::sync::Arc;
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 
-use crate::error::{Error, ErrorKind, Position, Result};
-use crate::eval::Evaluation;
-use crate::graph::Graph;
-use crate::profile::Profile;
+use decide_engine::error::{Error, ErrorKind, Position, Result};
+use decide_engine::eval::Evaluation;
+use decide_engine::graph::Graph;
+use decide_engine::profile::Profile;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Templates {
     /// The embedded templates, then, when `rules` is a folder with a `templates/` subfolder,
     /// each file in it: a file named as an embedded one replaces it, any other is added.
     pub fn for_rules(rules: Option<&Path>) -> Result<Self> {
-        let mut files: BTreeMap<String, TemplateFile> = crate::policy::embedded_templates()
+        let mut files: BTreeMap<String, TemplateFile> = decide_engine::policy::embedded_templates()
             .iter()
             .map(|(name, text)| {
                 let file = TemplateFile {
@@ -90,12 +90,15 @@ impl Templates {
             })
             .collect();
         if let Some((rules, dir)) = rules
-            .map(|r| (r, r.join(crate::policy::TEMPLATES_FOLDER)))
+            .map(|r| (r, r.join(decide_engine::policy::TEMPLATES_FOLDER)))
             .filter(|(_, d)| d.is_dir())
         {
             // Read as the rules folder's own files: regular files inside it, in bounds.
-            let mut folder =
-                crate::source::Folder::new(rules, "rules folder", crate::source::MAX_FOLDER_BYTES)?;
+            let mut folder = decide_engine::source::Folder::new(
+                rules,
+                "rules folder",
+                decide_engine::source::MAX_FOLDER_BYTES,
+            )?;
             let entries = std::fs::read_dir(&dir).map_err(|e| {
                 Error::new(
                     ErrorKind::Io,
@@ -121,7 +124,7 @@ impl Templates {
                 }
                 let source = folder.read(&path, ErrorKind::Rules)?;
                 // Bounded before minijinja's parser recurses over it.
-                if let Err(limit) = crate::expr::limits::template(&source.text) {
+                if let Err(limit) = decide_engine::expr::limits::template(&source.text) {
                     return Err(Error::new(
                         ErrorKind::Rules,
                         format!("memo template is too large: {}", limit.what),
@@ -129,7 +132,7 @@ impl Templates {
                     .at(
                         &source.name,
                         &source.text,
-                        Some(crate::error::Position {
+                        Some(decide_engine::error::Position {
                             line: limit.line,
                             column: 1,
                         }),
@@ -172,7 +175,7 @@ impl Templates {
     }
 
     fn environment(&self) -> Environment<'static> {
-        let mut env = crate::expr::environment();
+        let mut env = decide_engine::expr::environment();
         // `.html.j2` templates are HTML-escaped (minijinja's default by name, said here too).
         env.set_auto_escape_callback(|name| {
             if name.ends_with(".html.j2") {
@@ -246,7 +249,7 @@ impl Memo {
                     .map(|(h, first)| {
                         serde_json::json!({
                             "id": h.item.id,
-                            "title": h.item.fields.get("title").map(|t| crate::lang::localize(t, lang)),
+                            "title": h.item.fields.get("title").map(|t| decide_engine::lang::localize(t, lang)),
                             "first_quoted": first.map(|d| d.to_string()),
                         })
                     })
@@ -277,7 +280,7 @@ impl Memo {
                 }
                 // The rules' own texts (a title, a checklist item) are printed as written; a
                 // control character among them is shown, never passed to a terminal or a page.
-                if let std::borrow::Cow::Owned(shown) = crate::error::visible(&out) {
+                if let std::borrow::Cow::Owned(shown) = decide_engine::error::visible(&out) {
                     out = shown;
                 }
                 if !out.ends_with('\n') {
@@ -329,7 +332,7 @@ fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
         error = error.help(format!(
             "the template took more than {} steps (the limit): a loop that does not end, or \
              one over a range too long",
-            crate::expr::FUEL
+            decide_engine::expr::FUEL
         ));
     }
     if e.kind() == minijinja::ErrorKind::UndefinedError {

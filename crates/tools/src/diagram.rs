@@ -17,10 +17,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
-use crate::kind::NodeKind;
-use crate::policy::ROOT_NAMES;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::graph::Graph;
+use decide_engine::kind::NodeKind;
+use decide_engine::policy::ROOT_NAMES;
 
 /// The Mermaid flowchart of `graph`.
 #[must_use]
@@ -122,7 +122,7 @@ pub fn dot_of(graph: &Graph, scope: Focus<'_>) -> Result<String> {
 fn near_names<'a>(word: &str, ids: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     // Jaro-Winkler takes time in the product of the lengths: a name longer than any id is no
     // typo of one (a 64 KB `?node=` took a second against every node).
-    if word.len() > crate::error::MAX_SUGGESTED_LEN {
+    if word.len() > decide_engine::error::MAX_SUGGESTED_LEN {
         return Vec::new();
     }
     let word_lower = word.to_lowercase();
@@ -299,7 +299,7 @@ fn render_mermaid(p: &Picture<'_>, highlighted: &[&str]) -> String {
         );
     }
     for n in &p.nodes {
-        let (open, close) = crate::graph::nodes::shape(n.kind).mermaid;
+        let (open, close) = decide_engine::graph::nodes::shape(n.kind).mermaid;
         let _ = writeln!(
             s,
             "  {}{open}\"{}<br/>{}\"{close}",
@@ -373,7 +373,7 @@ fn render_dot(p: &Picture<'_>) -> String {
         );
     }
     for n in &p.nodes {
-        let shape = crate::graph::nodes::shape(n.kind).dot;
+        let shape = decide_engine::graph::nodes::shape(n.kind).dot;
         let _ = writeln!(
             s,
             "  {} [shape={shape}, label=\"{}\\n{}\"];",

@@ -7,8 +7,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Item, Unread, is_json_lines, safe_label};
-use crate::error::{Error, ErrorKind, Position, Result};
-use crate::source::{MAX_FILE_BYTES, Source};
+use decide_engine::error::{Error, ErrorKind, Position, Result};
+use decide_engine::source::{MAX_FILE_BYTES, Source};
 
 /// The extensions of the files a folder input gives, in name order.
 pub const PROFILE_EXTENSIONS: &[&str] = &["yaml", "yml", "json", "jsonl", "ndjson"];
@@ -38,21 +38,25 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Input>> {
         if path == Path::new("-") {
             inputs.push(Input::Stdin);
         } else if path.is_dir() {
-            let files = crate::source::files_in(path, PROFILE_EXTENSIONS).map_err(|e| {
+            let files = decide_engine::source::files_in(path, PROFILE_EXTENSIONS).map_err(|e| {
                 Error::new(ErrorKind::Io, format!("cannot read folder: {e}"))
                     .in_file(path.display().to_string())
             })?;
             inputs.extend(
                 files
                     .into_iter()
-                    .map(|file| match crate::source::regular_file(&file) {
+                    .map(|file| match decide_engine::source::regular_file(&file) {
                         Ok(()) => Input::File(file),
                         Err(why) => Input::Refused { path: file, why },
                     }),
             );
         } else {
             std::fs::metadata(path).map_err(|e| {
-                crate::source::read_error(&e, ErrorKind::Profile, &path.display().to_string())
+                decide_engine::source::read_error(
+                    &e,
+                    ErrorKind::Profile,
+                    &path.display().to_string(),
+                )
             })?;
             inputs.push(Input::File(path.clone()));
         }
@@ -117,7 +121,9 @@ impl Iterator for Profiles {
                     let name = path.display().to_string();
                     let file = std::fs::File::open(&path)
                         .map(|f| Box::new(BufReader::new(f)) as Box<dyn BufRead + Send>)
-                        .map_err(|e| crate::source::read_error(&e, ErrorKind::Profile, &name));
+                        .map_err(|e| {
+                            decide_engine::source::read_error(&e, ErrorKind::Profile, &name)
+                        });
                     Splitter::new(name, file)
                 }
                 Input::Refused { path, why } => {
@@ -227,9 +233,9 @@ impl Splitter {
             self.stem.clone()
         };
         let syntax = if self.mode == Some(Mode::JsonLines) {
-            crate::Syntax::Json
+            decide_engine::Syntax::Json
         } else {
-            crate::Syntax::Yaml
+            decide_engine::Syntax::Yaml
         };
         match raw.source {
             Ok(source) => Ok(Item {

@@ -16,13 +16,13 @@ pub mod tables;
 
 use std::collections::HashSet;
 
-use crate::expr::lexer::{Token, tokens};
-use crate::expr::template::{Segment, segments};
+use decide_engine::expr::lexer::{Token, tokens};
+use decide_engine::expr::template::{Segment, segments};
 use serde_saphyr::Location;
 
-use crate::error::Error;
-use crate::graph::Graph;
-use crate::kind::NodeKind;
+use decide_engine::error::Error;
+use decide_engine::graph::Graph;
+use decide_engine::kind::NodeKind;
 
 pub use invariants::{InvariantReport, SearchProof};
 pub use tables::TableReport;
@@ -64,7 +64,7 @@ impl Report {
 pub fn check(
     graph: &Graph,
     as_of: jiff::civil::Date,
-    witnesses: &[crate::profile::Profile],
+    witnesses: &[decide_engine::profile::Profile],
 ) -> Report {
     let policy = graph.policy();
     let mut findings = unused_nodes(graph);
@@ -126,7 +126,7 @@ impl ExpressionReport {
 
     /// Counts the criteria's and warnings' texts, as rows or as templates.
     fn with_explanations(mut self, graph: &Graph) -> Self {
-        use crate::policy::rules::{Explanation, Phrase, RuleNode};
+        use decide_engine::policy::rules::{Explanation, Phrase, RuleNode};
         for n in &graph.policy().nodes {
             let (texts, phrases) = match &n.item {
                 RuleNode::Criterion(c) => (
@@ -178,8 +178,8 @@ fn unused_nodes(graph: &Graph) -> Vec<Error> {
     // The templates this policy's memo is written from: a rules folder's `templates/` over
     // the embedded ones (an unreadable folder is reported when a memo is written).
     let rules = match &graph.policy().origin {
-        crate::policy::PolicyOrigin::Folder(dir) => Some(dir.as_path()),
-        crate::policy::PolicyOrigin::Embedded => None,
+        decide_engine::policy::PolicyOrigin::Folder(dir) => Some(dir.as_path()),
+        decide_engine::policy::PolicyOrigin::Embedded => None,
     };
     let templates = crate::memo::Templates::for_rules(rules).unwrap_or_default();
     let mut in_templates: HashSet<&str> = HashSet::new();
@@ -247,7 +247,7 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
                 format!("offer id `{id}` ({how}) is not in the catalog"),
             )
             .as_warning();
-        if let Some(s) = crate::error::suggest(id, known.iter().copied()) {
+        if let Some(s) = decide_engine::error::suggest(id, known.iter().copied()) {
             e = e.help(format!("did you mean `{s}`?"));
         }
         found.push(e.help(format!("offers in the catalog: {}", known.join(", "))));

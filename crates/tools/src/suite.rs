@@ -15,13 +15,13 @@ use minijinja::value::{Value, ValueKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::eval::Evaluation;
-use crate::graph::{Body, Graph};
-use crate::kind::NodeKind;
-use crate::policy::rules::{HitPolicy, NoMatch};
-use crate::profile::Profile;
-use crate::source::Source;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::eval::Evaluation;
+use decide_engine::graph::{Body, Graph};
+use decide_engine::kind::NodeKind;
+use decide_engine::policy::rules::{HitPolicy, NoMatch};
+use decide_engine::profile::Profile;
+use decide_engine::source::Source;
 
 /// One case file as written.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -189,7 +189,7 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
     };
     let file_as_of = match &file.as_of {
         Some(text) => date(text)?,
-        None => crate::today::today(),
+        None => decide_engine::today::today(),
     };
     for case in file.cases {
         let as_of = match &case.as_of {
@@ -296,7 +296,7 @@ fn compare(expect: &Expect, evaluation: &Evaluation) -> Vec<String> {
         ids(&mut d.checklist.iter().map(|c| &c.id)),
     );
     for (name, expected) in &expect.costs {
-        match d.costs.get(name).map(crate::decision::to_json) {
+        match d.costs.get(name).map(decide_engine::decision::to_json) {
             Some(got) if json_close(expected, &got) => {}
             Some(got) => out.push(format!("costs.{name}: expected {expected}, got {got}")),
             None => out.push(format!("costs.{name}: the record has no such figure")),

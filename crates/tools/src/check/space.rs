@@ -9,11 +9,11 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::expr::numbers::{OrderedF64, numeric_constants};
+use decide_engine::expr::numbers::{OrderedF64, numeric_constants};
 use serde_json::{Map, Value as J};
 
-use crate::profile::fields::{self, FieldKind};
-use crate::profile::{OFFER_FIELD, OFFER_HOURS_FIELD, OFFER_TOKENS_FIELD};
+use decide_engine::profile::fields::{self, FieldKind};
+use decide_engine::profile::{OFFER_FIELD, OFFER_HOURS_FIELD, OFFER_TOKENS_FIELD};
 
 /// The input dimensions of `paths` (profile paths as rule expressions read them, `profile.…`),
 /// with the numbers in `texts` and their neighbours as the values tried for numbers, in the
@@ -107,7 +107,7 @@ const OTHER_TEXT: &str = "some-other-text";
 /// The string literals of `texts` that a normalised profile text can be (lower-case, no
 /// spaces or underscores: `workload.model`'s form), each once, in order.
 fn text_constants(texts: &[&str]) -> BTreeSet<String> {
-    use crate::expr::lexer::{Token, tokens};
+    use decide_engine::expr::lexer::{Token, tokens};
     let mut out = BTreeSet::new();
     for text in texts {
         for token in tokens(text).flatten() {
@@ -229,7 +229,7 @@ pub(crate) fn decode(mut index: u128, dimensions: &[Dimension]) -> Vec<&J> {
     out
 }
 
-pub(crate) use crate::profile::set_field as set_path;
+pub(crate) use decide_engine::profile::set_field as set_path;
 
 /// The varied fields of one generated profile, nested as in a profile file.
 pub(crate) fn example(dimensions: &[Dimension], assignment: &[&J]) -> J {

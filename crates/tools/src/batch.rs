@@ -20,10 +20,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
 use crate::memo::{Format, Memo};
-use crate::source::Source;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::graph::Graph;
+use decide_engine::source::Source;
 
 pub use read::{Input, Profiles, count, resolve, split};
 pub use stream::{End, Flow, Output, decide_stream};
@@ -37,7 +37,7 @@ pub struct Item {
     /// A file-name-safe label, unique in the batch (`lora-7b-4090`, `fleet-00042`).
     pub label: String,
     /// JSON for a line of JSON lines, YAML otherwise.
-    pub syntax: crate::Syntax,
+    pub syntax: decide_engine::Syntax,
 }
 
 /// A profile of the batch that could not be read: the input it is in (`<stdin>` for standard
@@ -105,7 +105,7 @@ struct BatchRecord<'a> {
     source: &'a str,
     line: usize,
     #[serde(flatten)]
-    decision: &'a crate::decision::Decision,
+    decision: &'a decide_engine::decision::Decision,
 }
 
 /// A failed profile's JSON record: where it was read, and why it was not decided.
@@ -247,7 +247,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let monthly_cny = graph
             .headline_cost()
             .and_then(|name| decision.costs.get(name))
-            .and_then(crate::decision::number);
+            .and_then(decide_engine::decision::number);
         let warnings = decision.warnings.iter().map(|w| w.id.clone()).collect();
         let text = match options.format {
             Format::Json => {

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::error::{Error, ErrorKind, Position, Result};
-use crate::graph::Graph;
-use crate::policy::quotes;
-use crate::source::Source;
+use decide_engine::error::{Error, ErrorKind, Position, Result};
+use decide_engine::graph::Graph;
+use decide_engine::policy::quotes;
+use decide_engine::source::Source;
 
 /// The columns of a measurement sheet, in order.
 pub const COLUMNS: &[&str] = &[
@@ -384,9 +384,12 @@ fn read_row(
 /// A shipped sheet that does not read (a fault of the build).
 pub fn shipped() -> Result<Vec<Measurement>> {
     let mut rows = Vec::new();
-    for (name, text) in crate::policy::embedded_measurements() {
+    for (name, text) in decide_engine::policy::embedded_measurements() {
         let source = Source::new(
-            format!("rules/{}/{name}", crate::policy::MEASUREMENTS_FOLDER),
+            format!(
+                "rules/{}/{name}",
+                decide_engine::policy::MEASUREMENTS_FOLDER
+            ),
             *text,
         );
         rows.extend(read_sheet(&source)?);
@@ -400,8 +403,8 @@ pub fn shipped() -> Result<Vec<Measurement>> {
 /// # Errors
 /// The folder or a sheet that cannot be read, or a sheet that does not read as one.
 pub fn in_folder(rules: &std::path::Path) -> Result<Vec<Measurement>> {
-    let dir = rules.join(crate::policy::MEASUREMENTS_FOLDER);
-    let files = match crate::source::files_in(&dir, quotes::SHEET_EXTENSIONS) {
+    let dir = rules.join(decide_engine::policy::MEASUREMENTS_FOLDER);
+    let files = match decide_engine::source::files_in(&dir, quotes::SHEET_EXTENSIONS) {
         Ok(files) => files,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => {
@@ -511,7 +514,7 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
     let decided = crate::decide_text(
         graph,
         &source,
-        crate::Syntax::Json,
+        decide_engine::Syntax::Json,
         as_of,
         crate::Detail::LEAN,
     );
@@ -724,7 +727,7 @@ pub fn text(calibration: &Calibration) -> String {
 /// A figure with as many decimals as it needs to be read (three significant digits at least).
 fn figure(value: f64) -> String {
     if value >= 100.0 {
-        crate::expr::group_thousands(value.round(), 0)
+        decide_engine::expr::group_thousands(value.round(), 0)
     } else if value >= 10.0 {
         format!("{value:.1}")
     } else {

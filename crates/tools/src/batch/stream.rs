@@ -8,9 +8,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::{Decided, Item, Options, Unread, decide_one};
-use crate::error::{Error, ErrorKind, Result};
-use crate::graph::Graph;
 use crate::memo::Memo;
+use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::graph::Graph;
 
 /// How many profiles may be read and not yet handed on: enough to keep every core busy
 /// around a slow profile, few enough that their records are a few megabytes.

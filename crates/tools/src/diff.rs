@@ -11,11 +11,11 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::decision::{Decision, TraceEntry};
-use crate::error::Result;
-use crate::expr::{group_thousands, md_escape, table_cell};
-use crate::graph::Graph;
-use crate::source::Source;
+use decide_engine::decision::{Decision, TraceEntry};
+use decide_engine::error::Result;
+use decide_engine::expr::{group_thousands, md_escape, table_cell};
+use decide_engine::graph::Graph;
+use decide_engine::source::Source;
 
 /// How one profile fared under both policies.
 #[derive(Debug)]
@@ -89,7 +89,7 @@ impl ProfileDiff {
                 name != self.headline.names.0.as_deref() && name != self.headline.names.1.as_deref()
             })
             .filter_map(|k| {
-                let json = |v: Option<&minijinja::Value>| v.map(crate::decision::to_json);
+                let json = |v: Option<&minijinja::Value>| v.map(decide_engine::decision::to_json);
                 let (a, b) = (json(self.old.costs.get(k)), json(self.new.costs.get(k)));
                 (a != b).then(|| (k.clone(), a, b))
             })
@@ -192,7 +192,8 @@ pub fn profiles(
     as_of: jiff::civil::Date,
 ) -> Result<Comparison> {
     let (diff, [a, b]) = pair((graph, first), (graph, second), as_of)?;
-    let as_json = |p: &crate::profile::Profile| serde_json::to_value(p).unwrap_or(Value::Null);
+    let as_json =
+        |p: &decide_engine::profile::Profile| serde_json::to_value(p).unwrap_or(Value::Null);
     let (a, b) = (as_json(&a), as_json(&b));
     let mut fields = Vec::new();
     leaf_changes("", Some(&a), Some(&b), &mut fields);
@@ -241,14 +242,14 @@ fn pair(
     (old, old_source): (&Graph, &Source),
     (new, new_source): (&Graph, &Source),
     as_of: jiff::civil::Date,
-) -> Result<(ProfileDiff, [crate::profile::Profile; 2])> {
+) -> Result<(ProfileDiff, [decide_engine::profile::Profile; 2])> {
     // The traces say which node changed first.
     let (profile, before) = crate::decide_with(old, old_source, as_of, crate::Detail::FULL)?;
     let (other, after) = crate::decide_with(new, new_source, as_of, crate::Detail::FULL)?;
     let cost = |graph: &Graph, d: &Decision| {
         d.costs
             .get(graph.headline_cost()?)
-            .and_then(crate::decision::number)
+            .and_then(decide_engine::decision::number)
     };
     let headline = Headline {
         names: (
@@ -275,13 +276,13 @@ pub fn report(old: &Graph, new: &Graph, diffs: &[ProfileDiff], as_of: jiff::civi
     let label = |g: &Graph| {
         let p = g.policy();
         let origin = match &p.origin {
-            crate::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
-            crate::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
+            decide_engine::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
+            decide_engine::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
         };
         format!(
             "`{}` ({}, version {}, revision `{}`)",
             md_escape(&origin),
-            md_escape(p.meta.name.get(crate::Lang::En)),
+            md_escape(p.meta.name.get(decide_engine::Lang::En)),
             md_escape(&p.meta.version),
             p.revision
         )
@@ -379,12 +380,12 @@ pub fn report_json(
     let policy = |g: &Graph| {
         let p = g.policy();
         let origin = match &p.origin {
-            crate::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
-            crate::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
+            decide_engine::policy::PolicyOrigin::Embedded => "embedded".to_owned(),
+            decide_engine::policy::PolicyOrigin::Folder(dir) => dir.display().to_string(),
         };
         json!({
             "rules": origin,
-            "name": p.meta.name.get(crate::Lang::En),
+            "name": p.meta.name.get(decide_engine::Lang::En),
             "version": p.meta.version,
             "revision": p.revision,
         })
@@ -509,15 +510,15 @@ fn value_changes(
 /// Quote rows added, removed or changed between two policies' sheets, matched by hardware,
 /// vendor and first day.
 fn quote_changes(
-    old: &crate::policy::Policy,
-    new: &crate::policy::Policy,
+    old: &decide_engine::policy::Policy,
+    new: &decide_engine::policy::Policy,
     style: Style,
 ) -> Vec<String> {
-    use crate::policy::quotes::Quote;
+    use decide_engine::policy::quotes::Quote;
     let key = |q: &Quote| (q.hardware.clone(), q.vendor.clone(), q.valid_from);
-    let place = |p: &crate::policy::Policy, q: &Quote| {
+    let place = |p: &decide_engine::policy::Policy, q: &Quote| {
         let name = &p.sources[q.sheet].name;
-        let file = crate::source::file_name(name);
+        let file = decide_engine::source::file_name(name);
         format!("`{}`:{}", style.text(file), q.line)
     };
     let what = |q: &Quote| {
@@ -627,7 +628,7 @@ fn policy_changes_in(old: &Graph, new: &Graph, style: Style) -> Vec<String> {
     } else {
         Vec::new()
     };
-    let offers = |p: &crate::policy::Policy| -> Vec<(String, serde_json::Value)> {
+    let offers = |p: &decide_engine::policy::Policy| -> Vec<(String, serde_json::Value)> {
         p.offers
             .iter()
             .map(|o| {
@@ -636,7 +637,8 @@ fn policy_changes_in(old: &Graph, new: &Graph, style: Style) -> Vec<String> {
                     .fields
                     .iter()
                     .filter(|(k, _)| {
-                        !quoted || !crate::policy::quotes::QUOTED_FIELDS.contains(&k.as_str())
+                        !quoted
+                            || !decide_engine::policy::quotes::QUOTED_FIELDS.contains(&k.as_str())
                     })
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
@@ -674,8 +676,8 @@ fn policy_changes_in(old: &Graph, new: &Graph, style: Style) -> Vec<String> {
         match cb.nodes.iter().find(|b| b.id == a.id) {
             None => out.push(format!("{} `{}` removed", a.kind, a.id)),
             Some(b) => {
-                let constant = |n: &crate::graph::Node<'_>| match &n.body {
-                    crate::graph::Body::Constant(v) => Some(v.to_string()),
+                let constant = |n: &decide_engine::graph::Node<'_>| match &n.body {
+                    decide_engine::graph::Body::Constant(v) => Some(v.to_string()),
                     _ => None,
                 };
                 match (constant(a), constant(b)) {

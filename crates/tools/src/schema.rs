@@ -12,9 +12,9 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::policy::rules::RuleFile;
-use crate::profile::Profile;
 use crate::suite::CaseFile;
+use decide_engine::policy::rules::RuleFile;
+use decide_engine::profile::Profile;
 
 /// The JSON Schema draft a schema is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,7 +60,7 @@ pub fn cases(draft: Draft) -> Value {
 /// for tools that check rows as records (`decide quotes check` is the check `decide` runs).
 #[must_use]
 pub fn quote_sheet(draft: Draft) -> Value {
-    generate::<crate::policy::quotes::QuoteRecord>(draft)
+    generate::<decide_engine::policy::quotes::QuoteRecord>(draft)
 }
 
 /// A schema as the committed files hold it: pretty JSON with a trailing newline.

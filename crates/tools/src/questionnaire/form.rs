@@ -320,7 +320,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{Lang, Policy};
+    use decide_engine::{Lang, Policy};
 
     fn shipped(lang: Lang) -> (Vec<Prompt>, Texts) {
         let policy = Policy::embedded().unwrap();
@@ -427,15 +427,15 @@ mod tests {
     #[test]
     fn a_name_longer_than_a_profile_may_have_is_refused_as_it_is_typed() {
         let (prompts, texts) = shipped(Lang::En);
-        let long = "名".repeat(crate::profile::MAX_NAME_CHARS + 1);
+        let long = "名".repeat(decide_engine::profile::MAX_NAME_CHARS + 1);
         let filled = fill(&prompts, &texts, &posted(&[("name", &long)]), &J::Null).unwrap();
         let name = answer(&prompts, &filled, "name")[0];
         assert_eq!(
             name.error.as_deref(),
-            Some(format!("must be at most {}", crate::profile::MAX_NAME_CHARS).as_str())
+            Some(format!("must be at most {}", decide_engine::profile::MAX_NAME_CHARS).as_str())
         );
         assert!(filled.profile.get("name").is_none());
-        let at_limit = "名".repeat(crate::profile::MAX_NAME_CHARS);
+        let at_limit = "名".repeat(decide_engine::profile::MAX_NAME_CHARS);
         let filled = fill(&prompts, &texts, &posted(&[("name", &at_limit)]), &J::Null).unwrap();
         assert_eq!(filled.profile["name"], at_limit.as_str());
     }

@@ -74,7 +74,7 @@ pub fn print_page(html: &str) -> String {
 /// marks (`*`, `` ` ``) as character references so that [`marks`] leaves them alone.
 fn inert(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in escape(&crate::error::visible(text)).chars() {
+    for c in escape(&decide_engine::error::visible(text)).chars() {
         match c {
             '*' => out.push_str("&#42;"),
             '`' => out.push_str("&#96;"),
@@ -90,7 +90,7 @@ fn inert(text: &str) -> String {
 /// the Markdown memo and read back from its escapes in the HTML memo.
 fn md(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return crate::expr::md_filter(value);
+        return decide_engine::expr::md_filter(value);
     }
     html_text(value, inert)
 }
@@ -129,10 +129,10 @@ fn rich(state: &State, text: &str) -> Value {
 /// through `md` instead, which leaves no mark for `marks` to find.
 fn cell(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return crate::expr::cell_filter(value);
+        return decide_engine::expr::cell_filter(value);
     }
     html_text(value, |text| {
-        escape(&crate::error::visible(text)).replace(['\n', '\r'], " ")
+        escape(&decide_engine::error::visible(text)).replace(['\n', '\r'], " ")
     })
 }
 

@@ -13,12 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value as J;
 
 use super::space::{base_value, decode, example, input_space, sample_index, set_path};
-use crate::error::Error;
-use crate::graph::reach::ancestors;
-use crate::graph::{Body, Graph};
-use crate::kind::NodeKind;
-use crate::policy::rules::{HitPolicy, NoMatch};
-use crate::profile::Profile;
+use decide_engine::error::Error;
+use decide_engine::graph::reach::ancestors;
+use decide_engine::graph::{Body, Graph};
+use decide_engine::kind::NodeKind;
+use decide_engine::policy::rules::{HitPolicy, NoMatch};
+use decide_engine::profile::Profile;
 
 /// At most this many generated profiles per table; larger spaces are sampled evenly.
 pub const MAX_SAMPLES: usize = 50_000;
@@ -71,7 +71,7 @@ fn analyse_table(
 ) -> TableReport {
     let c = graph.compiled();
     let node = &c.nodes[table];
-    let Body::Table(crate::graph::nodes::table::TableBody {
+    let Body::Table(decide_engine::graph::nodes::table::TableBody {
         hit,
         rows,
         default,

@@ -21,10 +21,10 @@ use serde_json::{Map, Value as J};
 
 use super::space::{Dimension, base_value, input_space, sample_index, set_path};
 use super::tables::thousands;
-use crate::error::{Error, ErrorKind, Fault};
-use crate::graph::Graph;
-use crate::graph::reach::reached_from;
-use crate::profile::Profile;
+use decide_engine::error::{Error, ErrorKind, Fault};
+use decide_engine::graph::Graph;
+use decide_engine::graph::reach::reached_from;
+use decide_engine::profile::Profile;
 
 /// Profiles combining several fields' values, sampled evenly from all combinations.
 pub const COMBINATIONS: usize = 3_000;
@@ -157,7 +157,7 @@ pub fn prove_searches(graph: &Graph, as_of: jiff::civil::Date) -> SearchProof {
     let c = graph.compiled();
     let searches: Vec<usize> = (0..c.nodes.len())
         .filter(|&i| {
-            matches!(&c.nodes[i].body, crate::graph::Body::Search(s)
+            matches!(&c.nodes[i].body, decide_engine::graph::Body::Search(s)
                 if s.variables.iter().any(|v| v.reference.is_some()))
         })
         .collect();
@@ -419,7 +419,11 @@ impl Space {
     /// place, which reading a JSON value directly cannot give); `None` if the format refuses it.
     fn profile(&self, a: &[J]) -> Option<Profile> {
         let text = self.profile_json(a).to_string();
-        Profile::from_source(&crate::source::Source::new("generated profile", text)).ok()
+        Profile::from_source(&decide_engine::source::Source::new(
+            "generated profile",
+            text,
+        ))
+        .ok()
     }
 
     /// The invariants `a` breaks (indices); or that the format refuses it, or the rules fail on it.
@@ -733,7 +737,7 @@ mod tests {
             "budget": {"monthly_cny": 10000},
         });
         let text = to_yaml(&value);
-        let source = crate::source::Source::new("p.yaml", text.as_str());
+        let source = decide_engine::source::Source::new("p.yaml", text.as_str());
         let read = Profile::from_source(&source).expect(&text);
         let again = serde_json::from_value::<Profile>(value).unwrap();
         assert_eq!(

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use minijinja::Expression;
 use minijinja::value::{Enumerator, Object, Value};
 
-use crate::expr::code::Bound;
-use crate::expr::text::Text;
-use crate::graph::Graph;
+use decide_engine::expr::code::Bound;
+use decide_engine::expr::text::Text;
+use decide_engine::graph::Graph;
 
 /// One rule expression (or text) evaluated both ways.
 #[doc(hidden)]
@@ -65,8 +65,8 @@ impl Object for WithItem {
 /// Every name an expression may read: the roots (profile, offers, catalog, date) and every
 /// node's value.
 fn named_values<'v>(
-    owner: &crate::graph::Owner,
-    profile: &crate::Profile,
+    owner: &decide_engine::graph::Owner,
+    profile: &decide_engine::Profile,
     as_of: jiff::civil::Date,
     values: impl IntoIterator<Item = (&'v String, &'v Value)>,
 ) -> Vec<(String, Value)> {
@@ -86,10 +86,10 @@ fn named_values<'v>(
 /// The items a select's `from` gives, evaluated by minijinja over `named` (and the offer, for a
 /// per-offer select), and whether they are the catalog's offers (read by position).
 fn select_items(
-    from: &crate::expr::Expr<'_>,
+    from: &decide_engine::expr::Expr<'_>,
     named: &[(String, Value)],
     offer: Option<&Value>,
-    owner: &crate::graph::Owner,
+    owner: &decide_engine::graph::Owner,
 ) -> (Vec<Value>, bool) {
     let mut scope = named.to_vec();
     if let Some(offer) = offer {
@@ -110,7 +110,7 @@ fn select_items(
 /// engine's values of those before it bound, as the engine searches.
 fn search_checks(
     id: &str,
-    s: &crate::graph::nodes::search::SearchBody<'_>,
+    s: &decide_engine::graph::nodes::search::SearchBody<'_>,
     offer: Option<(usize, &Value)>,
     named: &[(String, Value)],
     slots: &[OnceLock<Value>],
@@ -121,7 +121,7 @@ fn search_checks(
         value,
         offer: Some(i),
     });
-    let mut check = |e: &crate::expr::Expr<'_>, locals: &[Value]| -> Option<Value> {
+    let mut check = |e: &decide_engine::expr::Expr<'_>, locals: &[Value]| -> Option<Value> {
         let mut scope = named.to_vec();
         if let Some((_, o)) = offer {
             scope.push(("offer".to_owned(), o.clone()));
@@ -212,7 +212,7 @@ pub fn agree(ours: &Value, theirs: &Value) -> bool {
 /// An expression compiled by minijinja, in the environment the memo's templates use, once per
 /// process and text.
 fn reference(
-    e: &crate::expr::Expr<'_>,
+    e: &decide_engine::expr::Expr<'_>,
 ) -> Result<Arc<Expression<'static, 'static>>, minijinja::Error> {
     static COMPILED: OnceLock<Mutex<HashMap<String, Arc<Expression<'static, 'static>>>>> =
         OnceLock::new();
@@ -220,133 +220,132 @@ fn reference(
     if let Some(found) = cache.lock().ok().and_then(|c| c.get(e.text).cloned()) {
         return Ok(found);
     }
-    let compiled =
-        Arc::new(crate::expr::shared_environment().compile_expression_owned(e.text.to_owned())?);
+    let compiled = Arc::new(
+        decide_engine::expr::shared_environment().compile_expression_owned(e.text.to_owned())?,
+    );
     if let Ok(mut c) = cache.lock() {
         c.insert(e.text.to_owned(), compiled.clone());
     }
     Ok(compiled)
 }
 
-impl Graph {
-    /// Evaluates `profile`, then every rule expression again both with the engine and with
-    /// minijinja over the values of that evaluation (per offer, per select item), for tests that
-    /// check that the two agree. Not part of the stable API.
-    #[doc(hidden)]
-    pub fn reference_checks(
-        &self,
-        profile: &crate::Profile,
-        as_of: jiff::civil::Date,
-    ) -> crate::Result<Vec<ReferenceCheck>> {
-        use crate::graph::Body;
-        // Every value, whether or not the decision keeps the invariants: the two are compared
-        // on what the nodes give, not on whether the rules are right.
-        let evaluation =
-            crate::graph::run::Run::new(self, profile, as_of).all(profile, as_of, false)?;
-        let owner = self.owner();
-        let named = named_values(owner, profile, as_of, &evaluation.values);
-        let slots: Vec<OnceLock<Value>> = (0..owner.names.index.len())
-            .map(|_| OnceLock::new())
-            .collect();
-        for (name, value) in &named {
-            let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
-        }
-        let mut checks = Vec::new();
-        let base = Value::from_pairs(named.clone());
-        // `bound`: the item's name, value and catalog position (when a catalog offer).
-        let mut check =
-            |id: &str, e: &crate::expr::Expr<'_>, bound: Option<(&str, Value, Option<usize>)>| {
-                let root = match &bound {
-                    None => base.clone(),
-                    Some((name, item, _)) => Value::from_object(WithItem {
-                        base: base.clone(),
-                        name: (*name).to_owned(),
-                        item: item.clone(),
-                    }),
-                };
-                let minijinja = reference(e)
-                    .and_then(|c| c.eval(root))
-                    .map_err(|err| err.to_string());
-                let item = bound.as_ref().map(|(_, value, offer)| Bound {
-                    value,
-                    offer: *offer,
-                });
-                let ours = e.code.eval(&slots, item).map_err(|err| err.message);
-                checks.push(ReferenceCheck {
-                    expr: format!("{id}: {}", e.text.trim()),
-                    ours: Some(ours),
-                    bound: bound.map(|(_, v, _)| v),
-                    minijinja,
-                });
-            };
-        let c = self.compiled();
-        let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
-        let mut searched = Vec::new();
-        for node in &c.nodes {
-            match &node.body {
-                Body::Fact(f) if f.per_offer => {
-                    for (i, offer) in offers.iter().enumerate() {
-                        check(node.id, &f.expr, Some(("offer", offer.clone(), Some(i))));
-                    }
+/// Evaluates `profile`, then every rule expression again both with the engine and with
+/// minijinja over the values of that evaluation (per offer, per select item), for tests that
+/// check that the two agree. Not part of the stable API.
+#[doc(hidden)]
+pub fn reference_checks(
+    graph: &Graph,
+    profile: &decide_engine::Profile,
+    as_of: jiff::civil::Date,
+) -> decide_engine::Result<Vec<ReferenceCheck>> {
+    use decide_engine::graph::Body;
+    // Every value, whether or not the decision keeps the invariants: the two are compared
+    // on what the nodes give, not on whether the rules are right.
+    let evaluation =
+        decide_engine::graph::run::Run::new(graph, profile, as_of).all(profile, as_of, false)?;
+    let owner = graph.owner();
+    let named = named_values(owner, profile, as_of, &evaluation.values);
+    let slots: Vec<OnceLock<Value>> = (0..owner.names.index.len())
+        .map(|_| OnceLock::new())
+        .collect();
+    for (name, value) in &named {
+        let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
+    }
+    let mut checks = Vec::new();
+    let base = Value::from_pairs(named.clone());
+    // `bound`: the item's name, value and catalog position (when a catalog offer).
+    let mut check = |id: &str,
+                     e: &decide_engine::expr::Expr<'_>,
+                     bound: Option<(&str, Value, Option<usize>)>| {
+        let root = match &bound {
+            None => base.clone(),
+            Some((name, item, _)) => Value::from_object(WithItem {
+                base: base.clone(),
+                name: (*name).to_owned(),
+                item: item.clone(),
+            }),
+        };
+        let minijinja = reference(e)
+            .and_then(|c| c.eval(root))
+            .map_err(|err| err.to_string());
+        let item = bound.as_ref().map(|(_, value, offer)| Bound {
+            value,
+            offer: *offer,
+        });
+        let ours = e.code.eval(&slots, item).map_err(|err| err.message);
+        checks.push(ReferenceCheck {
+            expr: format!("{id}: {}", e.text.trim()),
+            ours: Some(ours),
+            bound: bound.map(|(_, v, _)| v),
+            minijinja,
+        });
+    };
+    let c = graph.compiled();
+    let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
+    let mut searched = Vec::new();
+    for node in &c.nodes {
+        match &node.body {
+            Body::Fact(f) if f.per_offer => {
+                for (i, offer) in offers.iter().enumerate() {
+                    check(node.id, &f.expr, Some(("offer", offer.clone(), Some(i))));
                 }
-                Body::Select(s) => {
-                    let item = s.item;
-                    // `from` first, then `where`, `order_by` and `map`, each per item; a
-                    // per-offer select does all that once per offer, `from` with it bound.
-                    let exprs = node.exprs();
-                    let (from, per_item) = exprs.split_first().expect("a select has `from`");
-                    let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
-                        offers.iter().enumerate().map(Some).collect()
-                    } else {
-                        vec![None]
-                    };
-                    for binding in bindings {
-                        check(
-                            node.id,
-                            from,
-                            binding.map(|(i, offer)| ("offer", offer.clone(), Some(i))),
-                        );
-                        let (items, positions) =
-                            select_items(from, &named, binding.map(|(_, o)| o), owner);
-                        for e in per_item {
-                            for (i, candidate) in items.iter().enumerate() {
-                                let offer = positions.then_some(i);
-                                check(node.id, e, Some((item, candidate.clone(), offer)));
-                            }
+            }
+            Body::Select(s) => {
+                let item = s.item;
+                // `from` first, then `where`, `order_by` and `map`, each per item; a
+                // per-offer select does all that once per offer, `from` with it bound.
+                let exprs = node.exprs();
+                let (from, per_item) = exprs.split_first().expect("a select has `from`");
+                let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
+                    offers.iter().enumerate().map(Some).collect()
+                } else {
+                    vec![None]
+                };
+                for binding in bindings {
+                    check(
+                        node.id,
+                        from,
+                        binding.map(|(i, offer)| ("offer", offer.clone(), Some(i))),
+                    );
+                    let (items, positions) =
+                        select_items(from, &named, binding.map(|(_, o)| o), owner);
+                    for e in per_item {
+                        for (i, candidate) in items.iter().enumerate() {
+                            let offer = positions.then_some(i);
+                            check(node.id, e, Some((item, candidate.clone(), offer)));
                         }
                     }
                 }
-                Body::Search(s) => {
-                    let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
-                        offers.iter().enumerate().map(Some).collect()
-                    } else {
-                        vec![None]
-                    };
-                    for binding in bindings {
-                        searched.extend(search_checks(node.id, s, binding, &named, &slots));
-                    }
+            }
+            Body::Search(s) => {
+                let bindings: Vec<Option<(usize, &Value)>> = if s.per_offer {
+                    offers.iter().enumerate().map(Some).collect()
+                } else {
+                    vec![None]
+                };
+                for binding in bindings {
+                    searched.extend(search_checks(node.id, s, binding, &named, &slots));
                 }
-                _ => {
-                    for e in node.exprs() {
-                        check(node.id, e, None);
-                    }
+            }
+            _ => {
+                for e in node.exprs() {
+                    check(node.id, e, None);
                 }
             }
         }
-        for e in c.outputs.exprs() {
-            check("outputs", e, None);
-        }
-        checks.extend(searched);
-        checks.extend(text_checks(owner, &slots, &base));
-        Ok(checks)
     }
+    for e in c.outputs.exprs() {
+        check("outputs", e, None);
+    }
+    checks.extend(searched);
+    checks.extend(text_checks(owner, &slots, &base));
+    Ok(checks)
 }
-
 /// Every text with a fast form rendered both ways over one evaluation's `slots` (`base`: the
 /// same values as minijinja's context), before the texts' line breaks are reflowed, which both
 /// renders share.
 fn text_checks(
-    owner: &crate::graph::Owner,
+    owner: &decide_engine::graph::Owner,
     slots: &[OnceLock<Value>],
     base: &Value,
 ) -> Vec<ReferenceCheck> {
