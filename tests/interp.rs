@@ -1,4 +1,4 @@
-//! The rule language's evaluator (`crates/engine/src/expr/code.rs`) held to minijinja, the
+//! The rule language's evaluator (`crates/lang/src/code.rs`) held to minijinja, the
 //! reference for Jinja's expression semantics, on the shipped rules (a differential test, as
 //! Cedar tests its evaluator against its reference).
 //!
@@ -6,11 +6,14 @@
 //! binds one) is evaluated both ways over the same node values: where minijinja answers, the
 //! engine gives the same value, kind, integer-or-float and rendering; where minijinja fails, the
 //! engine fails too. Every text's fast form renders as minijinja renders it. A fault in the
-//! rules found at run time is reported in the language's own words.
+//! rules found at run time is reported in the language's own words. The names an expression
+//! reads, off the engine's syntax tree, are minijinja's undeclared variables.
 
 use crate::common;
 
 use std::sync::LazyLock;
+
+use std::collections::HashSet;
 
 use decide_engine::{Graph, Profile, Source};
 use proptest::prelude::*;
@@ -194,4 +197,61 @@ fn an_expression_outside_the_rule_language_is_refused_where_it_is_written() {
             && stderr.contains("help: multiply"),
         "{stderr}"
     );
+}
+
+/// The names `text` reads by the engine's syntax tree (`Term::paths`) are minijinja's
+/// undeclared variables, with and without their attribute paths.
+fn reads_what_minijinja_says(text: &str) {
+    let env = decide_lang::environment();
+    let compiled = env.compile_expression(text).unwrap();
+    let paths = decide_lang::parser::parse(text).unwrap().paths();
+    let nested: HashSet<String> = paths.iter().cloned().collect();
+    let roots: HashSet<String> = paths
+        .iter()
+        .map(|p| p.split('.').next().unwrap_or(p).to_owned())
+        .collect();
+    assert_eq!(nested, compiled.undeclared_variables(true), "{text}");
+    assert_eq!(roots, compiled.undeclared_variables(false), "{text}");
+}
+
+#[test]
+fn every_kind_of_expression_reads_what_minijinja_says() {
+    for text in [
+        "a",
+        "a.b.c",
+        "a.b[c].d",
+        "a[b.c]",
+        "f(a.b, c.d)",
+        "a | f(b.c) | g",
+        "a is defined and b.c is not none",
+        "not a.b and -c or d ~ e",
+        "a.b < c.d",
+        "a.b not in c.d",
+        "a.b if c.d else e.f",
+        "a.b if c",
+        "[a.b, [c, d.e]]",
+        "{a.b: c.d, 'k': e}",
+        "(a | f).b",
+        "1 + 2",
+        "f(a).b.c",
+        "-a.b[c]",
+    ] {
+        reads_what_minijinja_says(text);
+    }
+}
+
+#[test]
+fn every_shipped_expression_reads_what_minijinja_says() {
+    let c = GRAPH.compiled();
+    let mut exprs: Vec<&decide_lang::Expr<'_>> = c
+        .nodes
+        .iter()
+        .flat_map(decide_engine::graph::Node::exprs)
+        .collect();
+    exprs.extend(c.outputs.exprs());
+    exprs.extend(c.invariants.iter().map(|i| &i.holds));
+    assert!(exprs.len() > 150);
+    for e in exprs {
+        reads_what_minijinja_says(e.text);
+    }
 }

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use decide_engine::error::{Error, ErrorKind, Result};
-use decide_engine::expr::group_thousands;
+use decide_lang::group_thousands;
 use decide_tools::Format;
 use decide_tools::batch::{self, End, Flow, Options, Summary};
 

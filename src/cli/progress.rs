@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use decide_engine::expr::group_thousands;
+use decide_lang::group_thousands;
 
 use super::stdio::{self, Pipe};
 

@@ -7,10 +7,10 @@
 //! rules/*.yaml ─► policy::Policy ─► graph::Graph ┴► eval (Evaluation/Decision)
 //! ```
 //!
-//! The rules are a language of their own (`expr`: lexer, parser, typechecker, compiler and the
-//! evaluator); `policy` reads the rule files and quote sheets as written, `graph` compiles them
-//! into one graph of typed nodes, `eval` runs it over a profile and `decision` is the record it
-//! returns.
+//! The rules are a language of their own, a crate of its own ([`decide_lang`]: lexer, parser,
+//! typechecker, compiler and the evaluator); `policy` reads the rule files and quote sheets as
+//! written, `graph` compiles them into one graph of typed nodes, `eval` runs it over a profile
+//! and `decision` is the record it returns.
 //!
 //! The engine knows node kinds (fact, criterion, table, select, warning, checklist) and nothing
 //! about GPUs: every number, offer and sentence of the policy is in `rules/` and `templates/`.
@@ -27,7 +27,6 @@ pub mod canonical;
 pub mod decision;
 pub mod error;
 pub mod eval;
-pub mod expr;
 pub mod graph;
 pub mod kind;
 pub mod lang;

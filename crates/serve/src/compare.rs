@@ -138,8 +138,8 @@ fn brief(v: Option<&Value>) -> String {
         None | Some(Value::Null) => "—".to_owned(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(x) if x.fract() == 0.0 => decide_engine::expr::group_thousands(x, 0),
-            Some(x) if x.abs() >= 1.0 => decide_engine::expr::group_thousands(x, 2),
+            Some(x) if x.fract() == 0.0 => decide_lang::group_thousands(x, 0),
+            Some(x) if x.abs() >= 1.0 => decide_lang::group_thousands(x, 2),
             _ => n.to_string(),
         },
         Some(v) => {
@@ -179,7 +179,7 @@ fn row(out: &mut String, label: &str, a: &str, b: &str) {
 fn money(v: Option<f64>) -> String {
     v.map_or_else(
         || "—".to_owned(),
-        |v| format!("¥{}", decide_engine::expr::group_thousands(v, 0)),
+        |v| format!("¥{}", decide_lang::group_thousands(v, 0)),
     )
 }
 

@@ -727,7 +727,7 @@ pub fn text(calibration: &Calibration) -> String {
 /// A figure with as many decimals as it needs to be read (three significant digits at least).
 fn figure(value: f64) -> String {
     if value >= 100.0 {
-        decide_engine::expr::group_thousands(value.round(), 0)
+        decide_lang::group_thousands(value.round(), 0)
     } else if value >= 10.0 {
         format!("{value:.1}")
     } else {

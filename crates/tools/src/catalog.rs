@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::Value as J;
 use unicode_width::UnicodeWidthStr;
 
-use decide_engine::expr::{group_thousands, md_escape, table_cell};
 use decide_engine::lang::Lang;
 use decide_engine::policy::Policy;
+use decide_lang::{group_thousands, md_escape, table_cell};
 
 /// What is on offer at a date.
 #[derive(Debug, Clone, Serialize)]

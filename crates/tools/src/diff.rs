@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 
 use decide_engine::decision::{Decision, TraceEntry};
 use decide_engine::error::Result;
-use decide_engine::expr::{group_thousands, md_escape, table_cell};
 use decide_engine::graph::Graph;
 use decide_engine::source::Source;
+use decide_lang::{group_thousands, md_escape, table_cell};
 
 /// How one profile fared under both policies.
 #[derive(Debug)]

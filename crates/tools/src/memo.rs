@@ -3,7 +3,7 @@
 //! The memo is written for the buyer who signs, not for the engine: templates get the decision
 //! record, every node value, the chosen offer, the catalog and the hardware not on offer at the
 //! date (no quote yet), and format money, hours and
-//! percentages with the filters of [`decide_engine::expr`]. Wording lives in `templates/` (one memo
+//! percentages with the filters of [`decide_lang`]. Wording lives in `templates/` (one memo
 //! template, a words file per language) or a `--rules` folder's `templates/`, not here.
 
 use std::collections::BTreeMap;
@@ -124,7 +124,7 @@ impl Templates {
                 }
                 let source = folder.read(&path, ErrorKind::Rules)?;
                 // Bounded before minijinja's parser recurses over it.
-                if let Err(limit) = decide_engine::expr::limits::template(&source.text) {
+                if let Err(limit) = decide_lang::limits::template(&source.text) {
                     return Err(Error::new(
                         ErrorKind::Rules,
                         format!("memo template is too large: {}", limit.what),
@@ -175,7 +175,7 @@ impl Templates {
     }
 
     fn environment(&self) -> Environment<'static> {
-        let mut env = decide_engine::expr::environment();
+        let mut env = decide_lang::environment();
         // `.html.j2` templates are HTML-escaped (minijinja's default by name, said here too).
         env.set_auto_escape_callback(|name| {
             if name.ends_with(".html.j2") {
@@ -332,7 +332,7 @@ fn template_error(e: &minijinja::Error, templates: &Templates) -> Error {
         error = error.help(format!(
             "the template took more than {} steps (the limit): a loop that does not end, or \
              one over a range too long",
-            decide_engine::expr::FUEL
+            decide_lang::FUEL
         ));
     }
     if e.kind() == minijinja::ErrorKind::UndefinedError {

@@ -63,13 +63,13 @@ use serde_json::Value as J;
 use decide_engine::decision::Flip;
 use decide_engine::error::{Error, ErrorKind, Result};
 use decide_engine::eval::{Evaluation, Watch};
-use decide_engine::expr::numbers::{OrderedF64, numeric_constants};
 use decide_engine::graph::reach::ancestors;
 use decide_engine::graph::{Body, Graph};
 use decide_engine::kind::NodeKind;
 use decide_engine::policy::ROOT_NAMES;
 use decide_engine::policy::rules::FieldType;
 use decide_engine::profile::{FieldKind, Profile};
+use decide_lang::numbers::{OrderedF64, numeric_constants};
 
 /// Most doubling steps tried in one direction from the profile's value.
 const MAX_DOUBLINGS: u32 = 16;
@@ -571,7 +571,7 @@ impl Study<'_, '_> {
             .env
             .get_template(name)
             .and_then(|t| t.render(ctx))
-            .map(|s| decide_engine::expr::flow_text(&s))
+            .map(|s| decide_lang::flow_text(&s))
             .map_err(|e| text_error(name, &e))
     }
 }
@@ -632,7 +632,7 @@ fn targets<'g>(
 }
 
 /// The nodes an output expression names, and every node they read.
-fn output_needs(graph: &Graph, e: &decide_engine::expr::Expr<'_>) -> HashSet<usize> {
+fn output_needs(graph: &Graph, e: &decide_lang::Expr<'_>) -> HashSet<usize> {
     let c = graph.compiled();
     let names = &e.names;
     needs(

@@ -13,13 +13,13 @@ use minijinja::value::{Value, ValueKind};
 
 use crate::decision::{Decision, PolicyStamp, TraceEntry};
 use crate::error::{Error, Fault, Result};
-use crate::expr::Expr;
 use crate::graph::nodes::{self, Outcomes};
 use crate::graph::run::{Run, show};
 use crate::graph::{Body, Graph, InvariantCheck};
 use crate::policy::PolicyOrigin;
 use crate::profile::Profile;
 use crate::source::Source;
+use decide_lang::Expr;
 
 /// A decision plus every node's value, for templates that want more than the record.
 #[derive(Debug, Clone)]
@@ -507,7 +507,7 @@ mod tests {
 
     use minijinja::value::Value;
 
-    use crate::expr::objects::{PerOffer, Record};
+    use decide_lang::objects::{PerOffer, Record};
 
     /// `decision::to_json` and the record's own serialisation write what serde writes, for
     /// every kind a record holds.

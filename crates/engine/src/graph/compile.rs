@@ -3,7 +3,7 @@
 //!
 //! Text templates (`met:`, `message:`, `text:`) are rendered after the whole graph is evaluated,
 //! so they may mention any node without adding edges. Each is parsed once
-//! ([`crate::expr::text`]) for the names it mentions and its fast form; minijinja compiles one
+//! ([`decide_lang::text`]) for the names it mentions and its fast form; minijinja compiles one
 //! only when it must render it. Invariants (`holds:`) are compiled like the
 //! outputs: they read nodes and are no node themselves.
 
@@ -15,8 +15,6 @@ use minijinja::value::Value;
 use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Result};
-use crate::expr::text::Text;
-use crate::expr::{self, Expr, Slots};
 use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
 use crate::graph::scope::{Reads, Scope, template_error};
 use crate::graph::{Owner, nodes, order};
@@ -24,6 +22,8 @@ use crate::lang::Lang;
 use crate::policy::rules::{Explanation, Phrases, RuleNode, Template, Words};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::check_path;
+use decide_lang::text::Text;
+use decide_lang::{Expr, Slots};
 
 /// One text template of the policy, as [`build_owner`] parses it.
 struct TextSource<'p> {
@@ -180,7 +180,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     }
     // minijinja compiles a text the first time it renders it (most never: the fast form
     // answers); the environment loads it by name.
-    let mut env = expr::environment();
+    let mut env = decide_lang::environment();
     env.set_loader(move |name| Ok(sources.get(name).cloned()));
     Ok(Owner {
         env,
@@ -214,7 +214,7 @@ fn offer_value(offer: &crate::policy::Offer, lang: Lang) -> Value {
 fn with_texts(value: &serde_json::Value, texts: &[&[&str]]) -> Value {
     match value {
         serde_json::Value::String(text) if texts.iter().any(|p| p.is_empty()) => {
-            Value::from_safe_string(expr::md_escape(text))
+            Value::from_safe_string(decide_lang::md_escape(text))
         }
         serde_json::Value::Object(map) if !texts.is_empty() => {
             Value::from_pairs(map.iter().map(|(key, v)| {
@@ -268,7 +268,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     let lang = owner.lang;
     let mut globals: HashSet<String> = owner.env.globals().map(|(k, _)| k.to_owned()).collect();
     globals.extend(
-        expr::vocabulary::FUNCTIONS
+        decide_lang::vocabulary::FUNCTIONS
             .iter()
             .map(|(name, _, _)| (*name).to_owned()),
     );
@@ -790,7 +790,7 @@ fn check_question_when(
     let q = &policy.questions[index];
     let field = &q.item.field.value;
     let fail = |message: String| policy.error_at(q.file, when.referenced, message);
-    if let Err(limit) = crate::expr::limits::expression(&when.value) {
+    if let Err(limit) = decide_lang::limits::expression(&when.value) {
         return Err(fail(format!(
             "question `{field}`: `when` is too large: {limit}"
         )));
@@ -884,7 +884,7 @@ mod tests {
         assert!(!title.is_safe());
         assert_eq!(title.as_str(), Some("**policy text**"));
         // A template prints it escaped with `md` or without, and compares it as text.
-        let env = expr::environment();
+        let env = decide_lang::environment();
         let out = env
             .render_str(
                 "{{ o.billing.invoice }}|{{ o.billing.invoice | md }}|{{ o.billing.unit == 'gpu_hour' }}",

@@ -29,11 +29,11 @@ use minijinja::Environment;
 use minijinja::value::Value;
 
 use crate::error::Result;
-use crate::expr::Slots;
-use crate::expr::text::Text;
 use crate::kind::NodeKind;
 use crate::lang::Lang;
 use crate::policy::Policy;
+use decide_lang::Slots;
+use decide_lang::text::Text;
 pub use model::{Body, Compiled, InvariantCheck, Node};
 
 /// What a compiled graph owns: the policy, the expression environment and the catalog values;

@@ -3,7 +3,6 @@
 use minijinja::value::Value;
 use serde_saphyr::Location;
 
-use crate::expr::Expr;
 use crate::graph::nodes::checklist::ChecklistBody;
 use crate::graph::nodes::criterion::CriterionBody;
 use crate::graph::nodes::fact::FactBody;
@@ -12,6 +11,7 @@ use crate::graph::nodes::select::SelectBody;
 use crate::graph::nodes::table::TableBody;
 use crate::graph::nodes::warning::WarningBody;
 use crate::kind::NodeKind;
+use decide_lang::Expr;
 
 /// What a node computes, by kind (each kind's body is defined in its file of [`crate::graph::nodes`]).
 #[derive(Debug)]
@@ -131,7 +131,7 @@ pub struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Node indices in evaluation order.
     pub order: Vec<usize>,
-    /// Per node: its slot in an evaluation ([`crate::expr::Slots`]).
+    /// Per node: its slot in an evaluation ([`decide_lang::Slots`]).
     pub slot: Vec<usize>,
     pub outputs: OutputExprs<'a>,
     /// Indices of the nodes the outputs read.

@@ -8,12 +8,12 @@ use minijinja::value::{Enumerator, Object, Value, ValueKind};
 use serde_saphyr::Location;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::expr::code::Bound;
-use crate::expr::{Expr, Slots};
 use crate::graph::Graph;
 use crate::graph::model::{Compiled, Node};
 use crate::policy::rules::FieldType;
 use crate::profile::Profile;
+use decide_lang::code::Bound;
+use decide_lang::{Expr, Slots};
 
 /// The root object text templates see: roots and node values by name.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ impl Run<'_> {
                 offer: Some(i),
             })?);
         }
-        Ok(crate::expr::objects::PerOffer::value(
+        Ok(decide_lang::objects::PerOffer::value(
             owner.offer_ids.clone(),
             values,
         ))
@@ -220,13 +220,13 @@ impl Run<'_> {
             .get(template)
             .and_then(|t| t.render(&self.slots))
         {
-            return Ok(crate::expr::flow_text(&text));
+            return Ok(decide_lang::flow_text(&text));
         }
         owner
             .env
             .get_template(template)
             .and_then(|t| t.render(self.root.clone()))
-            .map(|s| crate::expr::flow_text(&s))
+            .map(|s| decide_lang::flow_text(&s))
             .map_err(|e| {
                 self.fail_at(
                     file,

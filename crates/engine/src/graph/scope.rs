@@ -12,8 +12,6 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
-use crate::expr::Expr;
-use crate::expr::types::{Names, Type, Unknown};
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
@@ -21,6 +19,8 @@ use crate::policy::rules::Template;
 use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
+use decide_lang::Expr;
+use decide_lang::types::{Names, Type, Unknown};
 
 /// Everything the compiler needs to resolve names.
 pub(crate) struct Scope<'a> {
@@ -38,7 +38,7 @@ pub(crate) struct Scope<'a> {
     pub offer_types: std::cell::RefCell<HashMap<String, Option<Type>>>,
 }
 
-/// The names an expression reads, typed for [`crate::expr::types::infer`]: the scope's, with
+/// The names an expression reads, typed for [`decide_lang::types::infer`]: the scope's, with
 /// the names the node binds, which are catalog offers where `offers` says so.
 struct Typing<'s, 'a> {
     scope: &'s Scope<'a>,
@@ -179,8 +179,8 @@ fn select_type(s: &Select) -> NodeType {
     let offers = s.from.value.trim() == "offers";
     let item_is_map = match &s.map {
         None => offers,
-        Some(map) => crate::expr::parser::parse(&map.value)
-            .is_ok_and(|t| matches!(t.kind, crate::expr::ast::TermKind::Map(_))),
+        Some(map) => decide_lang::parser::parse(&map.value)
+            .is_ok_and(|t| matches!(t.kind, decide_lang::ast::TermKind::Map(_))),
     };
     let (ty, per_offer) = match (s.pick, s.per_offer) {
         (Pick::All, false) => (Type::List, None),
@@ -213,12 +213,12 @@ pub(crate) fn declared(kind: FieldType) -> Type {
 fn condition(
     field: &str,
     ty: Type,
-    tree: &crate::expr::ast::Term,
-) -> Result<Type, crate::expr::parser::SyntaxError> {
+    tree: &decide_lang::ast::Term,
+) -> Result<Type, decide_lang::lexer::SyntaxError> {
     let last = field.rsplit('.').next().unwrap_or(field);
     let is_condition = matches!(last, "when" | "where" | "holds");
     if is_condition && ty != Type::Any && ty != Type::Bool {
-        return Err(crate::expr::parser::SyntaxError {
+        return Err(decide_lang::lexer::SyntaxError {
             message: format!(
                 "a condition gives true or false, and this gives {}",
                 ty.name()
@@ -301,7 +301,7 @@ impl<'a> Scope<'a> {
         }
         // Parsed once: the names it reads, its type and its code come from this tree.
         // Bounded before the parser (and everything after it) recurses over the tree.
-        if let Err(limit) = crate::expr::limits::expression(&text.value) {
+        if let Err(limit) = decide_lang::limits::expression(&text.value) {
             return Err(policy
                 .error_at(
                     file,
@@ -311,8 +311,8 @@ impl<'a> Scope<'a> {
                 .field(format!("{node}.{field}"))
                 .help(TOO_LARGE_HELP));
         }
-        let tree = crate::expr::parser::parse(&text.value)
-            .and_then(|tree| crate::expr::vocabulary::check(&tree).map(|()| tree))
+        let tree = decide_lang::parser::parse(&text.value)
+            .and_then(|tree| decide_lang::vocabulary::check(&tree).map(|()| tree))
             .map_err(|e| self.located(file, text, node, field, "does not compile", e))?;
         let paths = tree.paths();
         self.resolve(
@@ -335,10 +335,10 @@ impl<'a> Scope<'a> {
             bound: &own,
             offers,
         };
-        let ty = crate::expr::types::infer(&tree, &typing)
+        let ty = decide_lang::types::infer(&tree, &typing)
             .and_then(|ty| condition(field, ty, &tree))
             .map_err(|e| self.located(file, text, node, field, "is wrong for every profile", e))?;
-        let code = crate::expr::code::Code::with_locals(
+        let code = decide_lang::code::Code::with_locals(
             &tree,
             &self.owner.names,
             bound,
@@ -496,7 +496,7 @@ impl<'a> Scope<'a> {
         node: &str,
         field: &str,
         what: &str,
-        e: crate::expr::parser::SyntaxError,
+        e: decide_lang::lexer::SyntaxError,
     ) -> Error {
         let policy = &self.owner.policy;
         let source = &policy.sources[file];
@@ -643,7 +643,7 @@ pub(crate) fn subject(policy: &Policy, id: &str) -> String {
     }
 }
 
-/// What to do with an expression or text over a bound of [`crate::expr::limits`].
+/// What to do with an expression or text over a bound of [`decide_lang::limits`].
 pub(crate) const TOO_LARGE_HELP: &str =
     "split it into facts, each one step of the calculation, and name them";
 
@@ -975,7 +975,7 @@ fn sentence_faults<'s>(
     }
     let chooses = sentences
         .flat_map(explanation::insertions)
-        .any(|e| crate::expr::parser::parse(e).is_ok_and(|t| t.chooses()));
+        .any(|e| decide_lang::parser::parse(e).is_ok_and(|t| t.chooses()));
     if chooses {
         out.push((
             format!("a sentence of `{field}` chooses a value with `if ... else`: a sentence only inserts values"),
@@ -1063,21 +1063,3 @@ struct RowList<'a, 's> {
 
 /// How sentence rows are written.
 const ROWS_HELP: &str = "rows are tried in order and the first whose `when:` is true gives the sentence; the last row has no `when:` and says what holds otherwise";
-
-#[cfg(test)]
-mod tests {
-    /// The names read off the parsed tree are minijinja's on every shipped expression.
-    #[test]
-    fn every_shipped_expression_reads_what_minijinja_says() {
-        let graph = crate::Graph::compile(crate::Policy::embedded().unwrap()).unwrap();
-        let c = graph.compiled();
-        let mut exprs: Vec<&crate::expr::Expr<'_>> =
-            c.nodes.iter().flat_map(crate::graph::Node::exprs).collect();
-        exprs.extend(c.outputs.exprs());
-        exprs.extend(c.invariants.iter().map(|i| &i.holds));
-        assert!(exprs.len() > 150);
-        for e in exprs {
-            crate::expr::ast::tests::check(e.text);
-        }
-    }
-}

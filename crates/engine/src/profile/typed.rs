@@ -196,7 +196,7 @@ pub fn grouped(v: f64) -> String {
         return text;
     }
     let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
-    crate::expr::group_thousands(v, decimals)
+    decide_lang::group_thousands(v, decimals)
 }
 
 #[cfg(test)]

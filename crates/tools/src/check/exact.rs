@@ -10,12 +10,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use minijinja::value::Value;
 
-use decide_engine::expr::ast::Lit;
-use decide_engine::expr::types::Type;
-use decide_engine::expr::unary::{Interval, IntervalEnd, UnaryTest, as_number, equals, written};
 use decide_engine::graph::nodes::table::{CellTest, RowTest, TableBody};
 use decide_engine::policy::rules::HitPolicy;
 use decide_engine::profile::fields::FieldKind;
+use decide_lang::ast::Lit;
+use decide_lang::types::Type;
+use decide_lang::unary::{Interval, IntervalEnd, UnaryTest, as_number, equals, written};
 
 /// At most this many elementary cells are enumerated; a larger product is sampled instead.
 pub const MAX_CELLS: u128 = 2_000_000;
@@ -357,7 +357,7 @@ fn representative(interval: Interval, integer: bool) -> Option<f64> {
 #[allow(clippy::float_cmp)] // a point is an interval whose ends are the same literal
 fn label(id: &str, interval: Interval) -> String {
     let n = |x: f64| {
-        decide_engine::expr::unary::written(&Lit::Float(x))
+        decide_lang::unary::written(&Lit::Float(x))
             .trim_end_matches(".0")
             .to_owned()
     };

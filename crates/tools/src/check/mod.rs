@@ -16,8 +16,8 @@ pub mod tables;
 
 use std::collections::HashSet;
 
-use decide_engine::expr::lexer::{Token, tokens};
-use decide_engine::expr::template::{Segment, segments};
+use decide_lang::lexer::{Token, tokens};
+use decide_lang::template::{Segment, segments};
 use serde_saphyr::Location;
 
 use decide_engine::error::Error;

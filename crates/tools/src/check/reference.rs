@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use minijinja::Expression;
 use minijinja::value::{Enumerator, Object, Value};
 
-use decide_engine::expr::code::Bound;
-use decide_engine::expr::text::Text;
 use decide_engine::graph::Graph;
+use decide_lang::code::Bound;
+use decide_lang::text::Text;
 
 /// One rule expression (or text) evaluated both ways.
 #[doc(hidden)]
@@ -86,7 +86,7 @@ fn named_values<'v>(
 /// The items a select's `from` gives, evaluated by minijinja over `named` (and the offer, for a
 /// per-offer select), and whether they are the catalog's offers (read by position).
 fn select_items(
-    from: &decide_engine::expr::Expr<'_>,
+    from: &decide_lang::Expr<'_>,
     named: &[(String, Value)],
     offer: Option<&Value>,
     owner: &decide_engine::graph::Owner,
@@ -121,7 +121,7 @@ fn search_checks(
         value,
         offer: Some(i),
     });
-    let mut check = |e: &decide_engine::expr::Expr<'_>, locals: &[Value]| -> Option<Value> {
+    let mut check = |e: &decide_lang::Expr<'_>, locals: &[Value]| -> Option<Value> {
         let mut scope = named.to_vec();
         if let Some((_, o)) = offer {
             scope.push(("offer".to_owned(), o.clone()));
@@ -212,7 +212,7 @@ pub fn agree(ours: &Value, theirs: &Value) -> bool {
 /// An expression compiled by minijinja, in the environment the memo's templates use, once per
 /// process and text.
 fn reference(
-    e: &decide_engine::expr::Expr<'_>,
+    e: &decide_lang::Expr<'_>,
 ) -> Result<Arc<Expression<'static, 'static>>, minijinja::Error> {
     static COMPILED: OnceLock<Mutex<HashMap<String, Arc<Expression<'static, 'static>>>>> =
         OnceLock::new();
@@ -220,9 +220,8 @@ fn reference(
     if let Some(found) = cache.lock().ok().and_then(|c| c.get(e.text).cloned()) {
         return Ok(found);
     }
-    let compiled = Arc::new(
-        decide_engine::expr::shared_environment().compile_expression_owned(e.text.to_owned())?,
-    );
+    let compiled =
+        Arc::new(decide_lang::shared_environment().compile_expression_owned(e.text.to_owned())?);
     if let Ok(mut c) = cache.lock() {
         c.insert(e.text.to_owned(), compiled.clone());
     }
@@ -254,32 +253,31 @@ pub fn reference_checks(
     let mut checks = Vec::new();
     let base = Value::from_pairs(named.clone());
     // `bound`: the item's name, value and catalog position (when a catalog offer).
-    let mut check = |id: &str,
-                     e: &decide_engine::expr::Expr<'_>,
-                     bound: Option<(&str, Value, Option<usize>)>| {
-        let root = match &bound {
-            None => base.clone(),
-            Some((name, item, _)) => Value::from_object(WithItem {
-                base: base.clone(),
-                name: (*name).to_owned(),
-                item: item.clone(),
-            }),
+    let mut check =
+        |id: &str, e: &decide_lang::Expr<'_>, bound: Option<(&str, Value, Option<usize>)>| {
+            let root = match &bound {
+                None => base.clone(),
+                Some((name, item, _)) => Value::from_object(WithItem {
+                    base: base.clone(),
+                    name: (*name).to_owned(),
+                    item: item.clone(),
+                }),
+            };
+            let minijinja = reference(e)
+                .and_then(|c| c.eval(root))
+                .map_err(|err| err.to_string());
+            let item = bound.as_ref().map(|(_, value, offer)| Bound {
+                value,
+                offer: *offer,
+            });
+            let ours = e.code.eval(&slots, item).map_err(|err| err.message);
+            checks.push(ReferenceCheck {
+                expr: format!("{id}: {}", e.text.trim()),
+                ours: Some(ours),
+                bound: bound.map(|(_, v, _)| v),
+                minijinja,
+            });
         };
-        let minijinja = reference(e)
-            .and_then(|c| c.eval(root))
-            .map_err(|err| err.to_string());
-        let item = bound.as_ref().map(|(_, value, offer)| Bound {
-            value,
-            offer: *offer,
-        });
-        let ours = e.code.eval(&slots, item).map_err(|err| err.message);
-        checks.push(ReferenceCheck {
-            expr: format!("{id}: {}", e.text.trim()),
-            ours: Some(ours),
-            bound: bound.map(|(_, v, _)| v),
-            minijinja,
-        });
-    };
     let c = graph.compiled();
     let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
     let mut searched = Vec::new();

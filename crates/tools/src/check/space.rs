@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use decide_engine::expr::numbers::{OrderedF64, numeric_constants};
+use decide_lang::numbers::{OrderedF64, numeric_constants};
 use serde_json::{Map, Value as J};
 
 use decide_engine::profile::fields::{self, FieldKind};
@@ -107,7 +107,7 @@ const OTHER_TEXT: &str = "some-other-text";
 /// The string literals of `texts` that a normalised profile text can be (lower-case, no
 /// spaces or underscores: `workload.model`'s form), each once, in order.
 fn text_constants(texts: &[&str]) -> BTreeSet<String> {
-    use decide_engine::expr::lexer::{Token, tokens};
+    use decide_lang::lexer::{Token, tokens};
     let mut out = BTreeSet::new();
     for text in texts {
         for token in tokens(text).flatten() {

@@ -123,7 +123,7 @@ impl Frame {
                 x2 = WIDTH - RIGHT,
                 tx = LEFT - 6.0,
                 ty = self.py(y) + 4.0,
-                label = decide_engine::expr::group_thousands(y, 0),
+                label = decide_lang::group_thousands(y, 0),
             );
             y += step;
         }
@@ -139,7 +139,7 @@ impl Frame {
                 y0 = TOP + PLOT_H,
                 y5 = TOP + PLOT_H + 5.0,
                 ty = TOP + PLOT_H + 20.0,
-                label = decide_engine::expr::group_thousands(x, decimals),
+                label = decide_lang::group_thousands(x, decimals),
             );
         }
     }

@@ -90,7 +90,7 @@ fn inert(text: &str) -> String {
 /// the Markdown memo and read back from its escapes in the HTML memo.
 fn md(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return decide_engine::expr::md_filter(value);
+        return decide_lang::md_filter(value);
     }
     html_text(value, inert)
 }
@@ -129,7 +129,7 @@ fn rich(state: &State, text: &str) -> Value {
 /// through `md` instead, which leaves no mark for `marks` to find.
 fn cell(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return decide_engine::expr::cell_filter(value);
+        return decide_lang::cell_filter(value);
     }
     html_text(value, |text| {
         escape(&decide_engine::error::visible(text)).replace(['\n', '\r'], " ")

@@ -245,9 +245,9 @@ pub struct Prompt {
 /// # Errors
 /// The expression fails or gives something other than true or false.
 pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
-    let mut env = decide_engine::expr::environment();
+    let mut env = decide_lang::environment();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
-    decide_engine::expr::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
+    decide_lang::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
     let value = env
         .compile_expression(when)
         .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))
@@ -279,7 +279,7 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
                 let amount = p.get("discounted_cny")?.as_f64()?;
                 let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
                 let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
-                let amount = decide_engine::expr::group_thousands(amount, decimals);
+                let amount = decide_lang::group_thousands(amount, decimals);
                 Some(words.value.get(texts.lang).replace("{amount}", &amount))
             });
             let label = match price {

@@ -5,12 +5,12 @@ use minijinja::value::Value;
 
 use crate::decision::CriterionOutcome;
 use crate::error::Result;
-use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Said, Scope};
 use crate::policy::rules::Criterion;
+use decide_lang::Expr;
 
 /// How the kind is drawn in `decide graph`: a rhombus.
 pub(crate) const SHAPE: Shape = Shape {

@@ -1,16 +1,16 @@
 //! Facts: a named value computed by one expression (`expr:`) or given (`value:`), of a declared
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
-use crate::expr::types::Type;
+use decide_lang::types::Type;
 use minijinja::value::Value;
 
 use crate::error::Result;
-use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Fact, FieldType};
+use decide_lang::Expr;
 
 /// How the kind is drawn in `decide graph`: a rectangle.
 pub(crate) const SHAPE: Shape = Shape {

@@ -14,8 +14,6 @@ use std::sync::Arc;
 use minijinja::value::{Value, ValueKind};
 
 use crate::error::Result;
-use crate::expr::Expr;
-use crate::expr::objects::Record;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::nodes::select::order;
@@ -23,6 +21,8 @@ use crate::graph::run::{BoundItem, Run, show};
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::ROOT_NAMES;
 use crate::policy::rules::Search;
+use decide_lang::Expr;
+use decide_lang::objects::Record;
 
 /// How the kind is drawn in `decide graph`: a hexagon.
 pub(crate) const SHAPE: Shape = Shape {

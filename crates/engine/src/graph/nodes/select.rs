@@ -8,12 +8,12 @@ use minijinja::value::{Value, ValueKind};
 use serde_saphyr::Spanned;
 
 use crate::error::Result;
-use crate::expr::Expr;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::{BoundItem, Run};
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Pick, Select};
+use decide_lang::Expr;
 
 /// How the kind is drawn in `decide graph`: a parallelogram.
 pub(crate) const SHAPE: Shape = Shape {

@@ -8,15 +8,15 @@ use minijinja::value::{Value, ValueKind};
 use serde_saphyr::Location;
 
 use crate::error::{Error, Result};
-use crate::expr::Expr;
-use crate::expr::ast::Lit;
-use crate::expr::unary::UnaryTest;
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::{BoundItem, Run};
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::lang::Lang;
 use crate::policy::rules::{HitPolicy, NoMatch, Row, Table};
+use decide_lang::Expr;
+use decide_lang::ast::Lit;
+use decide_lang::unary::UnaryTest;
 
 /// How the kind is drawn in `decide graph`: a subroutine box.
 pub(crate) const SHAPE: Shape = Shape {
@@ -324,7 +324,7 @@ fn cells<'a>(
             continue;
         };
         let written = &cell.text;
-        let located = |e: crate::expr::parser::SyntaxError, what: &str| {
+        let located = |e: decide_lang::lexer::SyntaxError, what: &str| {
             let source = &policy.sources[file];
             let place = crate::policy::located::locate_in_scalar(
                 &source.text,
@@ -347,14 +347,14 @@ fn cells<'a>(
             }
             err
         };
-        match crate::expr::unary::parse(&written.value) {
+        match decide_lang::unary::parse(&written.value) {
             Ok(Some(test)) => {
-                if let Some(problem) = crate::expr::unary::type_problem(&test, input.expr.ty)
+                if let Some(problem) = decide_lang::unary::type_problem(&test, input.expr.ty)
                     .or_else(|| choice_problem(&test, input.expr.text))
                 {
                     errors.push(
                         located(
-                            crate::expr::parser::SyntaxError {
+                            decide_lang::lexer::SyntaxError {
                                 message: problem,
                                 span: 0..0,
                                 help: None,
@@ -378,18 +378,18 @@ fn cells<'a>(
                     &cell.expr,
                     &t.id.value,
                     &name,
-                    &[crate::expr::unary::INPUT_NAME],
+                    &[decide_lang::unary::INPUT_NAME],
                     reads,
                 ) {
                     Ok(expr)
                         if !matches!(
                             expr.ty,
-                            crate::expr::types::Type::Any | crate::expr::types::Type::Bool
+                            decide_lang::types::Type::Any | decide_lang::types::Type::Bool
                         ) =>
                     {
                         errors.push(
                             located(
-                                crate::expr::parser::SyntaxError {
+                                decide_lang::lexer::SyntaxError {
                                     message: format!(
                                         "an expression in a cell gives true or false, and this gives {}",
                                         expr.ty.name()
@@ -399,14 +399,14 @@ fn cells<'a>(
                                 },
                                 "is wrong for every profile",
                             )
-                            .help(crate::expr::unary::VALID),
+                            .help(decide_lang::unary::VALID),
                         );
                     }
                     Ok(expr) => out.push(CellTest::Free(Box::new(expr))),
-                    Err(e) => errors.push(e.help(crate::expr::unary::VALID)),
+                    Err(e) => errors.push(e.help(decide_lang::unary::VALID)),
                 }
             }
-            Err(e) => errors.push(located(e, "is not a test").help(crate::expr::unary::VALID)),
+            Err(e) => errors.push(located(e, "is not a test").help(decide_lang::unary::VALID)),
         }
     }
     match Error::many(errors) {

@@ -13,7 +13,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 
 /// The values of a per-offer fact, by catalog position.
 #[derive(Debug)]
-pub(crate) struct PerOffer {
+pub struct PerOffer {
     /// The catalog's offer ids, in order (shared by every per-offer fact).
     ids: Arc<[Value]>,
     /// Per offer: its value, or `None` where the fact gives none.
@@ -22,7 +22,7 @@ pub(crate) struct PerOffer {
 
 impl PerOffer {
     /// The map value of `values` (by catalog position) over the offers `ids`.
-    pub(crate) fn value(ids: Arc<[Value]>, values: Vec<Option<Value>>) -> Value {
+    pub fn value(ids: Arc<[Value]>, values: Vec<Option<Value>>) -> Value {
         Value::from_object(PerOffer { ids, values })
     }
 
@@ -66,14 +66,14 @@ impl Object for PerOffer {
 /// A map with text keys fixed at compile time (distinct, in the order written) and one value
 /// per key: what a map literal with constant keys evaluates to on the fast path.
 #[derive(Debug)]
-pub(crate) struct Record {
+pub struct Record {
     keys: Arc<[Value]>,
     values: Vec<Value>,
 }
 
 impl Record {
     /// The map value of `values` under `keys` (as many, in the same order).
-    pub(crate) fn value(keys: Arc<[Value]>, values: Vec<Value>) -> Value {
+    pub fn value(keys: Arc<[Value]>, values: Vec<Value>) -> Value {
         debug_assert_eq!(keys.len(), values.len());
         Value::from_object(Record { keys, values })
     }

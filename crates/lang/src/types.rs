@@ -11,7 +11,7 @@
 //! behind it.
 
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
-use super::parser::SyntaxError;
+use super::lexer::SyntaxError;
 
 /// A rule value's type, as far as the rules declare it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl Type {
 }
 
 /// What the typechecker asks about the names an expression reads.
-pub(crate) trait Names {
+pub trait Names {
     /// The type of a name or of a field path (`profile.usage.gpus`, `offer.gpu.memory_gb`):
     /// `Ok(None)` where it declares none, an error where no value could have the path (a field
     /// no catalog offer has).
@@ -88,7 +88,7 @@ pub(crate) trait Names {
 
 /// A path no value has: what to say, and what to write instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unknown {
+pub struct Unknown {
     pub message: String,
     pub help: Option<String>,
 }
@@ -99,7 +99,7 @@ pub(crate) struct Unknown {
 /// # Errors
 /// An operator, filter or function given a type it cannot take, or a field no value has, with
 /// its place.
-pub(crate) fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
+pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
     let ty = |t: &Term| infer(t, names);
     let declared = |path: &str| {
         names.path(path).map_err(|u| SyntaxError {
@@ -412,7 +412,7 @@ mod tests {
     }
 
     fn infer_text(text: &str) -> Result<Type, String> {
-        infer(&crate::expr::parser::parse(text).unwrap(), &Test).map_err(|e| e.message)
+        infer(&crate::parser::parse(text).unwrap(), &Test).map_err(|e| e.message)
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::ops::Range;
 use minijinja::value::{Value, ValueKind};
 
 use super::ast::Lit;
+use super::lexer::SyntaxError;
 use super::lexer::{Token, tokenize};
-use super::parser::SyntaxError;
 use super::types::Type;
 
 /// What a cell tests its input for.

@@ -33,8 +33,8 @@ use minijinja::value::{Value, ValueKind};
 
 use super::Slots;
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
+use super::lexer::SyntaxError;
 use super::objects::{PerOffer, Record};
-use super::parser::SyntaxError;
 use super::vocabulary::{self, Builtin};
 
 /// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
@@ -143,7 +143,7 @@ impl Code {
     /// set before it, in order (a later one shadows an earlier one of the same name, and both
     /// shadow every other name); it reads them from the values [`Code::eval_with_locals`] is
     /// given, by position.
-    pub(crate) fn with_locals(
+    pub fn with_locals(
         expr: &Term,
         names: &Slots,
         bound: &[&str],
@@ -947,23 +947,23 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
                 ),
             };
             helper(if func == Builtin::Cny {
-                crate::expr::cny(subject, digits)
+                crate::cny(subject, digits)
             } else {
-                crate::expr::num(subject, digits)
+                crate::num(subject, digits)
             })
             .map(Value::from)
         }
-        Builtin::Hours => helper(crate::expr::hours(subject)).map(Value::from),
-        Builtin::Pct => helper(crate::expr::pct(subject)).map(Value::from),
+        Builtin::Hours => helper(crate::hours(subject)).map(Value::from),
+        Builtin::Pct => helper(crate::pct(subject)).map(Value::from),
         Builtin::Plural => {
             let noun = second.map(text).transpose()?.unwrap_or_default();
-            helper(crate::expr::plural(subject, &noun)).map(Value::from)
+            helper(crate::plural(subject, &noun)).map(Value::from)
         }
-        // A vendor's text is escaped already (see `crate::expr::md_filter`).
+        // A vendor's text is escaped already (see `crate::md_filter`).
         Builtin::Md | Builtin::Cell if subject.is_safe() => Ok(subject.clone()),
-        Builtin::Md => Ok(Value::from(crate::expr::md_escape(&text(subject)?))),
-        Builtin::Cell => Ok(Value::from(crate::expr::table_cell(&text(subject)?))),
-        Builtin::Brief => Ok(Value::from(crate::expr::brief(subject))),
+        Builtin::Md => Ok(Value::from(crate::md_escape(&text(subject)?))),
+        Builtin::Cell => Ok(Value::from(crate::table_cell(&text(subject)?))),
+        Builtin::Brief => Ok(Value::from(crate::brief(subject))),
         Builtin::Join => {
             let sep = second.map(text).transpose()?.unwrap_or_default();
             let items = subject.try_iter().map_err(|_| needs("a list", subject))?;
@@ -978,7 +978,7 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
         }
         Builtin::Each => {
             let map = second.expect("`each` takes a map");
-            helper(crate::expr::functions::each(subject, map))
+            helper(crate::functions::each(subject, map))
         }
         Builtin::List => Ok(Value::from(
             subject
@@ -993,12 +993,12 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
                     .filter(|_| v.is_integer())
                     .ok_or_else(|| needs("whole numbers", v))
             };
-            helper(crate::expr::functions::range(whole(subject)?, whole(to)?))
+            helper(crate::functions::range(whole(subject)?, whole(to)?))
                 .map(|items| Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>()))
         }
         Builtin::DaysBetween => {
             let to = second.expect("`days_between` takes two arguments");
-            helper(crate::expr::days_between(&text(subject)?, &text(to)?)).map(Value::from)
+            helper(crate::days_between(&text(subject)?, &text(to)?)).map(Value::from)
         }
     }
 }
@@ -1076,7 +1076,7 @@ mod tests {
             .eval(&slots, Some(bound));
         let mut root = vars;
         root.push(("item", item));
-        let slow = crate::expr::environment()
+        let slow = crate::environment()
             .compile_expression(text)
             .unwrap()
             .eval(Value::from_pairs(root))
@@ -1226,7 +1226,7 @@ mod tests {
         ] {
             let fast = Code::compile(text, &names, &["offer"], &offers).unwrap();
             for (i, offer) in offers.iter().enumerate() {
-                let slow = crate::expr::environment()
+                let slow = crate::environment()
                     .compile_expression(text)
                     .unwrap()
                     .eval(Value::from_pairs([

@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 
 use super::ast::{Name, Term, TermKind};
-use super::parser::SyntaxError;
+use super::lexer::SyntaxError;
 
 /// What a filter, test or function does: the evaluator's name for it ([`super::code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,7 +178,7 @@ fn unknown<'a>(
     valid: impl Iterator<Item = &'a str> + Clone,
 ) -> SyntaxError {
     let list: Vec<String> = valid.clone().map(|n| format!("`{n}`")).collect();
-    let help = match crate::error::suggest(&name.text, valid) {
+    let help = match crate::message::suggest(&name.text, valid) {
         Some(s) => format!("did you mean `{s}`? the {what}s are {}", list.join(", ")),
         None => format!("the {what}s are {}", list.join(", ")),
     };
@@ -194,7 +194,7 @@ mod tests {
     use super::*;
 
     fn error(text: &str) -> String {
-        check(&crate::expr::parser::parse(text).unwrap())
+        check(&crate::parser::parse(text).unwrap())
             .unwrap_err()
             .message
     }
@@ -208,7 +208,7 @@ mod tests {
             "[1, 2] | join(', ')",
         ] {
             assert_eq!(
-                check(&crate::expr::parser::parse(fine).unwrap()),
+                check(&crate::parser::parse(fine).unwrap()),
                 Ok(()),
                 "{fine}"
             );

@@ -3,7 +3,14 @@
 
 use std::ops::Range;
 
-use super::parser::SyntaxError;
+/// What is wrong with an expression's text, where (byte range in the text), and what would be
+/// valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub message: String,
+    pub span: Range<usize>,
+    pub help: Option<String>,
+}
 
 /// One token of an expression.
 #[derive(Debug, Clone, PartialEq)]

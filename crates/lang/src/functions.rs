@@ -214,7 +214,7 @@ fn sci(value: &Value) -> Result<String, MjError> {
 #[must_use]
 pub fn md_escape(text: &str) -> String {
     // Control characters become `\u{1b}` first; the backslash is then escaped like any other.
-    let text = crate::error::visible(text);
+    let text = crate::message::visible(text);
     escaped(&text, |b| {
         Some(match b {
             b'<' => "&lt;",
@@ -340,7 +340,7 @@ fn is_wide(c: char) -> bool {
 /// Makes text safe inside a Markdown table cell: no pipes, HTML or line breaks.
 #[must_use]
 pub fn table_cell(text: &str) -> String {
-    escaped(&crate::error::visible(text), |b| match b {
+    escaped(&crate::message::visible(text), |b| match b {
         b'|' => Some("\\|"),
         b'<' => Some("&lt;"),
         b'>' => Some("&gt;"),

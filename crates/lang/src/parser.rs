@@ -27,16 +27,7 @@
 use std::ops::Range;
 
 use super::ast::{BinaryOp, Lit, Name, Term, TermKind, UnaryOp};
-use super::lexer::{Token, tokenize};
-
-/// What is wrong with an expression's text, where (byte range in the text), and what would be
-/// valid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyntaxError {
-    pub message: String,
-    pub span: Range<usize>,
-    pub help: Option<String>,
-}
+use super::lexer::{SyntaxError, Token, tokenize};
 
 /// How deep brackets may nest before the parser refuses the expression (far above what a rule
 /// writes; [`super::limits`] bounds the text before it gets here, to 32).

@@ -73,7 +73,7 @@ impl Text {
     /// Parses template `source` (named `name`, as the graph's environment knows it). With
     /// `slots`, also builds its fast form over those names and the catalog's `offers`; without,
     /// the text is rendered with a context of its own (minijinja alone).
-    pub(crate) fn parse(
+    pub fn parse(
         name: &str,
         source: &str,
         slots: Option<(&Slots, &[Value])>,
@@ -455,7 +455,7 @@ mod tests {
         let (names, cells) = slots(values);
         let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
         let fast = text.render(&cells);
-        let env = crate::expr::environment();
+        let env = crate::environment();
         let ctx: BTreeMap<String, Value> = values
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
@@ -533,7 +533,7 @@ mod tests {
 
     #[test]
     fn names_are_minijinjas_undeclared_variables() {
-        let env = crate::expr::environment();
+        let env = crate::environment();
         for source in [
             "{{ a.b.c }} {{ d }}",
             "{% set p = q.r %}{{ p.s }} {{ p }} {{ q.t }}",

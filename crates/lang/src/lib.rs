@@ -1,4 +1,4 @@
-//! The rule language: an expression's text cut into tokens ([`lexer`]), parsed into a syntax
+//! `decide_lang`: the rule language of `decide`. An expression's text cut into tokens ([`lexer`]), parsed into a syntax
 //! tree with the place of every part ([`parser`], [`ast`]), its calls checked against what the
 //! language offers ([`vocabulary`]), typed ([`types`]), then compiled and evaluated against an
 //! evaluation's slots ([`code`]).
@@ -15,8 +15,9 @@ pub mod code;
 mod functions;
 pub mod lexer;
 pub mod limits;
+pub mod message;
 pub mod numbers;
-pub(crate) mod objects;
+pub mod objects;
 pub mod parser;
 pub mod template;
 pub mod text;
@@ -54,7 +55,7 @@ pub struct Expr<'a> {
 
 /// [`environment`], built once per process: for what minijinja is asked outside a graph's own
 /// environment (the names a text beyond the fast form reads; the reference expressions of
-/// [`crate::check::reference`]).
+/// `decide_tools::check::reference`).
 pub fn shared_environment() -> &'static minijinja::Environment<'static> {
     static ENVIRONMENT: std::sync::OnceLock<minijinja::Environment<'static>> =
         std::sync::OnceLock::new();
