@@ -38,23 +38,27 @@ const ROOT: &str = "crate";
 /// an arrow to the crate (`decide_lang`), so a layer can be kept from a part of a crate below.
 const BELOW: &[&Library] = &[&LANG];
 
-/// Whether a node of a module graph is a crate below, or one of its modules.
-fn is_below(node: &str) -> bool {
+/// The crate below a node of a module graph names, and the module of it if the node names one
+/// (`decide_lang::parser`): `None` for a module of the crate scanned.
+fn below(node: &str) -> Option<(&'static Library, Option<&str>)> {
+    let (head, module) = match node.split_once("::") {
+        Some((head, module)) => (head, Some(module)),
+        None => (node, None),
+    };
     BELOW
         .iter()
-        .any(|l| node.split("::").next() == Some(crate_name(l).as_str()))
+        .find(|l| crate_name(l) == head)
+        .map(|l| (*l, module))
+}
+
+/// Whether a node of a module graph is a crate below, or one of its modules.
+fn is_below(node: &str) -> bool {
+    below(node).is_some()
 }
 
 /// Whether a node is a crate below or one of its modules that exists.
 fn is_below_module(node: &str) -> bool {
-    BELOW.iter().any(|l| {
-        let name = crate_name(l);
-        node == name
-            || node
-                .strip_prefix(name.as_str())
-                .and_then(|rest| rest.strip_prefix("::"))
-                .is_some_and(|m| l.modules.contains(&m))
-    })
+    below(node).is_some_and(|(l, module)| module.is_none_or(|m| l.modules.contains(&m)))
 }
 
 /// A library's name in code: its folder's name after `decide_` (`crates/lang` is `decide_lang`).

@@ -146,3 +146,14 @@ pub struct Compiled<'a> {
     /// Per sensitivity field (by index), its `when`: search the field only where it is true.
     pub sensitivity_when: Vec<Option<Expr<'a>>>,
 }
+
+impl<'a> Compiled<'a> {
+    /// Every rule expression of the nodes, the outputs and the invariants, in that order.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr<'a>> {
+        self.nodes
+            .iter()
+            .flat_map(Node::exprs)
+            .chain(self.outputs.exprs())
+            .chain(self.invariants.iter().map(|i| &i.holds))
+    }
+}

@@ -252,13 +252,7 @@ fn unknown_offer_ids(graph: &Graph) -> Vec<Error> {
         }
         found.push(e.help(format!("offers in the catalog: {}", known.join(", "))));
     };
-    let exprs = c
-        .nodes
-        .iter()
-        .flat_map(|n| n.exprs())
-        .chain(c.outputs.exprs())
-        .chain(c.invariants.iter().map(|i| &i.holds));
-    for e in exprs {
+    for e in c.exprs() {
         for (id, how) in offer_literals(e.text, &keyed) {
             report(e.file, e.location, &id, how);
         }
