@@ -13,6 +13,7 @@
 pub mod ast;
 pub mod code;
 mod functions;
+pub mod jinja;
 pub mod lexer;
 pub mod limits;
 pub mod message;
@@ -23,6 +24,7 @@ pub mod template;
 pub mod text;
 pub mod types;
 pub mod unary;
+pub mod value;
 pub mod vocabulary;
 
 use serde_saphyr::Location;
@@ -38,6 +40,8 @@ pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
 pub struct Slots {
     pub index: HashMap<String, usize>,
 }
+
+pub use value::Value;
 
 /// A compiled expression with where it was written.
 #[derive(Debug)]

@@ -1,0 +1,211 @@
+//! The one adapter between the language's values and minijinja's, at the template boundary:
+//! what a memo or a prose template reads is [`to_jinja`] of a value (lists and maps converted
+//! as they are read, not copied), and what a template filter is given comes back with
+//! [`from_jinja`].
+
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value as Jinja, ValueKind};
+
+use crate::value::Value;
+
+/// `v` as minijinja's value: scalars converted, lists and maps wrapped (read on demand).
+pub fn to_jinja(v: &Value) -> Jinja {
+    match v {
+        Value::Undefined => Jinja::UNDEFINED,
+        Value::None => Jinja::from(()),
+        Value::Bool(b) => Jinja::from(*b),
+        Value::Int(i) => match i64::try_from(*i) {
+            Ok(small) => Jinja::from(small),
+            Err(_) => Jinja::from(*i),
+        },
+        Value::Float(f) => Jinja::from(*f),
+        Value::Text(s) => Jinja::from(s.clone()),
+        Value::Safe(s) => Jinja::from_safe_string(s.to_string()),
+        Value::List(_) => Jinja::from_object(Seq(v.clone())),
+        Value::Map(_) | Value::Record(_) | Value::PerOffer(_) => {
+            Jinja::from_object(MapLike(v.clone()))
+        }
+    }
+}
+
+/// minijinja's value `v` as the language's (a value of ours wrapped by [`to_jinja`] unwrapped).
+pub fn from_jinja(v: &Jinja) -> Value {
+    match v.kind() {
+        ValueKind::Undefined => Value::Undefined,
+        ValueKind::None => Value::None,
+        ValueKind::Bool => Value::Bool(v.is_true()),
+        ValueKind::Number if v.is_integer() => i128::try_from(v.clone()).map_or_else(
+            |_| Value::Float(f64::try_from(v.clone()).unwrap_or(f64::NAN)),
+            Value::Int,
+        ),
+        ValueKind::Number => Value::Float(f64::try_from(v.clone()).unwrap_or(f64::NAN)),
+        ValueKind::String if v.is_safe() => Value::safe(v.as_str().unwrap_or_default()),
+        ValueKind::String => Value::from(v.as_str().unwrap_or_default()),
+        ValueKind::Map => {
+            if let Some(ours) = v.downcast_object_ref::<MapLike>() {
+                return ours.0.clone();
+            }
+            Value::from_pairs(v.try_iter().into_iter().flatten().map(|k| {
+                let item = v.get_item(&k).unwrap_or_default();
+                (from_jinja(&k), from_jinja(&item))
+            }))
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            if let Some(ours) = v.downcast_object_ref::<Seq>() {
+                return ours.0.clone();
+            }
+            v.try_iter()
+                .into_iter()
+                .flatten()
+                .map(|i| from_jinja(&i))
+                .collect()
+        }
+        _ => Value::from(v.to_string()),
+    }
+}
+
+/// `v` (a profile, a rule file's constant) as a value, through its serde form.
+pub fn from_serialize<T: serde::Serialize>(v: &T) -> Value {
+    from_jinja(&Jinja::from(minijinja::value::Serde(v)))
+}
+
+/// A list of ours as minijinja reads a sequence.
+#[derive(Debug)]
+struct Seq(Value);
+
+impl Object for Seq {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
+        let items = self.0.as_list()?;
+        let i = usize::try_from(key.as_i64()?).ok()?;
+        items.get(i).map(to_jinja)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.len().unwrap_or(0))
+    }
+}
+
+/// A map, record or per-offer fact of ours as minijinja reads a map.
+#[derive(Debug)]
+struct MapLike(Value);
+
+impl Object for MapLike {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
+        self.0.get(&from_jinja(key)).map(to_jinja)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Jinja> {
+        let v = self.0.get_attr(key);
+        (!v.is_undefined()).then(|| to_jinja(&v))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(
+            self.0
+                .pairs()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| to_jinja(k))
+                .collect(),
+        )
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.0.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_cross_the_boundary_and_back() {
+        let v = Value::from(vec![
+            Value::from(1),
+            Value::from(2.5),
+            Value::safe("a\\_b"),
+            Value::from_pairs([(Value::from("k"), Value::from(i128::MAX))]),
+            Value::None,
+        ]);
+        let j = to_jinja(&v);
+        assert_eq!(j.to_string(), v.to_string());
+        assert_eq!(from_jinja(&j), v);
+        let plain = Jinja::from(minijinja::value::Serde(
+            serde_json::json!({"a": [1, 2.5, "x"], "b": null}),
+        ));
+        let ours = from_jinja(&plain);
+        assert_eq!(ours.to_string(), plain.to_string());
+        assert_eq!(
+            serde_json::to_string(&ours).unwrap(),
+            serde_json::to_string(&plain).unwrap()
+        );
+        assert!(from_jinja(&to_jinja(&Value::safe("x"))).is_safe());
+    }
+
+    use proptest::prelude::*;
+
+    /// A value of minijinja's, of the kinds rules hold.
+    fn jinja() -> impl Strategy<Value = Jinja> {
+        let leaf = prop_oneof![
+            Just(Jinja::from(())),
+            any::<bool>().prop_map(Jinja::from),
+            (-3i64..4).prop_map(Jinja::from),
+            any::<i64>().prop_map(Jinja::from),
+            prop_oneof![
+                Just(0.5),
+                Just(-2.0),
+                Just(1e300),
+                Just(3.0),
+                Just(f64::NAN)
+            ]
+            .prop_map(Jinja::from),
+            (-1e6f64..1e6).prop_map(Jinja::from),
+            "[a-c']{0,3}".prop_map(Jinja::from),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Jinja::from),
+                prop::collection::vec(("[a-c]{1,2}", inner), 0..4).prop_map(|pairs| {
+                    Jinja::from_pairs(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| (Jinja::from(k), v))
+                            .collect::<Vec<_>>(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Equality, order, truth, length, `Display` and serialisation are minijinja's.
+        #[test]
+        fn the_value_model_agrees_with_minijinja(a in jinja(), b in jinja()) {
+            let (x, y) = (from_jinja(&a), from_jinja(&b));
+            prop_assert_eq!(x.to_string(), a.to_string());
+            prop_assert_eq!(format!("{x:?}"), format!("{a:?}"));
+            prop_assert_eq!(x == y, a == b, "{} == {}", a, b);
+            prop_assert_eq!(x.cmp(&y), a.cmp(&b), "{} cmp {}", a, b);
+            prop_assert_eq!(x.is_true(), a.is_true());
+            prop_assert_eq!(x.len(), a.len());
+            prop_assert_eq!(
+                serde_json::to_string(&x).ok(),
+                serde_json::to_string(&a).ok()
+            );
+            prop_assert_eq!(x.get_item(&y), from_jinja(&a.get_item(&b).unwrap_or_default()));
+            let back = to_jinja(&x);
+            prop_assert_eq!(back.to_string(), a.to_string());
+            prop_assert!(back == a || a.to_string().contains("NaN"));
+        }
+    }
+}
