@@ -345,9 +345,10 @@ fn the_break_even_chart_marks_the_containers_bill_on_the_terms_the_memo_chose() 
                 (y_at(&lines[chosen], cx) - cy).abs() < 0.2,
                 "{name}: {terms}: {svg}"
             );
-            let hourly = f64::try_from(record.costs["container_monthly_cny"].clone()).unwrap();
-            let committed =
-                f64::try_from(record.costs["container_monthly_discounted_cny"].clone()).unwrap();
+            let hourly = record.costs["container_monthly_cny"].as_number().unwrap();
+            let committed = record.costs["container_monthly_discounted_cny"]
+                .as_number()
+                .unwrap();
             if (hourly - committed).abs() > 1.0 {
                 assert!((y_at(&lines[other], cx) - cy).abs() > 0.2, "{name}: {svg}");
             }

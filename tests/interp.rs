@@ -149,7 +149,8 @@ fn a_fault_at_run_time_points_at_the_part_that_failed() {
 /// minijinja but print differently, so they disagree.
 #[test]
 fn agreement_means_the_same_value_kind_and_rendering() {
-    use minijinja::value::Value;
+    use decide_lang::Value;
+    let list = |items: [i32; 2]| Value::from(items.map(Value::from).to_vec());
     assert!(decide_tools::check::reference::agree(
         &Value::from(2),
         &Value::from(2)
@@ -163,8 +164,8 @@ fn agreement_means_the_same_value_kind_and_rendering() {
         &Value::from(2)
     ));
     assert!(decide_tools::check::reference::agree(
-        &Value::from(vec![1, 2]),
-        &Value::from(vec![1, 2])
+        &list([1, 2]),
+        &list([1, 2])
     ));
 }
 

@@ -301,8 +301,9 @@ fn every_reported_change_is_what_the_rules_decide_there_and_says_its_price() {
             assert_eq!(now, flip.becomes, "{example}: {flip:#?}");
             // A change of the answer, or of the GPUs rented, says what the answer then costs.
             if matches!(flip.id.as_str(), "deployment" | "offer" | "gpus_rented") {
-                let cost =
-                    f64::try_from(e.decision.costs["recommended_monthly_cny"].clone()).unwrap();
+                let cost = e.decision.costs["recommended_monthly_cny"]
+                    .as_number()
+                    .unwrap();
                 let said = format!("{} a month then", cny(cost));
                 assert!(
                     flip.text.contains(&said),

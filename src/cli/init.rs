@@ -8,7 +8,7 @@ use serde_json::{Map, Value as J};
 
 use decide_engine::error::{Error, ErrorKind, Result};
 use decide_engine::{Lang, Source};
-use decide_tools::questionnaire::{self, Kind, Prompt, Texts};
+use decide_tools::questionnaire::{self, Prompt, QuestionKind, Texts};
 
 use super::Outcome;
 use super::stdio::{shown, shown_lines};
@@ -320,19 +320,22 @@ fn for_terminal(mut prompt: Prompt) -> Prompt {
         line(help);
     }
     match &mut prompt.kind {
-        Kind::Choice { options, .. }
-        | Kind::Choices { options }
-        | Kind::Hours {
+        QuestionKind::Choice { options, .. }
+        | QuestionKind::Choices { options }
+        | QuestionKind::Hours {
             offers: options, ..
         }
-        | Kind::Offers {
+        | QuestionKind::Offers {
             offers: options, ..
         } => {
             for (_, label) in options {
                 line(label);
             }
         }
-        Kind::Text { .. } | Kind::Number(_) | Kind::Flag { .. } | Kind::Section => {}
+        QuestionKind::Text { .. }
+        | QuestionKind::Number(_)
+        | QuestionKind::Flag { .. }
+        | QuestionKind::Section => {}
     }
     prompt
 }
@@ -349,7 +352,7 @@ fn help_line(keys: &str, help: Option<&str>) -> String {
 fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
     let help = prompt.help.as_deref();
     let answer = match &prompt.kind {
-        Kind::Text {
+        QuestionKind::Text {
             nullable,
             max_chars,
         } => {
@@ -374,17 +377,17 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
             }
             texts.check_text(&text, nullable, max_chars).ok().flatten()
         }
-        Kind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts)),
-        Kind::Flag { default } => Some(J::from(answer!(confirm(
+        QuestionKind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts)),
+        QuestionKind::Flag { default } => Some(J::from(answer!(confirm(
             &prompt.ask,
             help,
             *default,
             texts
         )))),
-        Kind::Section => {
+        QuestionKind::Section => {
             answer!(confirm(&prompt.ask, help, false, texts)).then(|| J::Object(Map::new()))
         }
-        Kind::Choice { options, nullable } => {
+        QuestionKind::Choice { options, nullable } => {
             let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
             if *nullable {
                 labels.insert(0, say(texts, |w| &w.none, &[]));
@@ -400,13 +403,13 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
                 .find(|(_, l)| *l == picked)
                 .map(|(v, _)| J::from(v.as_str()))
         }
-        Kind::Choices { options } => answer!(ask_several(
+        QuestionKind::Choices { options } => answer!(ask_several(
             prompt,
             &options.iter().collect::<Vec<_>>(),
             texts
         )),
-        Kind::Hours { offers, rule } => answer!(ask_hours(prompt, offers, rule, texts)),
-        Kind::Offers { offers, among } => {
+        QuestionKind::Hours { offers, rule } => answer!(ask_hours(prompt, offers, rule, texts)),
+        QuestionKind::Offers { offers, among } => {
             let options = questionnaire::offers_among(offers, among.as_deref(), answers);
             if options.is_empty() {
                 return Ok(Ok(None));

@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use minijinja::value::{Value, ValueKind};
+use decide_lang::value::{Kind, Value};
 
 use crate::kind::NodeKind;
 
@@ -30,14 +30,14 @@ pub struct Decision {
     /// The policy's figures, as its `outputs.costs` names them (`outputs.promises.costs` says
     /// which every record has). Kept as the values the rules computed, written as JSON when the
     /// record is (`decide --format json`) and read as they are by the memo templates.
-    pub costs: IndexMap<String, minijinja::Value>,
+    pub costs: IndexMap<String, Value>,
     /// The policy's further sections (`outputs.sections`), as top-level entries, in policy order.
     #[serde(flatten)]
-    pub sections: IndexMap<String, minijinja::Value>,
+    pub sections: IndexMap<String, Value>,
     /// What the policy's models predict for the profile, by offer (`outputs.calibration`):
     /// read by `decide calibrate`, not part of the record.
     #[serde(skip)]
-    pub calibration: Option<minijinja::Value>,
+    pub calibration: Option<Value>,
     /// For each criterion and for the deployment and offer, the nearest single changes to the
     /// profile that would change them (absent when not computed, e.g. in batches).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,8 +179,8 @@ pub fn to_json(v: &Value) -> serde_json::Value {
 /// A figure of the record as a number (`None` when it is not one).
 #[must_use]
 pub fn number(v: &Value) -> Option<f64> {
-    if v.kind() == ValueKind::Number {
-        f64::try_from(v.clone()).ok()
+    if v.kind() == Kind::Number {
+        v.as_number()
     } else {
         None
     }

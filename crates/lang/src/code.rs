@@ -6,11 +6,12 @@
 //! Two reads are prepared at compile time. Where a node binds a catalog offer (a per-offer
 //! fact's `offer`, a select's item over `offers`), `offer.a.b` is a column worked out once per
 //! graph and `fact[offer.id]` / `offer.id in fact` read a per-offer fact by the offer's position
-//! ([`objects::PerOffer`](super::objects::PerOffer)), instead of looking keys up in maps. A map
+//! ([`PerOffer`]), instead of looking keys up in maps. A map
 //! literal with constant keys builds a [`Record`] (keys fixed, values in order) rather than a
 //! hashed map. Constant operations are folded at compile time.
 //!
-//! **Values** are minijinja's value type, so that the memo's templates read them as they are.
+//! **Values** are the language's own ([`Value`]); minijinja reads them through the adapter at
+//! the template boundary ([`crate::jinja`]).
 //! **Numbers**: whole numbers stay whole (arithmetic in `i128`, an overflow is an error), `/`
 //! always gives a decimal, `//` and `%` are floored, a whole number and a decimal together give
 //! a decimal. **Undefined**: reading a field or key a value does not have gives *undefined*,
@@ -29,12 +30,10 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use minijinja::value::{Value, ValueKind};
-
 use super::Slots;
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
 use super::lexer::SyntaxError;
-use super::objects::{PerOffer, Record};
+use super::value::{Kind, PerOffer, Record, Value};
 use super::vocabulary::{self, Builtin};
 
 /// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
@@ -346,7 +345,7 @@ impl Compiler<'_> {
         }
         match self.names.index.get(name) {
             Some(&i) => Op::Slot(i),
-            None => Op::Const(Value::UNDEFINED),
+            None => Op::Const(Value::Undefined),
         }
     }
 
@@ -440,7 +439,7 @@ fn constant(expr: &Term) -> Value {
                 .map(|(k, v)| (constant(k), constant(v)))
                 .collect::<Vec<_>>(),
         ),
-        _ => Value::UNDEFINED,
+        _ => Value::Undefined,
     }
 }
 
@@ -499,14 +498,13 @@ type Val<'a> = Cow<'a, Value>;
 /// What a value is, for messages: "a number", "none", "an undefined value", ...
 fn what(v: &Value) -> &'static str {
     match v.kind() {
-        ValueKind::Undefined => "an undefined value",
-        ValueKind::None => "none",
-        ValueKind::Bool => "true or false",
-        ValueKind::Number => "a number",
-        ValueKind::String => "a text",
-        ValueKind::Seq | ValueKind::Iterable => "a list",
-        ValueKind::Map => "a map",
-        _ => "a value of another kind",
+        Kind::Undefined => "an undefined value",
+        Kind::None => "none",
+        Kind::Bool => "true or false",
+        Kind::Number => "a number",
+        Kind::Text => "a text",
+        Kind::List => "a list",
+        Kind::Map => "a map",
     }
 }
 
@@ -539,10 +537,7 @@ fn attr(v: &Value, name: &str) -> Result<Value, Fail> {
             "`{name}` was read from an undefined value (a field or key the value does not have)"
         )));
     }
-    Ok(v.get_attr(name)
-        .ok()
-        .filter(|v| !v.is_undefined())
-        .unwrap_or(Value::UNDEFINED))
+    Ok(v.get_attr(name))
 }
 
 /// Entry `key` of `v` (a map's key, a list's position, negative from the end): undefined when
@@ -553,7 +548,7 @@ fn item(v: &Value, key: &Value) -> Result<Value, Fail> {
             "`[{key}]` was read from an undefined value (a field or key the value does not have)"
         )));
     }
-    Ok(v.get_item(key).unwrap_or(Value::UNDEFINED))
+    Ok(v.get_item(key))
 }
 
 impl<'a> Eval<'a> {
@@ -565,12 +560,14 @@ impl<'a> Eval<'a> {
     /// The per-offer fact in `slot` and the bound offer's position in it, when both are.
     fn per_offer(&self, slot: usize) -> Option<(&'a PerOffer, usize)> {
         let i = self.offer()?;
-        let fact = self.slots[slot].get()?.downcast_object_ref::<PerOffer>()?;
-        Some((fact, i))
+        match self.slots[slot].get()? {
+            Value::PerOffer(fact) => Some((fact, i)),
+            _ => None,
+        }
     }
 
     fn eval(&self, node: &'a Op) -> Result<Val<'a>, Fail> {
-        const UNDEFINED: Val<'static> = Cow::Owned(Value::UNDEFINED);
+        const UNDEFINED: Val<'static> = Cow::Owned(Value::Undefined);
         Ok(match node {
             Op::At(span, inner) => return self.eval(inner).map_err(|f| f.within(span)),
             Op::Const(v) => Cow::Borrowed(v),
@@ -634,7 +631,7 @@ impl<'a> Eval<'a> {
             Op::OfferPath(column, general) => match self.offer().and_then(|i| column.get(i)) {
                 Some(Column::Value(v)) => Cow::Borrowed(v),
                 Some(Column::Missing(name)) => {
-                    return Err(attr(&Value::UNDEFINED, name).unwrap_err());
+                    return Err(attr(&Value::Undefined, name).unwrap_err());
                 }
                 None => self.eval(general)?,
             },
@@ -666,13 +663,10 @@ enum Num {
 }
 
 fn num(v: &Value) -> Option<Num> {
-    if v.kind() != ValueKind::Number {
-        return None;
-    }
-    if v.is_integer() {
-        i128::try_from(v.clone()).ok().map(Num::Int)
-    } else {
-        f64::try_from(v.clone()).ok().map(Num::Float)
+    match *v {
+        Value::Int(i) => Some(Num::Int(i)),
+        Value::Float(f) => Some(Num::Float(f)),
+        _ => None,
     }
 }
 
@@ -686,12 +680,8 @@ fn coerce(a: Num, b: Num) -> Result<(i128, i128), (f64, f64)> {
     }
 }
 
-/// A whole result as minijinja stores it: `i64` when it fits.
 fn int_value(i: i128) -> Value {
-    match i64::try_from(i) {
-        Ok(small) => Value::from(small),
-        Err(_) => Value::from(i),
-    }
+    Value::Int(i)
 }
 
 fn as_float(n: Num) -> f64 {
@@ -740,15 +730,12 @@ fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
         BinaryOp::In => contains(r, l).map(Value::from),
         BinaryOp::NotIn => contains(r, l).map(|c| Value::from(!c)),
         // Two lists concatenate.
-        BinaryOp::Add if l.kind() == ValueKind::Seq && r.kind() == ValueKind::Seq => {
-            Ok(Value::from(
-                l.try_iter()
-                    .into_iter()
-                    .flatten()
-                    .chain(r.try_iter().into_iter().flatten())
-                    .collect::<Vec<_>>(),
-            ))
-        }
+        BinaryOp::Add if l.kind() == Kind::List && r.kind() == Kind::List => Ok(l
+            .try_iter()
+            .into_iter()
+            .flatten()
+            .chain(r.try_iter().into_iter().flatten())
+            .collect()),
         BinaryOp::Add => arith(i128::checked_add, |a, b| a + b),
         BinaryOp::Sub => arith(i128::checked_sub, |a, b| a - b),
         BinaryOp::Mul => arith(i128::checked_mul, |a, b| a * b),
@@ -829,15 +816,9 @@ fn contains(container: &Value, value: &Value) -> Result<bool, Fail> {
             None => s.contains(&value.to_string()),
         });
     }
-    match container.kind() {
-        ValueKind::Map => Ok(container
-            .as_object()
-            .is_some_and(|o| o.get_value(value).is_some())),
-        ValueKind::Seq => Ok(container
-            .try_iter()
-            .into_iter()
-            .flatten()
-            .any(|item| &item == value)),
+    match container {
+        Value::List(items) => Ok(items.iter().any(|item| item == value)),
+        _ if container.kind() == Kind::Map => Ok(container.get(value).is_some()),
         _ => Err(Fail::new(format!(
             "`in` looks in a list, a map or a text, and was given {}",
             what(container)
@@ -926,7 +907,9 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
             None => Err(needs("a number", subject)),
         },
         Builtin::Ceil | Builtin::Floor => {
-            let x = f64::try_from(subject.clone()).map_err(|_| needs("a number", subject))?;
+            let x = num(subject)
+                .map(as_float)
+                .ok_or_else(|| needs("a number", subject))?;
             let x = if func == Builtin::Ceil {
                 x.ceil()
             } else {
@@ -966,7 +949,7 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
         Builtin::Brief => Ok(Value::from(crate::brief(subject))),
         Builtin::Join => {
             let sep = second.map(text).transpose()?.unwrap_or_default();
-            let items = subject.try_iter().map_err(|_| needs("a list", subject))?;
+            let items = subject.try_iter().ok_or_else(|| needs("a list", subject))?;
             let mut out = String::new();
             for (i, item) in items.enumerate() {
                 if i > 0 {
@@ -980,12 +963,10 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
             let map = second.expect("`each` takes a map");
             helper(crate::functions::each(subject, map))
         }
-        Builtin::List => Ok(Value::from(
-            subject
-                .try_iter()
-                .map_err(|_| needs("a list", subject))?
-                .collect::<Vec<_>>(),
-        )),
+        Builtin::List => Ok(subject
+            .try_iter()
+            .ok_or_else(|| needs("a list", subject))?
+            .collect()),
         Builtin::Range => {
             let to = second.expect("`range` takes two arguments");
             let whole = |v: &Value| {
@@ -994,7 +975,7 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
                     .ok_or_else(|| needs("whole numbers", v))
             };
             helper(crate::functions::range(whole(subject)?, whole(to)?))
-                .map(|items| Value::from(items.into_iter().map(Value::from).collect::<Vec<_>>()))
+                .map(|items| items.into_iter().map(Value::from).collect())
         }
         Builtin::DaysBetween => {
             let to = second.expect("`days_between` takes two arguments");
@@ -1024,24 +1005,25 @@ fn min_max(
     wanted: std::cmp::Ordering,
     needs: &dyn Fn(&str, &Value) -> Fail,
 ) -> Result<Value, Fail> {
-    if list.kind() != ValueKind::Seq {
+    let Some(items) = list.as_list() else {
         return Err(needs("a list of numbers", list));
-    }
-    let mut best: Option<Value> = None;
-    for item in list.try_iter().into_iter().flatten() {
-        if item.kind() != ValueKind::Number {
-            return Err(needs("a list of numbers", &item));
+    };
+    let mut best: Option<&Value> = None;
+    for item in items {
+        if !item.is_number() {
+            return Err(needs("a list of numbers", item));
         }
-        if best.as_ref().is_none_or(|b| item.cmp(b) == wanted) {
+        if best.is_none_or(|b| item.cmp(b) == wanted) {
             best = Some(item);
         }
     }
-    Ok(best.unwrap_or(Value::UNDEFINED))
+    Ok(best.cloned().unwrap_or_default())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jinja::{from_jinja, to_jinja};
     use proptest::prelude::*;
 
     /// The evaluator's and minijinja's answers for `text` over a few named values (and `item`
@@ -1052,7 +1034,7 @@ mod tests {
             ("b", Value::from(2.5)),
             ("n", Value::from(())),
             ("s", Value::from("cat")),
-            ("m", Value::from_pairs([("x", 1)])),
+            ("m", Value::from_pairs([(Value::from("x"), Value::from(1))])),
             ("l", Value::from(vec![Value::from(1), Value::from(2.0)])),
             ("big", Value::from(i64::MAX)),
             ("x", x),
@@ -1079,7 +1061,12 @@ mod tests {
         let slow = crate::environment()
             .compile_expression(text)
             .unwrap()
-            .eval(Value::from_pairs(root))
+            .eval(minijinja::Value::from_pairs(
+                root.iter()
+                    .map(|(k, v)| (*k, to_jinja(v)))
+                    .collect::<Vec<_>>(),
+            ))
+            .map(|v| from_jinja(&v))
             .map_err(|e| e.to_string());
         (fast, slow)
     }
@@ -1087,9 +1074,7 @@ mod tests {
     /// Equal values of the same kind, both integers or both floats, rendered alike (NaN is
     /// the same as NaN here).
     fn same(a: &Value, b: &Value) -> bool {
-        let nan = |v: &Value| {
-            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_nan)
-        };
+        let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
         (a == b || nan(a) && nan(b))
             && a.kind() == b.kind()
             && a.is_integer() == b.is_integer()
@@ -1098,7 +1083,7 @@ mod tests {
 
     /// The evaluator answers `text`, with minijinja's value; returns it rendered.
     fn agrees(text: &str) -> String {
-        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        let (fast, slow) = both(text, Value::Undefined, Value::Undefined);
         let fast = fast.unwrap_or_else(|e| panic!("`{text}` failed: {e}; minijinja: {slow:?}"));
         let slow = slow.unwrap();
         assert!(
@@ -1110,7 +1095,7 @@ mod tests {
 
     /// The evaluator fails on `text`, and so does minijinja; returns both messages.
     fn fails(text: &str) -> (String, String) {
-        let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+        let (fast, slow) = both(text, Value::Undefined, Value::Undefined);
         match (fast, slow) {
             (Err(fast), Err(slow)) => (fast.message, slow),
             (fast, slow) => panic!("`{text}`: {fast:?}, minijinja {slow:?}"),
@@ -1202,12 +1187,8 @@ mod tests {
     #[test]
     fn catalog_offers_are_read_by_position_with_minijinja_answers() {
         let offers = vec![
-            Value::from(minijinja::value::Serde(
-                serde_json::json!({"id": "o1", "price": {"cny": 5}}),
-            )),
-            Value::from(minijinja::value::Serde(
-                serde_json::json!({"id": "o2", "price": {"cny": 2.5}}),
-            )),
+            Value::from_serialize(&serde_json::json!({"id": "o1", "price": {"cny": 5}})),
+            Value::from_serialize(&serde_json::json!({"id": "o2", "price": {"cny": 2.5}})),
         ];
         let ids: Arc<[Value]> = [Value::from("o1"), Value::from("o2")].into();
         let per_offer = PerOffer::value(ids.clone(), vec![Some(Value::from(10)), None]);
@@ -1229,11 +1210,12 @@ mod tests {
                 let slow = crate::environment()
                     .compile_expression(text)
                     .unwrap()
-                    .eval(Value::from_pairs([
-                        ("f", per_offer.clone()),
-                        ("a", Value::from(7)),
-                        ("offer", offer.clone()),
+                    .eval(minijinja::Value::from_pairs([
+                        ("f", to_jinja(&per_offer)),
+                        ("a", minijinja::Value::from(7)),
+                        ("offer", to_jinja(offer)),
                     ]))
+                    .map(|v| from_jinja(&v))
                     .unwrap();
                 assert_eq!(slow.to_string(), want[i], "{text} (minijinja)");
                 for position in [Some(i), None] {
@@ -1377,7 +1359,7 @@ mod tests {
         // Stricter than minijinja on purpose: arithmetic on true or false, `+` on texts, and
         // `max` over texts.
         for text in ["true + 1", "s + s", "s * 2", "['b', 'A'] | max"] {
-            let (fast, slow) = both(text, Value::UNDEFINED, Value::UNDEFINED);
+            let (fast, slow) = both(text, Value::Undefined, Value::Undefined);
             assert!(fast.is_err() && slow.is_ok(), "{text}: {fast:?} {slow:?}");
         }
         let names = Slots {
@@ -1408,7 +1390,7 @@ mod tests {
             Just(Value::from(())),
             Just(Value::from(true)),
             Just(Value::from("7")),
-            Just(Value::UNDEFINED),
+            Just(Value::Undefined),
         ]
     }
 
@@ -1427,8 +1409,8 @@ mod tests {
             let text = format!("x {op} y");
             let (fast, slow) = both(&text, x.clone(), y.clone());
             let arithmetic = ["+", "-", "*", "/", "//", "%"].contains(&op);
-            let text = |v: &Value| v.kind() == ValueKind::String;
-            let strict = (arithmetic && (x.kind() == ValueKind::Bool || y.kind() == ValueKind::Bool))
+            let text = |v: &Value| v.kind() == Kind::Text;
+            let strict = (arithmetic && (x.kind() == Kind::Bool || y.kind() == Kind::Bool))
                 || (op == "+" && text(&x) && text(&y))
                 || (op == "*" && (text(&x) || text(&y)));
             match (fast, slow) {

@@ -5,8 +5,11 @@
 //! policy-neutral helpers: date arithmetic, rounding and the number formats of the memo (yuan,
 //! hours, percentages) plus Markdown escaping for user text.
 
-use minijinja::value::Value;
+use minijinja::value::Value as Jinja;
 use minijinja::{Environment, Error as MjError, ErrorKind as MjErrorKind, UndefinedBehavior};
+
+use crate::jinja::{from_jinja, to_jinja};
+use crate::value::{Kind, Value};
 
 /// The most steps (minijinja's instructions) one template render or one expression may take: a
 /// loop that never ends (`{% for i in range(100000) %}` nested twice) stops with an error. The
@@ -24,26 +27,35 @@ pub fn environment() -> Environment<'static> {
     env.set_debug(false);
     env.set_fuel(Some(FUEL));
     env.add_function("days_between", days_between);
-    env.add_function("ceil", |x: f64| Value::from(x.ceil() as i64));
-    env.add_function("floor", |x: f64| Value::from(x.floor() as i64));
+    env.add_function("ceil", |x: f64| Jinja::from(x.ceil() as i64));
+    env.add_function("floor", |x: f64| Jinja::from(x.floor() as i64));
     // `range(n)` as templates know it, and `range(a, b)` as the rule language has it.
     env.add_function("range", |from: i64, to: Option<i64>| {
         match to {
             Some(to) => range(from, to),
             None => range(0, from),
         }
-        .map(Value::from)
+        .map(Jinja::from)
     });
-    env.add_filter("cny", cny);
-    env.add_filter("num", num);
-    env.add_filter("hours", hours);
-    env.add_filter("pct", pct);
-    env.add_filter("sci", sci);
-    env.add_filter("md", md_filter);
-    env.add_filter("cell", cell_filter);
-    env.add_filter("plural", plural);
-    env.add_filter("brief", brief);
-    env.add_filter("each", |list: &Value, map: &Value| each(list, map));
+    // The filters are the rule language's, over its values.
+    env.add_filter("cny", |v: &Jinja, d: Option<usize>| cny(&from_jinja(v), d));
+    env.add_filter("num", |v: &Jinja, d: Option<usize>| num(&from_jinja(v), d));
+    env.add_filter("hours", |v: &Jinja| hours(&from_jinja(v)));
+    env.add_filter("pct", |v: &Jinja| pct(&from_jinja(v)));
+    env.add_filter("sci", |v: &Jinja| sci(&from_jinja(v)));
+    env.add_filter("md", |v: &Jinja| {
+        md_filter(&from_jinja(v)).map(|v| to_jinja(&v))
+    });
+    env.add_filter("cell", |v: &Jinja| {
+        cell_filter(&from_jinja(v)).map(|v| to_jinja(&v))
+    });
+    env.add_filter("plural", |v: &Jinja, noun: &str| {
+        plural(&from_jinja(v), noun)
+    });
+    env.add_filter("brief", |v: &Jinja| brief(&from_jinja(v)));
+    env.add_filter("each", |list: &Jinja, map: &Jinja| {
+        each(&from_jinja(list), &from_jinja(map)).map(|v| to_jinja(&v))
+    });
     env
 }
 
@@ -133,14 +145,14 @@ pub fn group_thousands(value: f64, digits: usize) -> String {
 fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
     // Numbers convert directly (the same `f64` as through `i64`, but for the sign of a zero,
     // which no format here shows); only other kinds take the path that builds an error.
-    if value.kind() == minijinja::value::ValueKind::Number
-        && let Ok(v) = f64::try_from(value.clone())
+    if let Value::Int(_) | Value::Float(_) = value
+        && let Some(v) = value.as_f64()
     {
         return Ok(v);
     }
     match value.as_i64() {
         Some(i) => Ok(i as f64),
-        None => f64::try_from(value.clone()).map_err(|_| {
+        None => value.as_f64().ok_or_else(|| {
             MjError::new(
                 MjErrorKind::InvalidOperation,
                 format!(
@@ -354,15 +366,15 @@ pub fn table_cell(text: &str) -> String {
 /// map has no entry for is an error.
 pub(crate) fn each(list: &Value, map: &Value) -> Result<Value, MjError> {
     let invalid = |detail: String| MjError::new(MjErrorKind::InvalidOperation, detail);
-    if map.kind() != minijinja::value::ValueKind::Map {
+    if map.kind() != Kind::Map {
         return Err(invalid(format!("`each` takes a map, not {}", map.kind())));
     }
     let items = list
         .try_iter()
-        .map_err(|_| invalid(format!("`each` goes over a list, not {}", list.kind())))?;
+        .ok_or_else(|| invalid(format!("`each` goes over a list, not {}", list.kind())))?;
     items
         .map(|item| match map.get_item(&item) {
-            Ok(v) if !v.is_undefined() => Ok(v),
+            v if !v.is_undefined() => Ok(v),
             _ => Err(invalid(format!(
                 "`each`: the map has no entry for {item:?}"
             ))),
@@ -380,16 +392,15 @@ pub(crate) fn brief(value: &Value) -> String {
 
 /// [`brief`] of `value`, appended to `out`.
 fn write_brief(value: &Value, out: &mut String) {
-    use minijinja::value::ValueKind;
     use std::fmt::Write as _;
     match value.kind() {
-        ValueKind::Undefined | ValueKind::None => out.push_str("none"),
-        ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
-        ValueKind::Number if value.is_integer() => {
+        Kind::Undefined | Kind::None => out.push_str("none"),
+        Kind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
+        Kind::Number if value.is_integer() => {
             let _ = write!(out, "{value}");
         }
-        ValueKind::Number => {
-            let v = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+        Kind::Number => {
+            let v = value.as_f64().unwrap_or(f64::NAN);
             let start = out.len();
             let _ = write!(out, "{v:.2}");
             let kept = out[start..]
@@ -398,16 +409,13 @@ fn write_brief(value: &Value, out: &mut String) {
                 .len();
             out.truncate(start + kept);
         }
-        ValueKind::String => out.push_str(value.as_str().unwrap_or_default()),
-        ValueKind::Seq | ValueKind::Iterable => write_items(value, '[', ']', out, write_brief),
-        ValueKind::Map => write_items(value, '{', '}', out, |key, out| {
+        Kind::Text => out.push_str(value.as_str().unwrap_or_default()),
+        Kind::List => write_items(value, '[', ']', out, write_brief),
+        Kind::Map => write_items(value, '{', '}', out, |key, out| {
             write_brief(key, out);
             out.push_str(": ");
-            write_brief(&value.get_item(key).unwrap_or_default(), out);
+            write_brief(&value.get_item(key), out);
         }),
-        _ => {
-            let _ = write!(out, "{value}");
-        }
     }
 }
 

@@ -22,9 +22,9 @@ pub fn to_jinja(v: &Value) -> Jinja {
         Value::Float(f) => Jinja::from(*f),
         Value::Text(s) => Jinja::from(s.clone()),
         Value::Safe(s) => Jinja::from_safe_string(s.to_string()),
-        Value::List(_) => Jinja::from_object(Seq(v.clone())),
+        Value::List(_) => Jinja::from_object(ListView(v.clone())),
         Value::Map(_) | Value::Record(_) | Value::PerOffer(_) => {
-            Jinja::from_object(MapLike(v.clone()))
+            Jinja::from_object(MapView(v.clone()))
         }
     }
 }
@@ -43,7 +43,7 @@ pub fn from_jinja(v: &Jinja) -> Value {
         ValueKind::String if v.is_safe() => Value::safe(v.as_str().unwrap_or_default()),
         ValueKind::String => Value::from(v.as_str().unwrap_or_default()),
         ValueKind::Map => {
-            if let Some(ours) = v.downcast_object_ref::<MapLike>() {
+            if let Some(ours) = v.downcast_object_ref::<MapView>() {
                 return ours.0.clone();
             }
             Value::from_pairs(v.try_iter().into_iter().flatten().map(|k| {
@@ -52,7 +52,7 @@ pub fn from_jinja(v: &Jinja) -> Value {
             }))
         }
         ValueKind::Seq | ValueKind::Iterable => {
-            if let Some(ours) = v.downcast_object_ref::<Seq>() {
+            if let Some(ours) = v.downcast_object_ref::<ListView>() {
                 return ours.0.clone();
             }
             v.try_iter()
@@ -65,16 +65,11 @@ pub fn from_jinja(v: &Jinja) -> Value {
     }
 }
 
-/// `v` (a profile, a rule file's constant) as a value, through its serde form.
-pub fn from_serialize<T: serde::Serialize>(v: &T) -> Value {
-    from_jinja(&Jinja::from(minijinja::value::Serde(v)))
-}
-
 /// A list of ours as minijinja reads a sequence.
 #[derive(Debug)]
-struct Seq(Value);
+struct ListView(Value);
 
-impl Object for Seq {
+impl Object for ListView {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Seq
     }
@@ -92,9 +87,9 @@ impl Object for Seq {
 
 /// A map, record or per-offer fact of ours as minijinja reads a map.
 #[derive(Debug)]
-struct MapLike(Value);
+struct MapView(Value);
 
-impl Object for MapLike {
+impl Object for MapView {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Map
     }
@@ -187,7 +182,36 @@ mod tests {
         })
     }
 
+    /// A JSON document of the kinds profiles hold.
+    fn json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            (-1e9f64..1e9).prop_map(serde_json::Value::from),
+            "[a-z ]{0,4}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::vec(("[a-d]{1,2}", inner), 0..4)
+                    .prop_map(|pairs| { serde_json::Value::Object(pairs.into_iter().collect()) }),
+            ]
+        })
+    }
+
     proptest! {
+        /// A serde value is built as minijinja builds it: the same entries in the same order,
+        /// whole numbers whole.
+        #[test]
+        fn serde_values_are_built_as_minijinja_builds_them(doc in json()) {
+            let ours = Value::from_serialize(&doc);
+            let theirs = Jinja::from(minijinja::value::Serde(&doc));
+            prop_assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+            prop_assert_eq!(serde_json::to_value(&ours).ok(), Some(doc));
+        }
+
         /// Equality, order, truth, length, `Display` and serialisation are minijinja's.
         #[test]
         fn the_value_model_agrees_with_minijinja(a in jinja(), b in jinja()) {

@@ -1,14 +1,16 @@
 //! `decide_lang`: the rule language of `decide`. An expression's text cut into tokens ([`lexer`]), parsed into a syntax
 //! tree with the place of every part ([`parser`], [`ast`]), its calls checked against what the
 //! language offers ([`vocabulary`]), typed ([`types`]), then compiled and evaluated against an
-//! evaluation's slots ([`code`]).
+//! evaluation's slots ([`code`]). What an expression gives is the language's own [`Value`]
+//! ([`value`]: one equality, order, `Display` and serialisation).
 //!
 //! The surface is Jinja's expression syntax, so a policy author learns one notation for
 //! conditions, texts and memos; the grammar is ours, and what a rule does not need (`**`,
 //! chained comparisons, tuples, slices, keyword arguments, unknown filters) is refused when the
 //! rules load, with the place it is written. minijinja renders the memo and the rules' prose
 //! templates ([`text`] reads their tags with [`template`] for a fast form), and is the reference
-//! the evaluator is tested against (`tests/interp.rs`); it does not evaluate rule expressions.
+//! the evaluator is tested against (`tests/interp.rs`); it does not evaluate rule expressions,
+//! and it sees the language's values only through one adapter ([`jinja`]).
 
 pub mod ast;
 pub mod code;
@@ -18,7 +20,6 @@ pub mod lexer;
 pub mod limits;
 pub mod message;
 pub mod numbers;
-pub mod objects;
 pub mod parser;
 pub mod template;
 pub mod text;

@@ -24,12 +24,11 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use minijinja::value::Value;
-
 use super::Slots;
 use super::ast::{Lit, Term, TermKind};
 use super::code::Code;
 use super::template::{Segment, segments};
+use super::value::Value;
 
 /// A text template, parsed.
 #[derive(Debug)]
@@ -435,6 +434,7 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
 
     use super::*;
+    use crate::jinja::to_jinja;
 
     /// Slots for names `a`..`e` with the given values.
     fn slots(values: &[(&str, Value)]) -> (Slots, Vec<OnceLock<Value>>) {
@@ -456,11 +456,11 @@ mod tests {
         let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
         let fast = text.render(&cells);
         let env = crate::environment();
-        let ctx: BTreeMap<String, Value> = values
+        let ctx: BTreeMap<String, minijinja::Value> = values
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .map(|(k, v)| ((*k).to_owned(), to_jinja(v)))
             .collect();
-        let ctx = Value::from(ctx);
+        let ctx = minijinja::Value::from(ctx);
         let slow = env
             .template_from_named_str("t.met", source)
             .and_then(|t| t.render(ctx))
@@ -476,12 +476,15 @@ mod tests {
             ("d", Value::from(())),
             (
                 "e",
-                Value::from(BTreeMap::from([
-                    ("k", Value::from(1)),
-                    ("l", Value::from(vec![1, 2])),
-                ])),
+                Value::from_pairs([
+                    (Value::from("k"), Value::from(1)),
+                    (
+                        Value::from("l"),
+                        [1, 2].into_iter().map(Value::from).collect(),
+                    ),
+                ]),
             ),
-            ("f", Value::from(vec!["x", "y"])),
+            ("f", ["x", "y"].into_iter().map(Value::from).collect()),
         ]
     }
 

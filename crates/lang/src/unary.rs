@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use minijinja::value::{Value, ValueKind};
+use crate::value::{Kind, Value};
 
 use super::ast::Lit;
 use super::lexer::SyntaxError;
@@ -270,7 +270,7 @@ pub fn written(lit: &Lit) -> String {
 pub fn equals(lit: &Lit, value: &Value) -> bool {
     match lit {
         Lit::None => value.is_none() || value.is_undefined(),
-        Lit::Bool(b) => value.kind() == ValueKind::Bool && value.is_true() == *b,
+        Lit::Bool(b) => value.kind() == Kind::Bool && value.is_true() == *b,
         Lit::Int(i) => as_number(value) == Some(*i as f64),
         Lit::Float(f) => as_number(value) == Some(*f),
         Lit::Str(s) => value.as_str() == Some(&**s),
@@ -280,9 +280,11 @@ pub fn equals(lit: &Lit, value: &Value) -> bool {
 /// A number value as `f64`; none for any other value.
 #[must_use]
 pub fn as_number(value: &Value) -> Option<f64> {
-    (value.kind() == ValueKind::Number)
-        .then(|| f64::try_from(value.clone()).ok())
-        .flatten()
+    if value.is_number() {
+        value.as_f64()
+    } else {
+        None
+    }
 }
 
 impl UnaryTest {
@@ -365,7 +367,7 @@ mod tests {
 
     #[test]
     fn values_are_tested_as_the_language_compares_them() {
-        let v = |j: serde_json::Value| Value::from(minijinja::value::Serde(j));
+        let v = |j: serde_json::Value| crate::Value::from_serialize(&j);
         assert!(test("7").matches(&v(serde_json::json!(7.0))));
         assert!(!test("7").matches(&v(serde_json::json!("7"))));
         assert!(test("none").matches(&Value::from(())));

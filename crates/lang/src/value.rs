@@ -24,6 +24,10 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::ser::{SerializeMap, SerializeSeq};
 
+mod serializer;
+
+pub use serializer::{SerializeError, to_value};
+
 /// A map value: keys in the order they were written.
 pub type Map = IndexMap<Value, Value>;
 
@@ -61,6 +65,21 @@ pub enum Kind {
     Text,
     List,
     Map,
+}
+
+impl fmt::Display for Kind {
+    /// minijinja's name of the kind (what a template filter's error says).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Undefined => "undefined",
+            Kind::None => "none",
+            Kind::Bool => "bool",
+            Kind::Number => "number",
+            Kind::Text => "string",
+            Kind::List => "sequence",
+            Kind::Map => "map",
+        })
+    }
 }
 
 /// A map with text keys fixed at compile time (distinct, in the order written) and one value
@@ -210,6 +229,12 @@ impl Value {
         Value::Safe(text.into())
     }
 
+    /// `v` (a profile, a rule file's constant, a JSON document) through its serde form;
+    /// undefined where it has none (a map keyed by lists).
+    pub fn from_serialize<T: serde::Serialize + ?Sized>(v: &T) -> Value {
+        to_value(v).unwrap_or_default()
+    }
+
     /// A map of `pairs` (a later key replaces an earlier one, keeping its place).
     pub fn from_pairs(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value {
         Value::from(pairs.into_iter().collect::<Map>())
@@ -293,6 +318,16 @@ impl Value {
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
             Value::Bool(b) => Some(if b { 1.0 } else { 0.0 }),
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// A number as a decimal (`None` for anything else, `true` and `false` too).
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_number(&self) -> Option<f64> {
+        match *self {
             Value::Int(i) => Some(i as f64),
             Value::Float(f) => Some(f),
             _ => None,

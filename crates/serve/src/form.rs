@@ -20,7 +20,7 @@ use decide_engine::{Lang, Source};
 use decide_tools::Format;
 use decide_tools::html::escape;
 use decide_tools::questionnaire::form::{self as answers, Answer, Filled, NO, Posted, YES};
-use decide_tools::questionnaire::{self, Kind, Prompt, Texts};
+use decide_tools::questionnaire::{self, Prompt, QuestionKind, Texts};
 use jiff::civil::Date;
 use serde::Deserialize;
 use serde_json::Value as J;
@@ -515,7 +515,7 @@ fn question(
     );
     let labelled = matches!(
         prompt.kind,
-        Kind::Text { .. } | Kind::Number(_) | Kind::Choice { .. }
+        QuestionKind::Text { .. } | QuestionKind::Number(_) | QuestionKind::Choice { .. }
     );
     if labelled {
         let _ = write!(
@@ -554,8 +554,8 @@ fn inputs(
     let shown = |name: &str| answer.shown.get(name).cloned().unwrap_or_default();
     let first = |name: &str| shown(name).into_iter().next().unwrap_or_default();
     match &prompt.kind {
-        Kind::Text { .. } | Kind::Number(_) => {
-            let mode = if matches!(prompt.kind, Kind::Number(_)) {
+        QuestionKind::Text { .. } | QuestionKind::Number(_) => {
+            let mode = if matches!(prompt.kind, QuestionKind::Number(_)) {
                 " inputmode=\"decimal\""
             } else {
                 ""
@@ -567,7 +567,7 @@ fn inputs(
                 escape(&first(name))
             );
         }
-        Kind::Flag { .. } | Kind::Section => {
+        QuestionKind::Flag { .. } | QuestionKind::Section => {
             let value = first(name);
             out.push_str("<div class=\"choices\">");
             for (v, key) in [(YES, "yes"), (NO, "no")] {
@@ -581,7 +581,7 @@ fn inputs(
             }
             out.push_str("</div>");
         }
-        Kind::Choice { options, nullable } => {
+        QuestionKind::Choice { options, nullable } => {
             let value = first(name);
             let _ = write!(out, "<select id=\"{id}\" name=\"{}\">", escape(name));
             if *nullable {
@@ -604,8 +604,8 @@ fn inputs(
             }
             out.push_str("</select>");
         }
-        Kind::Choices { options }
-        | Kind::Offers {
+        QuestionKind::Choices { options }
+        | QuestionKind::Offers {
             offers: options, ..
         } => {
             let picked = shown(name);
@@ -627,7 +627,7 @@ fn inputs(
             }
             out.push_str("</div>");
         }
-        Kind::Hours { offers, .. } => {
+        QuestionKind::Hours { offers, .. } => {
             out.push_str("<div class=\"hours\">");
             for (offer, label) in offers {
                 let field = answers::hours_name(prompt, offer);

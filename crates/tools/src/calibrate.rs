@@ -528,14 +528,10 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
     let of_offer = decision
         .calibration
         .as_ref()
-        .and_then(|c| c.get_attr(&offer).ok())
+        .map(|c| c.get_attr(&offer))
+        .filter(|v| !v.is_undefined())
         .filter(|v| !v.is_undefined() && !v.is_none());
-    let read = |name: &str| {
-        of_offer
-            .as_ref()
-            .and_then(|v| v.get_attr(name).ok())
-            .and_then(|v| f64::try_from(v).ok())
-    };
+    let read = |name: &str| of_offer.as_ref().and_then(|v| v.get_attr(name).as_number());
     let Some(predicted) = read(&row.metric) else {
         let why = "the model predicts nothing for it (no replica of this tensor-parallel degree holds the model and a sequence)".to_owned();
         return skip(row, Some(offer), why);
@@ -546,8 +542,7 @@ fn compare(graph: &Graph, row: Measurement, as_of: jiff::civil::Date) -> Compare
     });
     let regime = of_offer
         .as_ref()
-        .and_then(|v| v.get_attr("regime").ok())
-        .and_then(|v| v.as_str().map(str::to_owned));
+        .and_then(|v| v.get_attr("regime").as_str().map(str::to_owned));
     Compared {
         ratio: Some(predicted / row.value),
         measurement: row,

@@ -89,7 +89,7 @@ impl ProfileDiff {
                 name != self.headline.names.0.as_deref() && name != self.headline.names.1.as_deref()
             })
             .filter_map(|k| {
-                let json = |v: Option<&minijinja::Value>| v.map(decide_engine::decision::to_json);
+                let json = |v: Option<&decide_lang::Value>| v.map(decide_engine::decision::to_json);
                 let (a, b) = (json(self.old.costs.get(k)), json(self.new.costs.get(k)));
                 (a != b).then(|| (k.clone(), a, b))
             })

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 
+use decide_lang::jinja::to_jinja;
+
 use decide_engine::error::{Error, ErrorKind, Position, Result};
 use decide_engine::eval::Evaluation;
 use decide_engine::graph::Graph;
@@ -237,10 +239,11 @@ impl Memo {
                     caution => meta.caution.as_ref().map(|w| w.get(lang)),
                     source => meta.source.as_ref().map(|w| w.get(lang)),
                 };
-                let offer = owner
-                    .catalog
-                    .get_item(&Value::from(decision.offer.as_str()))
-                    .unwrap_or_default();
+                let offer = to_jinja(
+                    &owner
+                        .catalog
+                        .get_item(&decide_lang::Value::from(decision.offer.as_str())),
+                );
                 // The catalog's hardware no quote prices at this date, said under the sources.
                 let not_on_offer: Vec<serde_json::Value> = graph
                     .policy()
@@ -256,11 +259,11 @@ impl Memo {
                     .collect();
                 let ctx = minijinja::context! {
                     not_on_offer => Serde(not_on_offer),
-                    d => Serde(decision),
-                    values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                    d => decision_view(decision),
+                    values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.as_str(), to_jinja(v))).collect::<Vec<_>>()),
                     offer => offer,
-                    offers => owner.offers.clone(),
-                    catalog => owner.catalog.clone(),
+                    offers => to_jinja(&owner.offers),
+                    catalog => to_jinja(&owner.catalog),
                     policy => policy,
                     lang => lang.code(),
                     profile => Serde(profile),
@@ -290,6 +293,35 @@ impl Memo {
             }
         }
     }
+}
+
+/// The decision record as the memo templates read it (`d`): its serde form, with the policy's
+/// figures and sections as the engine's values (a vendor's escaped text stays marked escaped).
+fn decision_view(decision: &decide_engine::Decision) -> Value {
+    let plain = Value::from(Serde(decision));
+    let pairs: Vec<(Value, Value)> = plain
+        .try_iter()
+        .into_iter()
+        .flatten()
+        .map(|key| {
+            let name = key.as_str().unwrap_or_default();
+            let value = if name == "costs" {
+                Value::from_pairs(
+                    decision
+                        .costs
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), to_jinja(v)))
+                        .collect::<Vec<_>>(),
+                )
+            } else if let Some(section) = decision.sections.get(name) {
+                to_jinja(section)
+            } else {
+                plain.get_item(&key).unwrap_or_default()
+            };
+            (key, value)
+        })
+        .collect();
+    Value::from_pairs(pairs)
 }
 
 /// `text` with every run of blank lines cut to one, outside fenced code blocks: a section a

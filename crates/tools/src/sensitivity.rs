@@ -55,7 +55,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use minijinja::value::Value;
+use decide_lang::Value;
 use rayon::prelude::*;
 use serde::Deserialize as _;
 use serde_json::Value as J;
@@ -234,7 +234,7 @@ pub fn analyse(
                 direction => found.direction,
                 change => study.says_change(r.probe, found)?,
                 now => study.says(r.probe, &r.current)?,
-                cost => found.cost.clone(),
+                cost => decide_lang::jinja::to_jinja(&found.cost),
             };
             flips.push((
                 order,
@@ -489,13 +489,12 @@ impl Study<'_, '_> {
     fn words(&self, target: &Target<'_>, v: &Value) -> String {
         let owner = self.graph.owner();
         if target.id == "offer"
-            && let Ok(o) = owner.catalog.get_item(v)
-            && let Ok(title) = o.get_attr("title")
+            && let title = owner.catalog.get_item(v).get_attr("title")
             && !title.is_undefined()
         {
             return title.to_string();
         }
-        let key = if v.kind() == minijinja::value::ValueKind::Bool {
+        let key = if v.kind() == decide_lang::value::Kind::Bool {
             if v.is_true() { "true" } else { "false" }.to_owned()
         } else {
             v.to_string()
@@ -519,20 +518,20 @@ impl Study<'_, '_> {
     fn says(&self, probe: usize, value: &J) -> Result<String> {
         self.text(
             &format!("sensitivity.says.{probe}"),
-            minijinja::context! { value => Value::from(minijinja::value::Serde(value)) },
+            minijinja::context! { value => minijinja::value::Serde(value) },
         )
     }
 
     /// The field as `found` changes it, in the policy's words: at the rules' edge where the
     /// change is just past one, with the item added or removed for a list.
     fn says_change(&self, probe: usize, found: &Found) -> Result<String> {
-        let value = Value::from(minijinja::value::Serde(
+        let value = minijinja::Value::from(minijinja::value::Serde(
             found.edge.as_ref().unwrap_or(&found.at),
         ));
         let item = found
             .item
             .as_ref()
-            .map(|i| Value::from(minijinja::value::Serde(i)));
+            .map(|i| minijinja::Value::from(minijinja::value::Serde(i)));
         let ctx = match (found.direction, item) {
             ("add", Some(item)) => minijinja::context! { value, added => item },
             ("remove", Some(item)) => minijinja::context! { value, removed => item },
@@ -556,7 +555,7 @@ impl Study<'_, '_> {
             &[Watch::Output(when)],
         )?;
         match v.first() {
-            Some(v) if v.kind() == minijinja::value::ValueKind::Bool => Ok(v.is_true()),
+            Some(v) if v.kind() == decide_lang::value::Kind::Bool => Ok(v.is_true()),
             v => Err(internal(&format!(
                 "the `when` of `{}` gave {}, expected true or false",
                 self.config.fields[probe].field.value,
@@ -565,7 +564,8 @@ impl Study<'_, '_> {
         }
     }
 
-    fn text(&self, name: &str, ctx: Value) -> Result<String> {
+    /// A sensitivity text rendered by minijinja over `ctx`.
+    fn text(&self, name: &str, ctx: minijinja::Value) -> Result<String> {
         self.graph
             .owner()
             .env
@@ -1118,23 +1118,23 @@ fn get_path<'a>(json: &'a J, path: &[&str]) -> Option<&'a J> {
 
 /// Every number in a constant's value (maps and lists included).
 fn collect_numbers(v: &Value, out: &mut BTreeSet<OrderedF64>) {
-    use minijinja::value::ValueKind;
+    use decide_lang::value::Kind;
     match v.kind() {
-        ValueKind::Number => {
-            if let Ok(f) = f64::try_from(v.clone())
+        Kind::Number => {
+            if let Some(f) = v.as_number()
                 && f.is_finite()
             {
                 out.insert(OrderedF64(f));
             }
         }
-        ValueKind::Seq => {
+        Kind::List => {
             for item in v.try_iter().into_iter().flatten() {
                 collect_numbers(&item, out);
             }
         }
-        ValueKind::Map => {
-            for key in v.try_iter().into_iter().flatten() {
-                collect_numbers(&v.get_item(&key).unwrap_or_default(), out);
+        Kind::Map => {
+            for (_, value) in v.pairs().into_iter().flatten() {
+                collect_numbers(value, out);
             }
         }
         _ => {}

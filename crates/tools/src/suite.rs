@@ -10,8 +10,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use decide_lang::value::{Kind, Value};
 use indexmap::IndexMap;
-use minijinja::value::{Value, ValueKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -384,8 +384,8 @@ fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<CoverageI
             continue;
         };
         let rows: Vec<Value> = match value.kind() {
-            ValueKind::Seq => value.try_iter().into_iter().flatten().collect(),
-            ValueKind::None => {
+            Kind::List => value.try_iter().into_iter().flatten().collect(),
+            Kind::None => {
                 hit.insert(CoverageItem {
                     kind: "table row",
                     id: format!("{}: no row", node.id),
@@ -404,7 +404,5 @@ fn exercise(graph: &Graph, evaluation: &Evaluation, hit: &mut BTreeSet<CoverageI
 }
 
 fn row_id(row: &Value) -> String {
-    row.get_attr("id")
-        .map(|v| v.to_string())
-        .unwrap_or_default()
+    row.get_attr("id").to_string()
 }

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use decide_lang::value::{Kind, Value};
 use indexmap::IndexMap;
-use minijinja::value::{Value, ValueKind};
 
 use crate::decision::{Decision, PolicyStamp, TraceEntry};
 use crate::error::{Error, Fault, Result};
@@ -246,7 +246,7 @@ impl Run<'_> {
             }
         }
         // Node values by node index, beside `values` (by id) for the reads below.
-        let mut by_node = vec![Value::UNDEFINED; c.nodes.len()];
+        let mut by_node = vec![Value::Undefined; c.nodes.len()];
         for &i in &c.order {
             let node = &c.nodes[i];
             let value = match cached_at[i] {
@@ -329,8 +329,8 @@ impl Run<'_> {
             Some(e) => {
                 let v = self.eval(e, "outputs", None)?;
                 match v.kind() {
-                    ValueKind::None => None,
-                    ValueKind::String => Some(v.to_string()),
+                    Kind::None => None,
+                    Kind::Text => Some(v.to_string()),
                     _ => {
                         return Err(self.fail_expr(
                             e,
@@ -405,8 +405,8 @@ impl Run<'_> {
         let label = || format!("invariant `{}`", invariant.id);
         let v = self.eval_labelled(holds, &label, None)?;
         let verdict = match v.kind() {
-            ValueKind::Bool if v.is_true() => return Ok(None),
-            ValueKind::Bool => "gave false".to_owned(),
+            Kind::Bool if v.is_true() => return Ok(None),
+            Kind::Bool => "gave false".to_owned(),
             _ => format!("gave {}, which is not true or false", show(&v)),
         };
         let message = self.render(&invariant.message, invariant.file, holds.location, &label())?;
@@ -483,14 +483,12 @@ impl Run<'_> {
 /// rather than dumped whole.
 fn trace_value(v: &Value) -> serde_json::Value {
     let id_of = |v: &Value| match v.get_attr("id") {
-        Ok(id) if !id.is_undefined() && v.kind() == ValueKind::Map => {
-            Some(crate::decision::to_json(&id))
-        }
+        id if !id.is_undefined() && v.kind() == Kind::Map => Some(crate::decision::to_json(&id)),
         _ => None,
     };
     match v.kind() {
-        ValueKind::Map => id_of(v).unwrap_or_else(|| crate::decision::to_json(v)),
-        ValueKind::Seq => serde_json::Value::Array(
+        Kind::Map => id_of(v).unwrap_or_else(|| crate::decision::to_json(v)),
+        Kind::List => serde_json::Value::Array(
             v.try_iter()
                 .into_iter()
                 .flatten()
@@ -505,9 +503,9 @@ fn trace_value(v: &Value) -> serde_json::Value {
 mod tests {
     use std::sync::Arc;
 
-    use minijinja::value::Value;
+    use decide_lang::Value;
 
-    use decide_lang::objects::{PerOffer, Record};
+    use decide_lang::value::{PerOffer, Record};
 
     /// `decision::to_json` and the record's own serialisation write what serde writes, for
     /// every kind a record holds.
@@ -526,7 +524,7 @@ mod tests {
             vec![Some(Value::from("t")), None, Some(record.clone())],
         );
         let values = [
-            Value::UNDEFINED,
+            Value::Undefined,
             Value::from(()),
             Value::from(false),
             Value::from(-7),
@@ -536,7 +534,7 @@ mod tests {
             Value::from(f64::NAN),
             Value::from(f64::INFINITY),
             Value::from("¥1,130.40 <b>"),
-            Value::from_safe_string("<i>safe</i>".to_owned()),
+            Value::safe("<i>safe</i>"),
             record,
             per_offer,
             Value::from_pairs([
@@ -545,9 +543,9 @@ mod tests {
             ]),
             Value::from_pairs([(Value::from(3), Value::from("int key"))]),
             Value::from(vec![Value::from(1), Value::from(vec![Value::from("deep")])]),
-            Value::from(minijinja::value::Serde(
-                serde_json::json!({"nested": {"list": [1, 2.5, null, "s"]}}),
-            )),
+            decide_lang::Value::from_serialize(
+                &serde_json::json!({"nested": {"list": [1, 2.5, null, "s"]}}),
+            ),
         ];
         for v in &values {
             let serde = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);

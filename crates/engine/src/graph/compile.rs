@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use minijinja::value::Value;
+use decide_lang::Value;
 use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Result};
@@ -166,7 +166,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .offers
             .iter()
             .zip(&offers)
-            .map(|(o, v)| (o.item.id.clone(), v.clone())),
+            .map(|(o, v)| (Value::from(o.item.id.as_str()), v.clone())),
     );
     let mut parsed = HashMap::new();
     let mut sources = HashMap::new();
@@ -214,7 +214,7 @@ fn offer_value(offer: &crate::policy::Offer, lang: Lang) -> Value {
 fn with_texts(value: &serde_json::Value, texts: &[&[&str]]) -> Value {
     match value {
         serde_json::Value::String(text) if texts.iter().any(|p| p.is_empty()) => {
-            Value::from_safe_string(decide_lang::md_escape(text))
+            Value::safe(decide_lang::md_escape(text))
         }
         serde_json::Value::Object(map) if !texts.is_empty() => {
             Value::from_pairs(map.iter().map(|(key, v)| {
@@ -223,10 +223,10 @@ fn with_texts(value: &serde_json::Value, texts: &[&[&str]]) -> Value {
                     .filter(|p| p.first() == Some(&key.as_str()))
                     .map(|p| &p[1..])
                     .collect();
-                (key.clone(), with_texts(v, &below))
+                (Value::from(key.as_str()), with_texts(v, &below))
             }))
         }
-        other => Value::from(minijinja::value::Serde(other)),
+        other => decide_lang::Value::from_serialize(&other),
     }
 }
 
@@ -296,7 +296,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         let rule = &n.item;
         let (body, reads) = nodes::compile(&scope, n.file, rule).unwrap_or_else(|e| {
             errors.extend(e.into_all());
-            (Body::Constant(Value::UNDEFINED), Reads::default())
+            (Body::Constant(Value::Undefined), Reads::default())
         });
         let id = rule.id();
         nodes.push(Node {
@@ -869,18 +869,18 @@ mod tests {
             "title": "**policy text**",
         });
         let value = with_texts(&fields, &[&["billing", "invoice"], &["source"]]);
-        let billing = |name: &str| value.get_attr("billing").unwrap().get_attr(name).unwrap();
+        let billing = |name: &str| value.get_attr("billing").get_attr(name);
         let invoice = billing("invoice");
         assert!(invoice.is_safe());
         assert_eq!(invoice.as_str(), Some("&lt;img onerror=x&gt; \\# h"));
         assert_eq!(
-            value.get_attr("source").unwrap().as_str(),
+            value.get_attr("source").as_str(),
             Some("\\[link\\](http://x)")
         );
         // Fields of the policy's own, and the vocabulary's words, are as written.
         assert_eq!(billing("unit").as_str(), Some("gpu_hour"));
         assert_eq!(billing("min_months"), Value::from(3));
-        let title = value.get_attr("title").unwrap();
+        let title = value.get_attr("title");
         assert!(!title.is_safe());
         assert_eq!(title.as_str(), Some("**policy text**"));
         // A template prints it escaped with `md` or without, and compares it as text.
@@ -888,7 +888,7 @@ mod tests {
         let out = env
             .render_str(
                 "{{ o.billing.invoice }}|{{ o.billing.invoice | md }}|{{ o.billing.unit == 'gpu_hour' }}",
-                minijinja::context! { o => value },
+                minijinja::context! { o => decide_lang::jinja::to_jinja(&value) },
             )
             .unwrap();
         assert_eq!(

@@ -25,8 +25,8 @@ pub(crate) mod scope;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use decide_lang::Value;
 use minijinja::Environment;
-use minijinja::value::Value;
 
 use crate::error::Result;
 use crate::kind::NodeKind;
@@ -58,16 +58,13 @@ pub struct Owner {
 impl Owner {
     /// The catalog's offers, in order: what a bound offer's position refers to.
     pub(crate) fn offer_list(&self) -> &[Value] {
-        self.offers
-            .downcast_object_ref::<Vec<Value>>()
-            .map_or(&[], Vec::as_slice)
+        self.offers.as_list().unwrap_or(&[])
     }
 
     /// Whether `list` is the catalog's own offer list (the `offers` root, not a copy or a
     /// part of it), whose items are the offers by catalog position.
     pub fn is_offers(&self, list: &Value) -> bool {
-        list.downcast_object_ref::<Vec<Value>>()
-            .is_some_and(|l| std::ptr::eq(l.as_slice(), self.offer_list()))
+        matches!((list, &self.offers), (Value::List(a), Value::List(b)) if Arc::ptr_eq(a, b))
     }
 }
 
@@ -159,7 +156,7 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use minijinja::value::Value;
+    use decide_lang::Value;
 
     /// Select items are read by catalog position only when the list is the catalog's own.
     #[test]

@@ -1,6 +1,6 @@
 //! The compiled graph's data: nodes with their bodies and edges, the outputs and invariants.
 
-use minijinja::value::Value;
+use decide_lang::Value;
 use serde_saphyr::Location;
 
 use crate::graph::nodes::checklist::ChecklistBody;

@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use minijinja::value::{Enumerator, Object, Value, ValueKind};
+use decide_lang::jinja::to_jinja;
+use decide_lang::value::{Kind, Value};
+use minijinja::value::{Enumerator, Object, Value as Jinja};
 use serde_saphyr::Location;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -23,9 +25,9 @@ struct Context {
 }
 
 impl Object for Context {
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
         let index = *self.names.index.get(key.as_str()?)?;
-        self.slots[index].get().cloned()
+        self.slots[index].get().map(to_jinja)
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -48,7 +50,7 @@ pub struct Run<'g> {
     /// Every root's and node's value, by slot, set once each in evaluation order.
     pub slots: Arc<[OnceLock<Value>]>,
     /// The object minijinja renders text templates against: the slots by name.
-    pub root: Value,
+    pub root: Jinja,
     pub profile_name: &'g str,
 }
 
@@ -62,11 +64,11 @@ impl<'g> Run<'g> {
         let set = |name: &str, value: Value| {
             let _ = slots[owner.names.index[name]].set(value);
         };
-        set("profile", Value::from(minijinja::value::Serde(profile)));
+        set("profile", decide_lang::Value::from_serialize(&profile));
         set("offers", owner.offers.clone());
         set("catalog", owner.catalog.clone());
         set("as_of", Value::from(as_of.to_string()));
-        let root = Value::from_object(Context {
+        let root = Jinja::from_object(Context {
             names: owner.names.clone(),
             slots: slots.clone(),
         });
@@ -95,7 +97,7 @@ impl Run<'_> {
                 offer: Some(i),
             })?);
         }
-        Ok(decide_lang::objects::PerOffer::value(
+        Ok(decide_lang::value::PerOffer::value(
             owner.offer_ids.clone(),
             values,
         ))
@@ -108,7 +110,7 @@ impl Run<'_> {
         bound: Option<BoundItem<'_>>,
     ) -> Result<Value> {
         let v = self.eval(when, node.id, bound)?;
-        if v.kind() == ValueKind::Bool {
+        if v.kind() == Kind::Bool {
             Ok(v)
         } else {
             Err(self
@@ -272,8 +274,8 @@ pub(crate) fn mj_message(e: &minijinja::Error) -> String {
 
 pub(crate) fn show(v: &Value) -> String {
     match v.kind() {
-        ValueKind::Undefined => "an undefined value".to_owned(),
-        ValueKind::None => "none".to_owned(),
+        Kind::Undefined => "an undefined value".to_owned(),
+        Kind::None => "none".to_owned(),
         kind => format!("{v} ({kind})"),
     }
 }
@@ -281,9 +283,9 @@ pub(crate) fn show(v: &Value) -> String {
 /// What is wrong with `v` as a value of type `ty`, if anything.
 fn type_problem(v: &Value, ty: FieldType, nullable: bool) -> Option<String> {
     match v.kind() {
-        ValueKind::Undefined => return Some("a name or attribute does not exist".to_owned()),
-        ValueKind::None if nullable => return None,
-        ValueKind::None => {
+        Kind::Undefined => return Some("a name or attribute does not exist".to_owned()),
+        Kind::None if nullable => return None,
+        Kind::None => {
             return Some(
                 "it may not be none (mark the fact `nullable: true` if it can)".to_owned(),
             );
@@ -291,17 +293,15 @@ fn type_problem(v: &Value, ty: FieldType, nullable: bool) -> Option<String> {
         _ => {}
     }
     let ok = match ty {
-        FieldType::Number => {
-            v.kind() == ValueKind::Number && f64::try_from(v.clone()).is_ok_and(f64::is_finite)
-        }
+        FieldType::Number => v.kind() == Kind::Number && v.as_number().is_some_and(f64::is_finite),
         FieldType::Integer => v.is_integer(),
-        FieldType::Bool => v.kind() == ValueKind::Bool,
-        FieldType::String => v.kind() == ValueKind::String,
+        FieldType::Bool => v.kind() == Kind::Bool,
+        FieldType::String => v.kind() == Kind::Text,
         FieldType::Date => v
             .as_str()
             .is_some_and(|s| s.parse::<jiff::civil::Date>().is_ok()),
-        FieldType::List => v.kind() == ValueKind::Seq,
-        FieldType::Map => v.kind() == ValueKind::Map,
+        FieldType::List => v.kind() == Kind::List,
+        FieldType::Map => v.kind() == Kind::Map,
         FieldType::Any => true,
     };
     (!ok).then(|| format!("expected {}", crate::policy::type_name(ty)))

@@ -16,13 +16,13 @@ use super::located::{Loc, LocatedNode, NodeReader, NodeValue};
 use crate::source::Source;
 
 /// One YAML node: its value, and the index of its `referenced` and `defined` locations.
-pub(super) struct YamlNode(Value, u32, u32);
+pub(super) struct YamlNode(PreparedValue, u32, u32);
 
 /// A node's value as serde-saphyr's `deserialize_any` gave it; a sequence's items are the
 /// nodes `start..start + len` of [`NODES`], a mapping's entries the entries of [`ENTRIES`].
 /// (The shipped rules may not use every kind of value.)
 #[allow(dead_code)]
-pub(super) enum Value {
+pub(super) enum PreparedValue {
     Null,
     Bool(bool),
     I64(i64),
@@ -34,7 +34,7 @@ pub(super) enum Value {
     Map(u32, u32),
 }
 
-use Value::{Bool, F64, I64, Map, Null, Seq, Str, U64};
+use PreparedValue::{Bool, F64, I64, Map, Null, Seq, Str, U64};
 
 #[allow(clippy::unreadable_literal, unused_imports)]
 mod tables {

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use decide_engine::graph::nodes::table::{CellTest, RowTest, TableBody};
 use decide_engine::policy::rules::HitPolicy;

@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::Expression;
-use minijinja::value::{Enumerator, Object, Value};
+use minijinja::value::{Enumerator, Object, Value as Jinja};
+
+use decide_lang::Value;
+use decide_lang::jinja::{from_jinja, to_jinja};
 
 use decide_engine::graph::Graph;
 use decide_lang::code::Bound;
@@ -44,13 +47,13 @@ impl ReferenceCheck {
 /// The names of one evaluation with one more bound: a select's item or `offer`.
 #[derive(Debug)]
 struct WithItem {
-    base: Value,
+    base: Jinja,
     name: String,
-    item: Value,
+    item: Jinja,
 }
 
 impl Object for WithItem {
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
         if key.as_str() == Some(self.name.as_str()) {
             return Some(self.item.clone());
         }
@@ -71,16 +74,28 @@ fn named_values<'v>(
     values: impl IntoIterator<Item = (&'v String, &'v Value)>,
 ) -> Vec<(String, Value)> {
     let mut named: Vec<(String, Value)> = vec![
-        (
-            "profile".into(),
-            Value::from(minijinja::value::Serde(profile)),
-        ),
+        ("profile".into(), Value::from_serialize(profile)),
         ("offers".into(), owner.offers.clone()),
         ("catalog".into(), owner.catalog.clone()),
         ("as_of".into(), Value::from(as_of.to_string())),
     ];
     named.extend(values.into_iter().map(|(k, v)| (k.clone(), v.clone())));
     named
+}
+
+/// `named` as minijinja's context.
+fn context(named: &[(String, Value)]) -> Jinja {
+    Jinja::from_pairs(
+        named
+            .iter()
+            .map(|(k, v)| (k.as_str(), to_jinja(v)))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// minijinja's answer as the language's value.
+fn answer(r: Result<Jinja, minijinja::Error>) -> Result<Value, String> {
+    r.map(|v| from_jinja(&v)).map_err(|err| err.to_string())
 }
 
 /// The items a select's `from` gives, evaluated by minijinja over `named` (and the offer, for a
@@ -95,11 +110,12 @@ fn select_items(
     if let Some(offer) = offer {
         scope.push(("offer".to_owned(), offer.clone()));
     }
-    let list = reference(from).and_then(|c| c.eval(Value::from_pairs(scope)));
+    let list = answer(reference(from).and_then(|c| c.eval(context(&scope))));
+    // minijinja gives back the catalog's own list when `from` reads it.
     let positions = list.as_ref().is_ok_and(|l| owner.is_offers(l));
     let items = list
         .ok()
-        .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+        .and_then(|l| l.try_iter().map(Iterator::collect))
         .unwrap_or_default();
     (items, positions)
 }
@@ -131,9 +147,7 @@ fn search_checks(
                 .zip(locals)
                 .map(|(n, v)| (n.to_string(), v.clone())),
         );
-        let minijinja = reference(e)
-            .and_then(|c| c.eval(Value::from_pairs(scope)))
-            .map_err(|err| err.to_string());
+        let minijinja = answer(reference(e).and_then(|c| c.eval(context(&scope))));
         let ours = e
             .code
             .eval_with_locals(slots, bound, locals)
@@ -156,7 +170,7 @@ fn search_checks(
                 check(r, locals);
             }
             let list: Vec<Value> = check(&variable.over, locals)
-                .and_then(|l| l.try_iter().ok().map(Iterator::collect))
+                .and_then(|l| l.try_iter().map(Iterator::collect))
                 .unwrap_or_default();
             let picks = if depth == 0 {
                 [list.first(), list.last()]
@@ -251,21 +265,19 @@ pub fn reference_checks(
         let _ = slots[owner.names.index[name.as_str()]].set(value.clone());
     }
     let mut checks = Vec::new();
-    let base = Value::from_pairs(named.clone());
+    let base = context(&named);
     // `bound`: the item's name, value and catalog position (when a catalog offer).
     let mut check =
         |id: &str, e: &decide_lang::Expr<'_>, bound: Option<(&str, Value, Option<usize>)>| {
             let root = match &bound {
                 None => base.clone(),
-                Some((name, item, _)) => Value::from_object(WithItem {
+                Some((name, item, _)) => Jinja::from_object(WithItem {
                     base: base.clone(),
                     name: (*name).to_owned(),
-                    item: item.clone(),
+                    item: to_jinja(item),
                 }),
             };
-            let minijinja = reference(e)
-                .and_then(|c| c.eval(root))
-                .map_err(|err| err.to_string());
+            let minijinja = answer(reference(e).and_then(|c| c.eval(root)));
             let item = bound.as_ref().map(|(_, value, offer)| Bound {
                 value,
                 offer: *offer,
@@ -345,7 +357,7 @@ pub fn reference_checks(
 fn text_checks(
     owner: &decide_engine::graph::Owner,
     slots: &[OnceLock<Value>],
-    base: &Value,
+    base: &Jinja,
 ) -> Vec<ReferenceCheck> {
     let mut texts: Vec<(&String, &Text)> = owner
         .texts

@@ -582,7 +582,7 @@ fn reached_cells(
 }
 
 /// The elementary cell a table's input values fall in, if each is in its input's domain.
-fn cell(values: &[minijinja::Value], domains: &[super::exact::Domain]) -> Option<usize> {
+fn cell(values: &[decide_lang::Value], domains: &[super::exact::Domain]) -> Option<usize> {
     let pieces: Option<Vec<usize>> = domains
         .iter()
         .zip(values)

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use super::escape;
 
@@ -40,15 +40,14 @@ fn chart_error(chart: &str, what: &str) -> minijinja::Error {
 
 /// The field `key` of `map`, which must be there.
 fn field(chart: &str, map: &Value, key: &str) -> Result<Value, minijinja::Error> {
-    map.get_attr(key)
-        .ok()
+    Some(map.get_attr(key))
         .filter(|v| !v.is_undefined() && !v.is_none())
         .ok_or_else(|| chart_error(chart, &format!("`{key}` is missing")))
 }
 
 /// The field `key` of `map` if it is there and not `none`.
-fn optional(map: &Value, key: &str) -> Result<Option<Value>, minijinja::Error> {
-    Ok(Some(map.get_attr(key)?).filter(|v| !v.is_undefined() && !v.is_none()))
+fn optional(map: &Value, key: &str) -> Option<Value> {
+    Some(map.get_attr(key)).filter(|v| !v.is_undefined() && !v.is_none())
 }
 
 /// A label as HTML: a safe string (a macro's output in the HTML memo) as it is, any other value
@@ -65,13 +64,8 @@ fn numbers(chart: &str, value: &Value, key: &str) -> Result<Vec<f64>, minijinja:
     let bad = || chart_error(chart, &format!("`{key}` must be a list of numbers"));
     value
         .try_iter()
-        .map_err(|_| bad())?
-        .map(|v| {
-            f64::try_from(v)
-                .ok()
-                .filter(|n| n.is_finite())
-                .ok_or_else(bad)
-        })
+        .ok_or_else(bad)?
+        .map(|v| v.as_number().filter(|n| n.is_finite()).ok_or_else(bad))
         .collect()
 }
 
@@ -199,7 +193,11 @@ impl LineChart {
         let name = LINE_CHART;
         let xs = numbers(name, &field(name, map, "xs")?, "xs")?;
         let mut lines = Vec::new();
-        for line in field(name, map, "lines")?.try_iter()? {
+        let list = field(name, map, "lines")?;
+        for line in list
+            .try_iter()
+            .ok_or_else(|| chart_error(name, "`lines` must be a list"))?
+        {
             let ys = numbers(name, &field(name, &line, "ys")?, "ys")?;
             if ys.len() != xs.len() {
                 return Err(chart_error(
@@ -209,7 +207,7 @@ impl LineChart {
             }
             lines.push((label(&field(name, &line, "label")?), ys));
         }
-        let point = match optional(map, "point")? {
+        let point = match optional(map, "point") {
             None => None,
             Some(p) => {
                 let (x, y) = xy(name, &p, "point")?;
@@ -296,7 +294,7 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         );
     }
     s.push_str("</svg>");
-    Ok(Value::from_safe_string(s))
+    Ok(Value::safe(s))
 }
 
 /// One point of a scatter chart: where, its legend text (HTML) and its mark (one of [`MARKS`]).
@@ -358,7 +356,11 @@ impl ScatterChart {
     fn read(map: &Value) -> Result<Self, minijinja::Error> {
         let name = SCATTER_CHART;
         let mut points = Vec::new();
-        for p in field(name, map, "points")?.try_iter()? {
+        let list = field(name, map, "points")?;
+        for p in list
+            .try_iter()
+            .ok_or_else(|| chart_error(name, "`points` must be a list"))?
+        {
             let (x, y) = xy(name, &p, "points")?;
             let given = field(name, &p, "mark")?;
             let mark = MARKS
@@ -377,10 +379,10 @@ impl ScatterChart {
                 mark,
             });
         }
-        let limit = match optional(map, "limit")? {
+        let limit = match optional(map, "limit") {
             None => None,
             Some(l) => {
-                let at = match (optional(&l, "x")?, optional(&l, "y")?) {
+                let at = match (optional(&l, "x"), optional(&l, "y")) {
                     (Some(x), None) => {
                         LimitLine::X(numbers(name, &Value::from(vec![x]), "limit")?[0])
                     }
@@ -502,7 +504,7 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         );
     }
     s.push_str("</svg>");
-    Ok(Value::from_safe_string(s))
+    Ok(Value::safe(s))
 }
 
 /// A step of 1, 2, 2.5 or 5 × 10ⁿ giving four to eight grid lines up to at least `top`, and the
@@ -536,10 +538,10 @@ mod tests {
         let lines: Vec<serde_json::Value> = (0..n)
             .map(|i| serde_json::json!({"label": format!("line {i}"), "ys": [0, 100 * (i + 1)]}))
             .collect();
-        Value::from(minijinja::value::Serde(serde_json::json!({
+        decide_lang::Value::from_serialize(&serde_json::json!({
             "title": "T", "x_axis": "hours", "y_axis": "CNY", "xs": [0, 720], "lines": lines,
             "point": {"x": 600, "y": 150, "label": "<here>"},
-        })))
+        }))
     }
 
     /// The `y` of every `<text class="legend...">` of `svg`, in order.
@@ -596,9 +598,9 @@ mod tests {
         let points: Vec<Value> = points
             .iter()
             .map(|&(x, y, mark)| {
-                Value::from(minijinja::value::Serde(serde_json::json!({
+                decide_lang::Value::from_serialize(&serde_json::json!({
                     "x": x, "y": y, "mark": mark, "label": format!("<{mark}>")
-                })))
+                }))
             })
             .collect();
         let mut map = serde_json::json!({
@@ -607,7 +609,7 @@ mod tests {
         if let Some(x) = limit {
             map["limit"] = serde_json::json!({"x": x, "label": "deadline"});
         }
-        Value::from(minijinja::value::Serde(map))
+        decide_lang::Value::from_serialize(&map)
     }
 
     #[test]
@@ -645,7 +647,7 @@ mod tests {
             "points": [{"x": 7920.0, "y": 1500.0, "mark": "chosen", "label": "box"}],
             "limit": {"y": 2500.0, "label": "peak"},
         });
-        let svg = scatter_chart(&Value::from(minijinja::value::Serde(&map)))
+        let svg = scatter_chart(&decide_lang::Value::from_serialize(&map))
             .unwrap()
             .to_string();
         // y runs to the peak above the point (0..2,500 in steps of 500), not to the point's 1,500.
@@ -669,7 +671,7 @@ mod tests {
         );
         assert!(svg.contains(">peak</text>"), "{svg}");
         map["limit"] = serde_json::json!({"x": 1.0, "y": 2.0, "label": "both"});
-        let e = scatter_chart(&Value::from(minijinja::value::Serde(&map)))
+        let e = scatter_chart(&decide_lang::Value::from_serialize(&map))
             .unwrap_err()
             .to_string();
         assert!(e.contains("one of `x` and `y`"), "{e}");

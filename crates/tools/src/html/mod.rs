@@ -16,7 +16,8 @@ mod chart;
 
 use std::fmt::Write as _;
 
-use minijinja::value::Value;
+use decide_lang::jinja::{from_jinja, to_jinja};
+use minijinja::Value;
 use minijinja::{AutoEscape, Environment, State};
 
 /// Adds the HTML memo's filters and functions to `env`: `md` and `cell` that escape for the
@@ -29,8 +30,12 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_filter("marks", marks);
     env.add_filter("wbr", wbr);
     env.add_filter("css_content", css_content);
-    env.add_function("line_chart", chart::line_chart);
-    env.add_function("scatter_chart", chart::scatter_chart);
+    env.add_function("line_chart", |v: &Value| {
+        chart::line_chart(&from_jinja(v)).map(|svg| to_jinja(&svg))
+    });
+    env.add_function("scatter_chart", |v: &Value| {
+        chart::scatter_chart(&from_jinja(v)).map(|svg| to_jinja(&svg))
+    });
 }
 
 /// Whether `state` renders HTML (a `.html.j2` template, or a macro it calls).
@@ -90,7 +95,7 @@ fn inert(text: &str) -> String {
 /// the Markdown memo and read back from its escapes in the HTML memo.
 fn md(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return decide_lang::md_filter(value);
+        return decide_lang::md_filter(&from_jinja(value)).map(|v| to_jinja(&v));
     }
     html_text(value, inert)
 }
@@ -129,7 +134,7 @@ fn rich(state: &State, text: &str) -> Value {
 /// through `md` instead, which leaves no mark for `marks` to find.
 fn cell(state: &State, value: &Value) -> Result<Value, minijinja::Error> {
     if !is_html(state) {
-        return decide_lang::cell_filter(value);
+        return decide_lang::cell_filter(&from_jinja(value)).map(|v| to_jinja(&v));
     }
     html_text(value, |text| {
         escape(&decide_engine::error::visible(text)).replace(['\n', '\r'], " ")

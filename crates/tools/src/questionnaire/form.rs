@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as J};
 
-use super::{Kind, Prompt, Texts, applies, offers_among};
+use super::{Prompt, QuestionKind, Texts, applies, offers_among};
 
 /// What a form posted: each field's name and the texts given under it, in order.
 pub type Posted = BTreeMap<String, Vec<String>>;
@@ -86,7 +86,7 @@ pub fn fill(
         J::Object(Map::new())
     };
     for prompt in prompts {
-        if !matches!(prompt.kind, Kind::Section) {
+        if !matches!(prompt.kind, QuestionKind::Section) {
             remove(&mut profile, &prompt.path);
         }
     }
@@ -99,7 +99,7 @@ pub fn fill(
         let answer = if applies {
             read(prompt, texts, posted, &mut profile)
         } else {
-            if matches!(prompt.kind, Kind::Section) {
+            if matches!(prompt.kind, QuestionKind::Section) {
                 remove(&mut profile, &prompt.path);
             }
             let mut answer = read(prompt, texts, posted, &mut J::Null);
@@ -127,7 +127,7 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
     };
     let mut value = None;
     match &prompt.kind {
-        Kind::Text {
+        QuestionKind::Text {
             nullable,
             max_chars,
         } => {
@@ -138,7 +138,7 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
             }
             answer.shown.insert(key, vec![text]);
         }
-        Kind::Number(rule) => {
+        QuestionKind::Number(rule) => {
             let text = first(&key).unwrap_or_default();
             match rule.check(&text) {
                 Ok(v) => {
@@ -149,12 +149,12 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
             }
             answer.shown.insert(key, vec![text]);
         }
-        Kind::Flag { default } => {
+        QuestionKind::Flag { default } => {
             let yes = first(&key).map_or(*default, |t| t == YES);
             value = Some(J::from(yes));
             answer.shown.insert(key, vec![yes_no(yes)]);
         }
-        Kind::Section => {
+        QuestionKind::Section => {
             let yes = first(&key).map_or_else(
                 || profile.pointer(&pointer(&prompt.path)).is_some(),
                 |t| t == YES,
@@ -171,7 +171,7 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
             }
             answer.shown.insert(key, vec![yes_no(yes)]);
         }
-        Kind::Choice { options, nullable } => {
+        QuestionKind::Choice { options, nullable } => {
             let picked = first(&key).filter(|t| options.iter().any(|(v, _)| v == t));
             let picked = match picked {
                 Some(p) => Some(p),
@@ -181,19 +181,19 @@ fn read(prompt: &Prompt, texts: &Texts, posted: &Posted, profile: &mut J) -> Ans
             value = picked.as_deref().map(J::from);
             answer.shown.insert(key, vec![picked.unwrap_or_default()]);
         }
-        Kind::Choices { options } => {
+        QuestionKind::Choices { options } => {
             let picked = picks(texts_of(&key), options.iter().map(|(v, _)| v));
             value = (!picked.is_empty()).then(|| J::from(picked.clone()));
             answer.shown.insert(key, picked);
         }
-        Kind::Offers { offers, among } => {
+        QuestionKind::Offers { offers, among } => {
             let allowed = offers_among(offers, among.as_deref(), profile);
             let picked = picks(texts_of(&key), allowed.iter().map(|(id, _)| id));
             value = (!picked.is_empty()).then(|| J::from(picked.clone()));
             answer.offers = Some(allowed.iter().map(|(id, _)| id.clone()).collect());
             answer.shown.insert(key, picked);
         }
-        Kind::Hours { offers, rule } => {
+        QuestionKind::Hours { offers, rule } => {
             value = read_hours(prompt, offers, rule, posted, &mut answer);
         }
     }
@@ -287,23 +287,23 @@ pub fn posted_from(prompts: &[Prompt], profile: &J) -> Posted {
             other => other.to_string(),
         };
         match (&prompt.kind, value) {
-            (Kind::Section, v) => {
+            (QuestionKind::Section, v) => {
                 posted.insert(key, vec![yes_no(v.is_some_and(J::is_object))]);
             }
-            (Kind::Flag { .. }, Some(v)) => {
+            (QuestionKind::Flag { .. }, Some(v)) => {
                 if let Some(yes) = v.as_bool() {
                     posted.insert(key, vec![yes_no(yes)]);
                 }
             }
-            (Kind::Choices { .. } | Kind::Offers { .. }, Some(J::Array(items))) => {
+            (QuestionKind::Choices { .. } | QuestionKind::Offers { .. }, Some(J::Array(items))) => {
                 posted.insert(key, items.iter().map(text).collect());
             }
-            (Kind::Hours { .. }, Some(J::Object(hours))) => {
+            (QuestionKind::Hours { .. }, Some(J::Object(hours))) => {
                 for (offer, v) in hours {
                     posted.insert(hours_name(prompt, offer), vec![text(v)]);
                 }
             }
-            (Kind::Choice { .. }, Some(J::Null)) => {
+            (QuestionKind::Choice { .. }, Some(J::Null)) => {
                 posted.insert(key, vec![String::new()]);
             }
             (_, Some(v)) if !v.is_object() && !v.is_array() && !v.is_null() => {

@@ -49,7 +49,7 @@ impl Texts {
         text
     }
 
-    /// A typed text answer checked as a question of [`Kind::Text`] asks it: the text trimmed,
+    /// A typed text answer checked as a question of [`QuestionKind::Text`] asks it: the text trimmed,
     /// `Ok(None)` when left empty where that may be, else what is wrong in these words.
     ///
     /// # Errors
@@ -96,7 +96,7 @@ impl Texts {
 
 /// How one question is asked and what its answer may be.
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub enum QuestionKind {
     /// Free text (`nullable`: may be left empty) of at most `max_chars` characters, where the
     /// field bounds it.
     Text {
@@ -233,7 +233,7 @@ pub struct Prompt {
     pub path: Vec<String>,
     pub ask: String,
     pub help: Option<String>,
-    pub kind: Kind,
+    pub kind: QuestionKind,
     /// Ask only when this expression over the answers so far (`profile`) is true.
     pub when: Option<String>,
 }
@@ -349,41 +349,41 @@ pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
                 unit: unit.clone(),
                 texts: Arc::clone(&texts),
             };
-            let text = || Kind::Text {
+            let text = || QuestionKind::Text {
                 nullable,
                 max_chars: field.max_length,
             };
             let kind = match &field.kind {
-                FieldKind::List(_) if q.offer => Kind::Offers {
+                FieldKind::List(_) if q.offer => QuestionKind::Offers {
                     offers: offers.clone(),
                     among: q
                         .among
                         .as_ref()
                         .map(|a| a.value.split('.').map(str::to_owned).collect()),
                 },
-                _ if q.offer => Kind::Choice {
+                _ if q.offer => QuestionKind::Choice {
                     options: offers.clone(),
                     nullable,
                 },
-                FieldKind::Enum(choices) => Kind::Choice {
+                FieldKind::Enum(choices) => QuestionKind::Choice {
                     options: options(choices),
                     nullable,
                 },
                 FieldKind::List(item) => match &**item {
-                    FieldKind::Enum(choices) => Kind::Choices {
+                    FieldKind::Enum(choices) => QuestionKind::Choices {
                         options: options(choices),
                     },
                     _ => text(),
                 },
-                FieldKind::Bool => Kind::Flag {
+                FieldKind::Bool => QuestionKind::Flag {
                     default: field.default.as_ref().and_then(J::as_bool).unwrap_or(false),
                 },
-                FieldKind::Number(bounds) => Kind::Number(number_rule(
+                FieldKind::Number(bounds) => QuestionKind::Number(number_rule(
                     bounds,
                     nullable,
                     field.default.as_ref().and_then(J::as_f64),
                 )),
-                FieldKind::Map(item) => Kind::Hours {
+                FieldKind::Map(item) => QuestionKind::Hours {
                     offers: offers.clone(),
                     rule: match &**item {
                         FieldKind::Number(bounds) => number_rule(bounds, true, None),
@@ -394,7 +394,7 @@ pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
                         ),
                     },
                 },
-                FieldKind::Object => Kind::Section,
+                FieldKind::Object => QuestionKind::Section,
                 FieldKind::String => text(),
             };
             Some(Prompt {
@@ -408,7 +408,7 @@ pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
         .collect()
 }
 
-/// The offers a [`Kind::Offers`] question may offer, given the answers so far: all of them, or
+/// The offers a [`QuestionKind::Offers`] question may offer, given the answers so far: all of them, or
 /// with `among` only the keys of that answered field (none when it is unanswered).
 #[must_use]
 pub fn offers_among<'o>(
@@ -451,7 +451,7 @@ mod tests {
         prompts(&policy, lang)
             .into_iter()
             .find_map(|p| match p.kind {
-                Kind::Number(rule) if p.path.join(".") == field => Some(rule),
+                QuestionKind::Number(rule) if p.path.join(".") == field => Some(rule),
                 _ => None,
             })
             .unwrap()

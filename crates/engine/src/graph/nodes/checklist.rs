@@ -1,7 +1,7 @@
 //! Checklist items: a contract point to confirm before signing (`text:`), always or under a
 //! condition (`when:`).
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use crate::decision::ChecklistOutcome;
 use crate::error::Result;

@@ -1,7 +1,7 @@
 //! Criteria: a named yes-or-no question about the profile (`when:`), with the sentence that
 //! explains each answer (`met:`, `not_met:`), listed in every decision record.
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use crate::decision::CriterionOutcome;
 use crate::error::Result;

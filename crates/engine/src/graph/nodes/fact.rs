@@ -1,8 +1,8 @@
 //! Facts: a named value computed by one expression (`expr:`) or given (`value:`), of a declared
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
+use decide_lang::Value;
 use decide_lang::types::Type;
-use minijinja::value::Value;
 
 use crate::error::Result;
 use crate::graph::model::{Body, Node};
@@ -87,7 +87,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                     )
                     .field(format!("{}.value", f.id.value)));
             }
-            Body::Constant(Value::from(minijinja::value::Serde(&v.value)))
+            Body::Constant(decide_lang::Value::from_serialize(&v.value))
         }
         _ => {
             return Err(policy

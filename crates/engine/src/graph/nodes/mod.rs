@@ -12,7 +12,7 @@ pub(crate) mod select;
 pub mod table;
 pub(crate) mod warning;
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use crate::decision::{ChecklistOutcome, CriterionOutcome, WarningOutcome};
 use crate::error::Result;

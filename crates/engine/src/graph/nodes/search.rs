@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use minijinja::value::{Value, ValueKind};
+use decide_lang::value::{Kind, Value};
 
 use crate::error::Result;
 use crate::graph::model::{Body, Node};
@@ -22,7 +22,7 @@ use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::ROOT_NAMES;
 use crate::policy::rules::Search;
 use decide_lang::Expr;
-use decide_lang::objects::Record;
+use decide_lang::value::Record;
 
 /// How the kind is drawn in `decide graph`: a hexagon.
 pub(crate) const SHAPE: Shape = Shape {
@@ -474,7 +474,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
             Lists::Over => &variable.over,
         };
         let list = self.eval(list_expr, locals)?;
-        if list.kind() != ValueKind::Seq {
+        if list.kind() != Kind::List {
             return Err(self.run.fail_expr(
                 list_expr,
                 self.node.id,
@@ -511,7 +511,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
         if at.is_none() {
             return Ok(false);
         }
-        if !matches!(at.kind(), ValueKind::Number | ValueKind::Seq) {
+        if !matches!(at.kind(), Kind::Number | Kind::List) {
             return Err(self.run.fail_expr(
                 bound,
                 self.node.id,
@@ -536,7 +536,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
         }
         let broken = self.broken(locals)?;
         let objective = self.objective(locals, broken)?;
-        let ranked = matches!(objective.kind(), ValueKind::Number | ValueKind::Seq);
+        let ranked = matches!(objective.kind(), Kind::Number | Kind::List);
         let less =
             |than: Option<&Value>| than.is_none_or(|t| order(&objective, t) == Ordering::Less);
         let candidate = || Candidate {
@@ -605,7 +605,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
         let s = self.s;
         for (i, c) in s.constraints.iter().enumerate() {
             let holds = self.eval(c, locals)?;
-            if holds.kind() != ValueKind::Bool {
+            if holds.kind() != Kind::Bool {
                 return Err(self.run.fail_expr(
                     c,
                     self.node.id,
@@ -629,7 +629,7 @@ impl<'r, 'g> Searcher<'r, 'g> {
     fn objective(&self, locals: &[Value], broken: Option<usize>) -> Result<Value> {
         let s = self.s;
         let objective = self.eval(&s.minimize, locals)?;
-        let ranked = matches!(objective.kind(), ValueKind::Number | ValueKind::Seq);
+        let ranked = matches!(objective.kind(), Kind::Number | Kind::List);
         if ranked || (broken.is_some() && objective.is_none()) {
             return Ok(objective);
         }

@@ -3,7 +3,7 @@
 //! is a `when:` expression, or, in a table that declares `inputs:`, one unary test per input
 //! (`cells:`), the inputs evaluated once per profile.
 
-use minijinja::value::{Value, ValueKind};
+use decide_lang::value::{Kind, Value};
 
 use serde_saphyr::Location;
 
@@ -465,10 +465,10 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, t: &TableBody<'_>) -> Res
 /// The trace's why: which row matched.
 pub(crate) fn explain(value: &Value) -> String {
     match value.get_attr("title") {
-        Ok(t) if !t.is_undefined() => {
-            format!("row `{}`: {t}", value.get_attr("id").unwrap_or_default())
+        t if !t.is_undefined() => {
+            format!("row `{}`: {t}", value.get_attr("id"))
         }
-        _ if value.kind() == ValueKind::Seq => {
+        _ if value.kind() == Kind::List => {
             format!("{} rows matched", value.len().unwrap_or(0))
         }
         _ => "no row matched".to_owned(),
@@ -583,5 +583,5 @@ fn row_value(row: &Row, lang: Lang) -> Value {
     for (k, v) in &row.then {
         map.insert(k.clone(), v.clone());
     }
-    Value::from(minijinja::value::Serde(map))
+    decide_lang::Value::from_serialize(&map)
 }

@@ -1,7 +1,7 @@
 //! Warnings: a condition (`when:`) under which the memo raises a message (`message:`) the
 //! buyer should read before deciding.
 
-use minijinja::value::Value;
+use decide_lang::Value;
 
 use crate::decision::WarningOutcome;
 use crate::error::Result;
