@@ -157,7 +157,10 @@ impl ser::Serializer for Serializer {
         Ok(Variant(name, self.serialize_seq(Some(len))?))
     }
     fn serialize_map(self, len: Option<usize>) -> Result<MapBuilder, SerializeError> {
-        Ok(MapBuilder(Map::with_capacity(len.unwrap_or(0)), None))
+        Ok(MapBuilder(
+            Map::with_capacity_and_hasher(len.unwrap_or(0), foldhash::fast::FixedState::default()),
+            None,
+        ))
     }
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<MapBuilder, SerializeError> {
         self.serialize_map(Some(len))
