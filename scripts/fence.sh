@@ -11,10 +11,12 @@
 # each output for each binary and exits 1 if any differs. Each binary's policy revision is
 # replaced by `REVISION` before hashing, so a change of the rules that decides the same is shown
 # identical (the revision is a hash of the rules' text). The records of 100,000 profiles take
-# about 2.7 GB under $TMPDIR and the run about 10 minutes on 2 cores.
+# about 2.7 GB under $TMPDIR and the run about 10 minutes on 2 cores. Where the records differ, the
+# first profile whose record differs is printed with both records' difference (`diff -u` of
+# the pretty-printed JSON), so a fence that fails says where to look.
 set -euo pipefail
-old=$1
-new=$2
+old=$(realpath "$1")
+new=$(realpath "$2")
 count=${3:-100000}
 memos=${4:-1000}
 as_of=${5:-2026-09-04}
@@ -38,6 +40,8 @@ hashes() {
     "$bin" batch "$work/memos.jsonl" --as-of "$as_of" --format md --out "$work/$side.md" 2> /dev/null || true
     "$bin" batch "$work/memos.jsonl" --as-of "$as_of" --format md --lang zh --out "$work/$side.zh.md" 2> /dev/null || true
     echo "records en $(masked "$bin" < "$work/$side.en.jsonl" | sha256sum | cut -c1-64)"
+    # One checksum a record, to find the first that differs.
+    masked "$bin" < "$work/$side.en.jsonl" | perl -MDigest::MD5=md5_hex -ne 'print md5_hex($_), "\n"' > "$work/$side.lines"
     echo "records zh $(masked "$bin" < "$work/$side.zh.jsonl" | sha256sum | cut -c1-64)"
     for memo in md zh.md; do
         echo "memos $memo $(cd "$work/$side.$memo" && find . -type f | LC_ALL=C sort | xargs cat | masked "$bin" | sha256sum | cut -c1-64) ($(find "$work/$side.$memo" -type f | wc -l) files)"
@@ -54,5 +58,18 @@ if cmp -s "$work/old.txt" "$work/new.txt"; then
 else
     echo "DIFFERENT"
     status=1
+    first=$(cmp "$work/old.lines" "$work/new.lines" 2> /dev/null | grep -o 'line [0-9]*' | cut -d' ' -f2 || true)
+    if [ -n "$first" ]; then
+        echo "first differing record: profile $first of the sample"
+        sed -n "${first}p" "$work/sample.jsonl" > "$work/first.jsonl"
+        cat "$work/first.jsonl"
+        for side in old new; do
+            bin=$old
+            [ "$side" = new ] && bin=$new
+            "$bin" batch "$work/first.jsonl" --as-of "$as_of" 2> /dev/null | masked "$bin" \
+                | python3 -m json.tool > "$work/first.$side.json" || true
+        done
+        diff -u "$work/first.old.json" "$work/first.new.json" | head -n 60 || true
+    fi
 fi
 exit $status
