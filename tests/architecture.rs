@@ -9,7 +9,8 @@
 //! the tools); the manifests are read, and `cargo tree` asked, to keep command-line crates out.
 //!
 //! Inside each library: no import cycle, no backward arrow, no type name twice. Every `.rs` file
-//! is read, comments and string literals are removed, and each file's references to the crate's
+//! is read into tokens (proc-macro2's lexer: comments and string literals are none) and items
+//! (syn), and each file's references to the crate's
 //! top-level modules (`crate::x::...`, `use crate::{x, y::z}`, `super::` chains that climb to the
 //! crate root) become arrows between modules: `graph/scope.rs` is module `graph`, `kind.rs` is
 //! `kind`, `lib.rs` is the crate root, shown as `crate`. A name the root re-exports
@@ -17,17 +18,14 @@
 //! (`crate::decide_with`) is an arrow to `crate`. Rust compiles a cycle between modules of one
 //! crate without a word, so this test is what keeps the layers inside a crate apart.
 //!
-//! The documentation: `README.md` stays an entry point of at most 250 lines (the rest is the
-//! manual in `docs/`), every relative link of the README and the manual leads to a file that
-//! exists (and to a heading of it, for a `#fragment` into a Markdown file), and the README's
-//! test command is the one `.ci/run` runs.
+//! The documentation's own checks are `tests/docs.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use petgraph::graphmap::DiGraphMap;
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
 /// A crate's root (`src/lib.rs`) as a node of its module graph.
 const ROOT: &str = "crate";
@@ -98,6 +96,16 @@ fn below_references(tokens: &[Token]) -> Vec<String> {
 
 /// Modules of the engine that import no other module of it: the vocabulary everything shares.
 const LEAVES: &[&str] = &["error", "kind", "lang", "revision"];
+
+/// The repository's root.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A text file of the repository, by its path from the root.
+fn repo_text(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
 
 /// A library crate whose top-level modules the scan reads.
 struct Library {
@@ -298,106 +306,6 @@ fn module_path(path: &str) -> Vec<String> {
     parts
 }
 
-/// The code of a Rust file with comments (doc comments included), string literals and
-/// character literals blanked out, so a `crate::x` in a sentence or a string is no arrow.
-fn code(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    while i < chars.len() {
-        let c = chars[i];
-        let start = i;
-        if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            loop {
-                if i >= chars.len() {
-                    break;
-                }
-                if chars[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            out.push(' ');
-        } else if (c == 'r' || (c == 'b' && at(i + 1) == 'r'))
-            && !is_ident(at(i.wrapping_sub(1)))
-            && raw_string_start(&chars, i).is_some()
-        {
-            let (hashes, open) = raw_string_start(&chars, i).unwrap_or_default();
-            i = open + 1;
-            while i < chars.len() {
-                if chars[i] == '"' && (1..=hashes).all(|k| at(i + k) == '#') {
-                    i += hashes + 1;
-                    break;
-                }
-                i += 1;
-            }
-            out.push_str("\"\"");
-        } else if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' && at(i + 1) == '\\' {
-            // '\n', '\'', '\u{1F600}'
-            i += 2;
-            while i < chars.len() && chars[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-            out.push_str("' '");
-        } else if c == '\'' && at(i + 2) == '\'' {
-            // 'x' (a lifetime `'a` has no closing quote after one character)
-            i += 3;
-            out.push_str("' '");
-        } else {
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        // What was blanked out keeps its line breaks, so line numbers stay right.
-        let skipped = chars[start..i.min(chars.len())].iter();
-        out.extend(skipped.filter(|&&c| c == '\n'));
-    }
-    out
-}
-
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// At `r"`, `r#"`, `br##"`...: the number of `#` and the index of the opening quote.
-fn raw_string_start(chars: &[char], mut i: usize) -> Option<(usize, usize)> {
-    if chars.get(i) == Some(&'b') {
-        i += 1;
-    }
-    if chars.get(i) != Some(&'r') {
-        return None;
-    }
-    i += 1;
-    let mut hashes = 0;
-    while chars.get(i) == Some(&'#') {
-        hashes += 1;
-        i += 1;
-    }
-    (chars.get(i) == Some(&'"')).then_some((hashes, i))
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
     Ident(String),
@@ -415,30 +323,41 @@ impl Token {
     }
 }
 
-/// Identifiers, `::` and single punctuation characters of code (numbers are identifiers too;
-/// no module is named like one).
-fn tokens(code: &str) -> Vec<Token> {
-    let chars: Vec<char> = code.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if is_ident(c) {
-            let start = i;
-            while i < chars.len() && is_ident(chars[i]) {
-                i += 1;
+/// Identifiers, `::` and punctuation of a file's code as the compiler reads them
+/// (proc-macro2's lexer): comments, doc comments, strings and characters are no tokens, so a
+/// `crate::x` in a sentence or a string is no arrow.
+fn tokens(text: &str) -> Vec<Token> {
+    fn flatten(stream: TokenStream, out: &mut Vec<Token>) {
+        let mut trees = stream.into_iter().peekable();
+        while let Some(tree) = trees.next() {
+            match tree {
+                TokenTree::Ident(i) => out.push(Token::Ident(i.to_string())),
+                TokenTree::Punct(p)
+                    if p.as_char() == ':'
+                        && p.spacing() == Spacing::Joint
+                        && matches!(trees.peek(), Some(TokenTree::Punct(q)) if q.as_char() == ':') =>
+                {
+                    trees.next();
+                    out.push(Token::PathSep);
+                }
+                TokenTree::Punct(p) => out.push(Token::Punct(p.as_char())),
+                TokenTree::Group(g) => {
+                    let ends = match g.delimiter() {
+                        Delimiter::Brace => Some(('{', '}')),
+                        Delimiter::Parenthesis => Some(('(', ')')),
+                        Delimiter::Bracket => Some(('[', ']')),
+                        Delimiter::None => None,
+                    };
+                    out.extend(ends.map(|(open, _)| Token::Punct(open)));
+                    flatten(g.stream(), out);
+                    out.extend(ends.map(|(_, close)| Token::Punct(close)));
+                }
+                TokenTree::Literal(_) => {}
             }
-            out.push(Token::Ident(chars[start..i].iter().collect()));
-        } else if c == ':' && chars.get(i + 1) == Some(&':') {
-            out.push(Token::PathSep);
-            i += 2;
-        } else {
-            if !c.is_whitespace() {
-                out.push(Token::Punct(c));
-            }
-            i += 1;
         }
     }
+    let mut out = Vec::new();
+    flatten(text.parse().expect("a library file lexes"), &mut out);
     out
 }
 
@@ -602,7 +521,7 @@ type ModuleGraph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 fn module_graph(files: &[SourceFile]) -> ModuleGraph {
     let parsed: Vec<(&SourceFile, Vec<String>, Vec<Token>)> = files
         .iter()
-        .map(|f| (f, module_path(&f.path), tokens(&code(&f.text))))
+        .map(|f| (f, module_path(&f.path), tokens(&f.text)))
         .collect();
     let modules: BTreeSet<String> = parsed
         .iter()
@@ -753,55 +672,48 @@ fn render(graph: &ModuleGraph) -> String {
     out
 }
 
-/// Struct, enum, union, type alias and trait definitions: (name, `file:line`). An associated
-/// type (`type Item = u8;` in an `impl` or a `trait`) defines no type of its own.
+/// Struct, enum, union, type alias and trait definitions: (name, `file:line`), in modules and
+/// function bodies too (syn's items). An associated type (`type Item = u8;` in an `impl` or a
+/// `trait`) defines no type of its own.
 fn type_definitions(file: &SourceFile) -> Vec<(String, String)> {
-    let code = code(&file.text);
-    let mut found = Vec::new();
-    // Per open brace: does it open an `impl` or `trait` block?
-    let mut blocks: Vec<bool> = Vec::new();
-    let mut header_is_impl = false;
-    let mut line = 1;
-    let mut word = String::new();
-    let mut expect_name: Option<&str> = None;
-    for c in code.chars().chain([' ']) {
-        if is_ident(c) {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            if let Some(keyword) = expect_name.take() {
-                let associated = keyword == "type" && blocks.last() == Some(&true);
-                if !associated {
-                    found.push((word.clone(), format!("{}:{line}", file.place())));
-                }
-            }
-            match word.as_str() {
-                "struct" | "enum" | "union" | "trait" | "type" => {
-                    expect_name = Some(if word == "type" { "type" } else { "item" });
-                    if word == "trait" {
-                        header_is_impl = true;
+    fn walk(items: &[syn::Item], place: &str, out: &mut Vec<(String, String)>) {
+        for item in items {
+            let ident = match item {
+                syn::Item::Struct(i) => &i.ident,
+                syn::Item::Enum(i) => &i.ident,
+                syn::Item::Union(i) => &i.ident,
+                syn::Item::Type(i) => &i.ident,
+                syn::Item::Trait(i) => &i.ident,
+                syn::Item::Mod(m) => {
+                    if let Some((_, items)) = &m.content {
+                        walk(items, place, out);
                     }
+                    continue;
                 }
-                "impl" => header_is_impl = true,
-                _ => {}
-            }
-            word.clear();
-        }
-        match c {
-            '\n' => line += 1,
-            '{' => {
-                blocks.push(header_is_impl);
-                header_is_impl = false;
-            }
-            '}' => {
-                blocks.pop();
-                header_is_impl = false;
-            }
-            ';' => header_is_impl = false,
-            _ => {}
+                syn::Item::Fn(f) => {
+                    let inner: Vec<syn::Item> = f
+                        .block
+                        .stmts
+                        .iter()
+                        .filter_map(|s| match s {
+                            syn::Stmt::Item(i) => Some(i.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    walk(&inner, place, out);
+                    continue;
+                }
+                _ => continue,
+            };
+            out.push((
+                ident.to_string(),
+                format!("{place}:{}", ident.span().start().line),
+            ));
         }
     }
+    let parsed = syn::parse_file(&file.text).expect("a library file parses");
+    let mut found = Vec::new();
+    walk(&parsed.items, &file.place(), &mut found);
     found
 }
 
@@ -1204,214 +1116,5 @@ fn the_type_scan_ignores_associated_types() {
     assert_eq!(
         duplicates["Item"],
         ["crates/engine/src/a.rs:1", "crates/engine/src/b.rs:1"]
-    );
-}
-
-/// The README is where a newcomer starts: what `decide` is, how to install and run it, the
-/// profile at a glance and links. Everything else belongs in the manual (`docs/`).
-const README_MAX_LINES: usize = 250;
-
-/// The repository's root.
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A text file of the repository, by its path from the root.
-fn repo_text(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// The README and every Markdown file of `docs/`, in path order.
-fn documentation_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/")
-        .map(|entry| entry.expect("a folder entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "md"))
-        .collect();
-    files.sort();
-    files.insert(0, root().join("README.md"));
-    files
-}
-
-/// Every link and image of a Markdown text: (line, target). Links in code are not links.
-fn link_targets(text: &str) -> Vec<(usize, String)> {
-    Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES)
-        .into_offset_iter()
-        .filter_map(|(event, range)| match event {
-            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                let line = text[..range.start].matches('\n').count() + 1;
-                Some((line, dest_url.into_string()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// The anchors of a Markdown text's headings, as GitHub makes them: the heading's text in
-/// lower case, spaces as `-`, punctuation other than `-` and `_` left out, `-1`, `-2`, ... after
-/// a repeated one.
-fn heading_anchors(text: &str) -> BTreeSet<String> {
-    let mut anchors = BTreeSet::new();
-    let mut heading: Option<String> = None;
-    for event in Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES) {
-        match event {
-            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
-            Event::Text(t) | Event::Code(t) => {
-                if let Some(h) = heading.as_mut() {
-                    h.push_str(&t);
-                }
-            }
-            Event::End(TagEnd::Heading(_)) => {
-                let title = heading.take().unwrap_or_default();
-                let slug: String = title
-                    .to_lowercase()
-                    .chars()
-                    .filter_map(|c| match c {
-                        ' ' => Some('-'),
-                        c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-                        _ => None,
-                    })
-                    .collect();
-                let mut anchor = slug.clone();
-                let mut n = 0;
-                while anchors.contains(&anchor) {
-                    n += 1;
-                    anchor = format!("{slug}-{n}");
-                }
-                anchors.insert(anchor);
-            }
-            _ => {}
-        }
-    }
-    anchors
-}
-
-/// The relative links of `text` (the Markdown file at `file`) that lead nowhere: to no file, or
-/// to a `#fragment` no heading of the Markdown file it names has. Web links are not followed.
-fn broken_links(file: &Path, text: &str) -> Vec<String> {
-    let shown = file.strip_prefix(root()).unwrap_or(file).display();
-    let mut broken = Vec::new();
-    for (line, target) in link_targets(text) {
-        let scheme = target.split_once(':').is_some_and(|(s, _)| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        });
-        if scheme {
-            continue;
-        }
-        let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
-        let anchors = if path.is_empty() {
-            heading_anchors(text)
-        } else {
-            let resolved = file.parent().expect("a file's folder").join(path);
-            if !resolved.exists() {
-                broken.push(format!("{shown}:{line}: `{target}`: no such file"));
-                continue;
-            }
-            if fragment.is_empty() || resolved.extension().is_none_or(|e| e != "md") {
-                continue;
-            }
-            heading_anchors(&std::fs::read_to_string(&resolved).expect("a link's file"))
-        };
-        if !anchors.contains(fragment) {
-            broken.push(format!(
-                "{shown}:{line}: `{target}`: no heading `#{fragment}` (it has: {})",
-                anchors.into_iter().collect::<Vec<_>>().join(", ")
-            ));
-        }
-    }
-    broken
-}
-
-#[test]
-fn the_readme_is_short() {
-    let lines = repo_text("README.md").lines().count();
-    assert!(
-        lines <= README_MAX_LINES,
-        "README.md has {lines} lines, more than {README_MAX_LINES}: move the detail into the \
-         manual (docs/) and link it"
-    );
-}
-
-#[test]
-fn every_relative_link_of_the_documentation_leads_somewhere() {
-    let files = documentation_files();
-    assert!(
-        files.len() > 2,
-        "the README and the manual's files: {files:?}"
-    );
-    let broken: Vec<String> = files
-        .iter()
-        .flat_map(|file| {
-            let text = std::fs::read_to_string(file).expect("a documentation file");
-            broken_links(file, &text)
-        })
-        .collect();
-    assert!(
-        broken.is_empty(),
-        "links that lead nowhere:\n{}",
-        broken.join("\n")
-    );
-}
-
-#[test]
-fn the_link_check_finds_a_broken_link_in_a_small_input() {
-    let file = root().join("docs/example.md");
-    let text = "# A page\n\n## The part's `name`\n\n[ok](source.md), [ok](../README.md), \
-                [ok](#the-parts-name), ![ok](memo.en.png), [web](https://example.com/x.md)\n\
-                \n`[code](missing-in-code.md)`\n\n```\n[block](missing-in-block.md)\n```\n\n\
-                | a | b |\n|---|---|\n| [gone](missing.md) | [bad](source.md#no-such-part) |\n";
-    let broken = broken_links(&file, text);
-    assert_eq!(broken.len(), 2, "{broken:#?}");
-    assert!(
-        broken[0].starts_with("docs/example.md:15: `missing.md`: no such file"),
-        "{broken:#?}"
-    );
-    assert!(
-        broken[1].starts_with("docs/example.md:15: `source.md#no-such-part`: no heading"),
-        "{broken:#?}"
-    );
-    assert_eq!(
-        heading_anchors("# A\n## Why\n## Why\n## The policy owner's `decide test`\n"),
-        BTreeSet::from(["a", "why", "why-1", "the-policy-owners-decide-test"].map(str::to_owned))
-    );
-}
-
-#[test]
-fn ci_runs_the_readmes_test_command() {
-    let readme = repo_text("README.md");
-    let section = readme
-        .split_once("\n## Two commands on a fresh machine\n")
-        .map(|(_, rest)| rest)
-        .expect("README.md has a section \"Two commands on a fresh machine\"");
-    let block = section
-        .split("```")
-        .nth(1)
-        .expect("the section opens with a code block");
-    let commands: Vec<&str> = block
-        .lines()
-        .skip(1)
-        .map(|line| {
-            line.split_once(" #")
-                .map_or(line, |(command, _)| command)
-                .trim()
-        })
-        .filter(|line| !line.is_empty())
-        .collect();
-    assert_eq!(commands.len(), 2, "two commands: {commands:?}");
-    let example = commands[0];
-    assert!(example.starts_with("cargo run --release -- "), "{example}");
-    let profile = example.rsplit(' ').next().expect("a profile");
-    assert!(
-        root().join(profile).is_file(),
-        "the README's example {profile} exists"
-    );
-    let test = commands[1];
-    assert!(test.starts_with("cargo test"), "{test}");
-    let ci = repo_text(".ci/run");
-    assert!(
-        ci.lines().any(|line| line.trim() == test),
-        "`.ci/run` runs the README's test command `{test}` on a line of its own:\n{ci}"
     );
 }

@@ -23,6 +23,7 @@ mod batch;
 mod bounds;
 mod cli;
 mod diff;
+mod docs;
 mod examples;
 mod graph;
 mod html;

@@ -251,6 +251,52 @@ fn tables_and_selects_give_a_type() {
     assert_snapshot!(err);
 }
 
+/// Records know their fields: a select's items mapped by a map literal and a search's record
+/// (read per offer) are records, so a field none of them has is refused when the rules load,
+/// with the fields it has and the nearest one, and a field's own type (a search's `searched`
+/// is a number) is checked where it is used. (A select's mapped values are not typed yet: the
+/// nodes are compiled in file order, not in the order they read each other.)
+#[test]
+fn a_records_fields_are_known() {
+    for (file, from, to, wanted) in [
+        (
+            "checklist.yaml",
+            "rival_quotes[0].more_cny | abs,",
+            "rival_quotes[0].more_cyn | abs,",
+            [
+                "has no field `more_cyn`",
+                "did you mean `more_cny`?",
+                "checklist.yaml:37:",
+            ],
+        ),
+        (
+            "sizing.yaml",
+            "and count_search[offer.id].best.wall is not none",
+            "and count_search[offer.id].bets is not none",
+            [
+                "has no field `bets`",
+                "did you mean `best`?",
+                "sizing.yaml:216:",
+            ],
+        ),
+        (
+            "sizing.yaml",
+            "and count_search[offer.id].best.wall is not none",
+            "and count_search[offer.id].searched | join(', ') != ''",
+            [
+                "this is a number and cannot go through `join`",
+                "it joins a list",
+                "sizing.yaml:216:",
+            ],
+        ),
+    ] {
+        let err = edited_error(&[(file, from, to)]);
+        for w in wanted {
+            assert!(err.contains(w), "{to}: {w}\n{err}");
+        }
+    }
+}
+
 #[test]
 fn texts_that_do_not_compile_name_file_node_and_line() {
     let rules = common::edited_rules(&[(

@@ -10,42 +10,119 @@
 //! (`anything`), nothing is assumed and nothing is refused; the check at run time still stands
 //! behind it.
 
+use std::sync::Arc;
+
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
 use super::lexer::SyntaxError;
 
-/// A rule value's type, as far as the rules declare it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A rule value's type, as far as the rules declare it: structural, so a list knows its items',
+/// a record its fields and a per-offer map its values' types.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Type {
     /// Not declared: any value.
     Any,
     Bool,
     Number,
     Text,
+    Null,
+    /// A list of items of a type (`List(Any)`: of anything).
+    List(Arc<Type>),
+    /// A map of keys not known when the rules load.
+    Map,
+    /// A map of known fields ([`RecordType`]).
+    Record(Arc<RecordType>),
+    /// A map by offer id (a per-offer fact, select or search) of values of a type: what
+    /// `fact[offer.id]` gives.
+    PerOffer(Arc<Type>),
+    /// A catalog offer: its fields are typed as the catalog's offers have them.
+    Offer,
+    /// A value of a type, or none: what a table without a default row or a select that picks
+    /// the first item gives where nothing is chosen.
+    Nullable(Arc<Type>),
+}
+
+/// The fields of a map known when the rules load, each with its type. A closed record has no
+/// other field (a map literal's, a search's), so reading another is an error at load; an open
+/// one may (a table's row, whose rows give different fields).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordType {
+    pub fields: Vec<(Box<str>, Type)>,
+    pub closed: bool,
+}
+
+/// What kind of value a type is, for the checks that ask only that (an operator's operands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeKind {
+    Bool,
+    Number,
+    Text,
+    Null,
     List,
     Map,
-    /// A map, or none: what a table without a default row or a select that picks the first
-    /// item gives where nothing is chosen.
-    MapOrNone,
-    Null,
 }
 
 impl Type {
+    /// A list of anything.
+    #[must_use]
+    pub fn list() -> Type {
+        Type::List(Arc::new(Type::Any))
+    }
+
+    /// A list of items of `item`.
+    #[must_use]
+    pub fn list_of(item: Type) -> Type {
+        Type::List(Arc::new(item))
+    }
+
+    /// A map or none: a chosen row or item.
+    #[must_use]
+    pub fn map_or_none() -> Type {
+        Type::Nullable(Arc::new(Type::Map))
+    }
+
+    /// A record of `fields`.
+    #[must_use]
+    pub fn record(fields: Vec<(Box<str>, Type)>, closed: bool) -> Type {
+        Type::Record(Arc::new(RecordType { fields, closed }))
+    }
+
+    /// What kind of value the type is (`None`: any, or a value or none).
+    #[must_use]
+    pub fn shape(&self) -> Option<TypeKind> {
+        Some(match self {
+            Type::Any | Type::Nullable(_) => return None,
+            Type::Bool => TypeKind::Bool,
+            Type::Number => TypeKind::Number,
+            Type::Text => TypeKind::Text,
+            Type::Null => TypeKind::Null,
+            Type::List(_) => TypeKind::List,
+            Type::Map | Type::Record(_) | Type::PerOffer(_) | Type::Offer => TypeKind::Map,
+        })
+    }
+
+    /// Whether the type is a map or none (a chosen row or item).
+    #[must_use]
+    pub fn is_map_or_none(&self) -> bool {
+        matches!(self, Type::Nullable(t) if t.shape() == Some(TypeKind::Map))
+    }
+
     /// How an error names a value of the type.
     #[must_use]
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> String {
         match self {
-            Type::Any => "anything",
-            Type::Bool => "true or false",
-            Type::Number => "a number",
-            Type::Text => "text",
-            Type::List => "a list",
-            Type::Map => "a map",
-            Type::MapOrNone => "a map or none",
-            Type::Null => "none",
+            Type::Any => "anything".to_owned(),
+            Type::Bool => "true or false".to_owned(),
+            Type::Number => "a number".to_owned(),
+            Type::Text => "text".to_owned(),
+            Type::List(_) => "a list".to_owned(),
+            Type::Map | Type::Record(_) | Type::PerOffer(_) | Type::Offer => "a map".to_owned(),
+            Type::Nullable(t) => format!("{} or none", t.name()),
+            Type::Null => "none".to_owned(),
         }
     }
 
-    /// The type of a JSON value (a constant fact's `value:`).
+    /// The type of a JSON value (a constant fact's `value:`): a list's items' where they all
+    /// have one, an object's fields (a closed record).
     #[must_use]
     pub fn of_json(value: &serde_json::Value) -> Type {
         match value {
@@ -53,21 +130,103 @@ impl Type {
             serde_json::Value::Bool(_) => Type::Bool,
             serde_json::Value::Number(_) => Type::Number,
             serde_json::Value::String(_) => Type::Text,
-            serde_json::Value::Array(_) => Type::List,
-            serde_json::Value::Object(_) => Type::Map,
+            serde_json::Value::Array(items) => {
+                Type::list_of(common(items.iter().map(Type::of_json)))
+            }
+            serde_json::Value::Object(fields) => Type::record(
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.as_str().into(), Type::of_json(v)))
+                    .collect(),
+                true,
+            ),
         }
     }
 
-    fn known(self) -> bool {
-        self != Type::Any
+    /// The type with every record in it open: for values whose fields vary (a catalog offer's,
+    /// a table row's), where a field missing from the ones seen may still be read.
+    #[must_use]
+    pub fn opened(&self) -> Type {
+        match self {
+            Type::Record(r) => Type::record(
+                r.fields
+                    .iter()
+                    .map(|(f, t)| (f.clone(), t.opened()))
+                    .collect(),
+                false,
+            ),
+            Type::List(t) => Type::list_of(t.opened()),
+            Type::PerOffer(t) => Type::PerOffer(Arc::new(t.opened())),
+            Type::Nullable(t) => Type::Nullable(Arc::new(t.opened())),
+            t => t.clone(),
+        }
     }
 
-    /// Whether a value of this type may stand where `wanted` is needed (a map or none where a
-    /// map is: some profiles give the map).
-    fn fits(self, wanted: &[Type]) -> bool {
-        !self.known()
-            || wanted.contains(&self)
-            || (self == Type::MapOrNone && wanted.contains(&Type::Map))
+    fn known(&self) -> bool {
+        *self != Type::Any
+    }
+
+    /// Whether a value of this type may stand where one of `wanted` is needed (a map or none
+    /// where a map is: some profiles give the map).
+    fn fits(&self, wanted: &[TypeKind]) -> bool {
+        match self {
+            Type::Any => true,
+            Type::Nullable(t) => {
+                t.shape() == Some(TypeKind::Map) && wanted.contains(&TypeKind::Map)
+            }
+            t => t.shape().is_some_and(|s| wanted.contains(&s)),
+        }
+    }
+
+    /// The type of field `name` of a value of this type, where the type knows it; `Err` with
+    /// the fields it has where it knows there is no such field.
+    fn field(&self, name: &str) -> Result<Type, Vec<&str>> {
+        match self {
+            Type::Record(r) => match r.fields.iter().find(|(f, _)| &**f == name) {
+                Some((_, t)) => Ok(t.clone()),
+                None if r.closed => Err(r.fields.iter().map(|(f, _)| &**f).collect()),
+                None => Ok(Type::Any),
+            },
+            Type::Nullable(t) => t.field(name),
+            _ => Ok(Type::Any),
+        }
+    }
+}
+
+/// The type all of `types` have in common (`Any` for none).
+#[must_use]
+pub fn common(mut types: impl Iterator<Item = Type>) -> Type {
+    let Some(first) = types.next() else {
+        return Type::Any;
+    };
+    types.fold(first, |a, b| unify(&a, &b))
+}
+
+/// The most a value of type `a` or of type `b` is known to be: the type itself where they are
+/// the same; the fields both records have (an open record); a list or per-offer map of what
+/// their items have in common; a map where both are maps; else anything.
+#[must_use]
+pub fn unify(a: &Type, b: &Type) -> Type {
+    if a == b {
+        return a.clone();
+    }
+    match (a, b) {
+        (Type::Record(left), Type::Record(right)) => Type::record(
+            left.fields
+                .iter()
+                .filter_map(|(field, t)| {
+                    let (_, other) = right.fields.iter().find(|(g, _)| g == field)?;
+                    Some((field.clone(), unify(t, other)))
+                })
+                .collect(),
+            false,
+        ),
+        (Type::List(left), Type::List(right)) => Type::list_of(unify(left, right)),
+        (Type::PerOffer(left), Type::PerOffer(right)) => {
+            Type::PerOffer(Arc::new(unify(left, right)))
+        }
+        _ if a.shape() == Some(TypeKind::Map) && b.shape() == Some(TypeKind::Map) => Type::Map,
+        _ => Type::Any,
     }
 }
 
@@ -80,10 +239,6 @@ pub trait Names {
     /// # Errors
     /// Why no value has the path, in the language's words.
     fn path(&self, path: &str) -> Result<Option<Type>, Unknown>;
-
-    /// The type of the values of node `name`, a map by offer id (a per-offer fact or
-    /// select), where it declares one: what `name[offer.id]` gives.
-    fn per_offer(&self, name: &str) -> Option<Type>;
 }
 
 /// A path no value has: what to say, and what to write instead.
@@ -122,22 +277,23 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
         TermKind::Var(n) => declared(n)?.unwrap_or(Type::Any),
         TermKind::Attr(e, field) => {
             let t = ty(e)?;
-            if !t.fits(&[Type::Map]) {
+            if !t.fits(&[TypeKind::Map]) {
                 return Err(wrong(
                     e,
-                    t,
+                    &t,
                     &format!("has no field `{field}`: only a map or an offer has fields"),
                 ));
             }
-            Type::Any
+            t.field(field)
+                .map_err(|fields| no_field(e, &t, field, &fields))?
         }
-        TermKind::Item(e, key) => item(e, key, ty(e)?, ty(key)?, names)?,
+        TermKind::Item(e, key) => item(e, key, &ty(e)?, &ty(key)?)?,
         TermKind::Unary(UnaryOp::Not, e) => {
             ty(e)?;
             Type::Bool
         }
-        TermKind::Unary(UnaryOp::Neg, e) => number(e, ty(e)?, "cannot be negated")?,
-        TermKind::Binary(op, l, r) => binary(*op, l, r, ty(l)?, ty(r)?)?,
+        TermKind::Unary(UnaryOp::Neg, e) => number(e, &ty(e)?, "cannot be negated")?,
+        TermKind::Binary(op, l, r) => binary(*op, l, r, &ty(l)?, &ty(r)?)?,
         TermKind::If { test, yes, no } => {
             ty(test)?;
             let yes = ty(yes)?;
@@ -147,17 +303,27 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             }
         }
         TermKind::List(items) => {
-            for item in items {
-                ty(item)?;
-            }
-            Type::List
+            let types = items.iter().map(ty).collect::<Result<Vec<_>, _>>()?;
+            Type::list_of(common(types.into_iter()))
         }
         TermKind::Map(pairs) => {
+            let mut fields: Vec<(Box<str>, Type)> = Vec::new();
+            let mut record = true;
             for (k, v) in pairs {
                 ty(k)?;
-                ty(v)?;
+                let v = ty(v)?;
+                match &k.kind {
+                    TermKind::Lit(Lit::Str(key)) if !fields.iter().any(|(f, _)| f == key) => {
+                        fields.push((key.clone(), v));
+                    }
+                    _ => record = false,
+                }
             }
-            Type::Map
+            if record {
+                Type::record(fields, true)
+            } else {
+                Type::Map
+            }
         }
         TermKind::Filter {
             name: filter,
@@ -165,7 +331,7 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             args,
         } => {
             let args = args.iter().map(ty).collect::<Result<Vec<_>, _>>()?;
-            filtered(&filter.text, subject, ty(subject)?, &args)?
+            filtered(&filter.text, subject, &ty(subject)?, &args)?
         }
         TermKind::Test { subject, .. } => {
             ty(subject)?;
@@ -181,48 +347,66 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
 /// What calling `function` on `args` gives: `days_between` takes dates (text), the others
 /// numbers; `range` gives a list, the others a number.
 fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, SyntaxError> {
-    let wanted = if function == "days_between" {
-        Type::Text
+    let (wanted, name) = if function == "days_between" {
+        (TypeKind::Text, "text")
     } else {
-        Type::Number
+        (TypeKind::Number, "a number")
     };
     for arg in args {
         let t = infer(arg, names)?;
         if !t.fits(&[wanted]) {
             return Err(wrong(
                 arg,
-                t,
-                &format!("cannot go to `{function}`: it takes {}", wanted.name()),
+                &t,
+                &format!("cannot go to `{function}`: it takes {name}"),
             ));
         }
     }
     Ok(if function == "range" {
-        Type::List
+        Type::list_of(Type::Number)
     } else {
         Type::Number
     })
 }
 
-/// What `e[key]` gives, `e` of type `t` and `key` of type `k`: a per-offer node's value where
-/// the key is an offer's id (`fact[offer.id]`), else undeclared.
-fn item(e: &Term, key: &Term, t: Type, k: Type, names: &dyn Names) -> Result<Type, SyntaxError> {
-    if !t.fits(&[Type::Map, Type::List, Type::Text]) {
+/// What `e[key]` gives, `e` of type `t` and `key` of type `k`: a list's item, a record's field
+/// by a constant key, a per-offer node's value where the key is an offer's id
+/// (`fact[offer.id]`); else undeclared.
+fn item(e: &Term, key: &Term, t: &Type, k: &Type) -> Result<Type, SyntaxError> {
+    if !t.fits(&[TypeKind::Map, TypeKind::List, TypeKind::Text]) {
         return Err(wrong(e, t, "cannot be read with `[ ]`"));
     }
-    if t == Type::List && !k.fits(&[Type::Number]) {
+    if t.shape() == Some(TypeKind::List) && !k.fits(&[TypeKind::Number]) {
         return Err(wrong(key, k, "cannot index a list: a position is a number"));
     }
     let by_offer_id = matches!(&key.kind, TermKind::Attr(item, field)
         if &**field == "id" && item.path().is_some());
-    Ok(match &e.kind {
-        TermKind::Var(n) if by_offer_id => names.per_offer(n).unwrap_or(Type::Any),
+    Ok(match (t, &key.kind) {
+        (Type::List(item), _) => (**item).clone(),
+        (Type::PerOffer(value), _) if by_offer_id => (**value).clone(),
+        (Type::Record(_), TermKind::Lit(Lit::Str(field))) => t
+            .field(field)
+            .map_err(|fields| no_field(key, t, field, &fields))?,
         _ => Type::Any,
     })
 }
 
+/// The error for reading `field` of a record that has only `fields`.
+fn no_field(term: &Term, t: &Type, field: &str, fields: &[&str]) -> SyntaxError {
+    let help = match crate::message::suggest(field, fields.iter().copied()) {
+        Some(near) => format!("did you mean `{near}`? it has {}", fields.join(", ")),
+        None => format!("it has {}", fields.join(", ")),
+    };
+    SyntaxError {
+        message: format!("this is {} and has no field `{field}`", t.name()),
+        span: term.span.clone(),
+        help: Some(help),
+    }
+}
+
 /// What filter `filter` gives for `subject` (of type `s`) and arguments of types `args`.
-fn filtered(filter: &str, subject: &Term, s: Type, args: &[Type]) -> Result<Type, SyntaxError> {
-    let takes = |wanted: &[Type], what: &str| {
+fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Type, SyntaxError> {
+    let takes = |wanted: &[TypeKind], what: &str| {
         if s.fits(wanted) {
             Ok(())
         } else {
@@ -235,56 +419,63 @@ fn filtered(filter: &str, subject: &Term, s: Type, args: &[Type]) -> Result<Type
     };
     Ok(match filter {
         "abs" | "round" => {
-            takes(&[Type::Number], "it takes a number")?;
+            takes(&[TypeKind::Number], "it takes a number")?;
             Type::Number
         }
         "cny" | "num" | "pct" | "hours" | "plural" => {
-            takes(&[Type::Number], "it writes a number")?;
+            takes(&[TypeKind::Number], "it writes a number")?;
             Type::Text
         }
         "length" | "count" => {
             takes(
-                &[Type::List, Type::Map, Type::Text],
+                &[TypeKind::List, TypeKind::Map, TypeKind::Text],
                 "it counts a list, a map or text",
             )?;
             Type::Number
         }
         "join" => {
-            takes(&[Type::List], "it joins a list")?;
+            takes(&[TypeKind::List], "it joins a list")?;
             Type::Text
         }
         "each" => {
-            takes(&[Type::List], "it goes over a list")?;
-            Type::List
+            takes(&[TypeKind::List], "it goes over a list")?;
+            Type::list()
         }
         "list" => {
             takes(
-                &[Type::List, Type::Map, Type::Text],
+                &[TypeKind::List, TypeKind::Map, TypeKind::Text],
                 "it lists a list, a map or text",
             )?;
-            Type::List
+            match s {
+                Type::List(_) => s.clone(),
+                Type::Text => Type::list_of(Type::Text),
+                _ => Type::list(),
+            }
         }
         "max" | "min" => {
-            takes(&[Type::List], "it reads a list")?;
-            Type::Any
+            takes(&[TypeKind::List], "it reads a list")?;
+            match s {
+                Type::List(item) if **item == Type::Number => Type::Number,
+                _ => Type::Any,
+            }
         }
         "md" | "cell" => {
-            takes(&[Type::Text], "it escapes text")?;
+            takes(&[TypeKind::Text], "it escapes text")?;
             Type::Text
         }
         "brief" => Type::Text,
         // `default` gives its value, or the fallback where the value is undefined.
         _ => match args.first() {
-            Some(&fallback) if fallback == s => s,
+            Some(fallback) if fallback == s => s.clone(),
             _ => Type::Any,
         },
     })
 }
 
-fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, SyntaxError> {
+fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type, SyntaxError> {
     Ok(match op {
         BinaryOp::And | BinaryOp::Or => {
-            if lt == Type::Bool && rt == Type::Bool {
+            if *lt == Type::Bool && *rt == Type::Bool {
                 Type::Bool
             } else {
                 Type::Any
@@ -292,7 +483,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, 
         }
         BinaryOp::Eq | BinaryOp::Ne => Type::Bool,
         BinaryOp::Lt | BinaryOp::Lte | BinaryOp::Gt | BinaryOp::Gte => {
-            let ordered = [Type::Number, Type::Text];
+            let ordered = [TypeKind::Number, TypeKind::Text];
             for (side, t) in [(l, lt), (r, rt)] {
                 if !t.fits(&ordered) {
                     return Err(wrong(
@@ -305,7 +496,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, 
                     ));
                 }
             }
-            if lt.known() && rt.known() && lt != rt {
+            if lt.known() && rt.known() && lt.shape() != rt.shape() {
                 return Err(wrong(
                     r,
                     rt,
@@ -315,7 +506,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, 
             Type::Bool
         }
         BinaryOp::In | BinaryOp::NotIn => {
-            if !rt.fits(&[Type::List, Type::Map, Type::Text]) {
+            if !rt.fits(&[TypeKind::List, TypeKind::Map, TypeKind::Text]) {
                 return Err(wrong(
                     r,
                     rt,
@@ -328,13 +519,18 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, 
             Type::Bool
         }
         BinaryOp::Concat => Type::Text,
-        BinaryOp::Add if lt == Type::List || rt == Type::List => {
+        BinaryOp::Add
+            if lt.shape() == Some(TypeKind::List) || rt.shape() == Some(TypeKind::List) =>
+        {
             for (side, t) in [(l, lt), (r, rt)] {
-                if !t.fits(&[Type::List]) {
+                if !t.fits(&[TypeKind::List]) {
                     return Err(wrong(side, t, "cannot be added to a list"));
                 }
             }
-            Type::List
+            match (lt, rt) {
+                (Type::List(a), Type::List(b)) if a == b => lt.clone(),
+                _ => Type::list(),
+            }
         }
         BinaryOp::Add
         | BinaryOp::Sub
@@ -356,19 +552,19 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: Type, rt: Type) -> Result<Type, 
 }
 
 /// A number where one is needed: its type, or the error.
-fn number(term: &Term, t: Type, what: &str) -> Result<Type, SyntaxError> {
-    if t.fits(&[Type::Number]) {
+fn number(term: &Term, t: &Type, what: &str) -> Result<Type, SyntaxError> {
+    if t.fits(&[TypeKind::Number]) {
         Ok(Type::Number)
     } else {
         Err(wrong(term, t, what))
     }
 }
 
-fn wrong(term: &Term, t: Type, what: &str) -> SyntaxError {
+fn wrong(term: &Term, t: &Type, what: &str) -> SyntaxError {
     let help = match t {
         Type::Text => Some("`~` joins texts; arithmetic, ordering and number filters need numbers"),
         Type::Null => Some("`none` is no value: test it first (`x is none`) or give a default"),
-        Type::MapOrNone => Some(
+        t if t.is_map_or_none() => Some(
             "a chosen item or row is a map, and none where nothing is chosen: read one of its fields (`x.field`) or test it (`x is not none`)",
         ),
         _ => None,
@@ -393,9 +589,15 @@ mod tests {
                 "n" | "m.n" => Type::Number,
                 "t" => Type::Text,
                 "b" => Type::Bool,
-                "l" => Type::List,
-                "m" | "o" => Type::Map,
-                "s" => Type::MapOrNone,
+                "l" => Type::list(),
+                "m" => Type::Map,
+                "o" => Type::PerOffer(Arc::new(Type::Number)),
+                "s" => Type::map_or_none(),
+                "r" => Type::record(
+                    vec![("k".into(), Type::Number), ("t".into(), Type::Text)],
+                    true,
+                ),
+                "ln" => Type::list_of(Type::Number),
                 "m.gone" => {
                     return Err(Unknown {
                         message: "no value has `gone`".to_owned(),
@@ -404,10 +606,6 @@ mod tests {
                 }
                 _ => return Ok(None),
             }))
-        }
-
-        fn per_offer(&self, name: &str) -> Option<Type> {
-            (name == "o").then_some(Type::Number)
         }
     }
 
@@ -425,7 +623,14 @@ mod tests {
             ("t ~ n", Type::Text),
             ("n | cny", Type::Text),
             ("l | length", Type::Number),
-            ("l + [1]", Type::List),
+            ("l + [1]", Type::list()),
+            ("ln + [1]", Type::list_of(Type::Number)),
+            ("ln[0] * 2", Type::Number),
+            ("r.k", Type::Number),
+            ("r['t'] ~ '!'", Type::Text),
+            ("{'a': 1, 'b': t}.b", Type::Text),
+            ("[1, 2] | max", Type::Number),
+            ("range(1, 3)", Type::list_of(Type::Number)),
             ("x is defined", Type::Bool),
             ("1 if b else 2", Type::Number),
             ("1 if b else 'x'", Type::Any),
@@ -499,6 +704,16 @@ mod tests {
                 "this is a map or none and cannot be compared with `<`: only numbers and texts are ordered",
             ),
             ("1 + (m.gone | abs)", "no value has `gone`"),
+            ("r.kk", "this is a map and has no field `kk`"),
+            ("{'a': 1}.b + 1", "this is a map and has no field `b`"),
+            (
+                "r.t * 2",
+                "this is text and is not a number: `*` is arithmetic",
+            ),
+            (
+                "ln[0] ~ 'a' | cny",
+                "this is text and cannot go through `cny`: it writes a number",
+            ),
             (
                 "o[x.id] ~ 'a' if b else o[x.id] | join(',')",
                 "this is a number and cannot go through `join`: it joins a list",

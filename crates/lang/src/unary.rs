@@ -219,16 +219,16 @@ fn literal(tokens: &[(Token<'_>, Range<usize>)]) -> Option<Lit> {
 /// Why `test` can never hold for an input of type `input` (a number test on a text input, a
 /// text literal for a number), or `None` when it can.
 #[must_use]
-pub fn type_problem(test: &UnaryTest, input: Type) -> Option<String> {
+pub fn type_problem(test: &UnaryTest, input: &Type) -> Option<String> {
     let fits = |lit: &Lit| match (lit, input) {
         (Lit::None, _) | (_, Type::Any) => true,
-        (Lit::Bool(_), t) => t == Type::Bool,
-        (Lit::Int(_) | Lit::Float(_), t) => t == Type::Number,
-        (Lit::Str(_), t) => t == Type::Text,
+        (Lit::Bool(_), t) => *t == Type::Bool,
+        (Lit::Int(_) | Lit::Float(_), t) => *t == Type::Number,
+        (Lit::Str(_), t) => *t == Type::Text,
     };
     match test {
         UnaryTest::Any | UnaryTest::NotNone => None,
-        UnaryTest::Range(_) => (input != Type::Any && input != Type::Number)
+        UnaryTest::Range(_) => (*input != Type::Any && *input != Type::Number)
             .then(|| format!("a number test on an input that gives {}", input.name())),
         UnaryTest::OneOf(lits) => lits
             .iter()
@@ -380,10 +380,10 @@ mod tests {
 
     #[test]
     fn tests_are_typed_against_their_input() {
-        assert!(type_problem(&test("< 10"), Type::Text).is_some());
-        assert!(type_problem(&test("'a'"), Type::Number).is_some());
-        assert!(type_problem(&test("'a', none"), Type::Text).is_none());
-        assert!(type_problem(&test("7"), Type::Any).is_none());
-        assert!(type_problem(&test("true"), Type::Bool).is_none());
+        assert!(type_problem(&test("< 10"), &Type::Text).is_some());
+        assert!(type_problem(&test("'a'"), &Type::Number).is_some());
+        assert!(type_problem(&test("'a', none"), &Type::Text).is_none());
+        assert!(type_problem(&test("7"), &Type::Any).is_none());
+        assert!(type_problem(&test("true"), &Type::Bool).is_none());
     }
 }

@@ -29,7 +29,7 @@ mod serializer;
 pub use serializer::{SerializeError, to_value};
 
 /// A map value: keys in the order they were written, hashed with foldhash (a map is built and
-/// read several times an evaluation; SipHash's resistance to chosen keys buys nothing for keys
+/// read several times an evaluation; `SipHash`'s resistance to chosen keys buys nothing for keys
 /// the rules and a profile write, and the order never depends on the hash).
 pub type Map = IndexMap<Value, Value, foldhash::fast::FixedState>;
 

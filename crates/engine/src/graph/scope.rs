@@ -7,6 +7,7 @@
 //! profile does not have.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_saphyr::{Location, Spanned};
 
@@ -20,7 +21,7 @@ use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, S
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 use decide_lang::Expr;
-use decide_lang::types::{Names, Type, Unknown};
+use decide_lang::types::{Names, Type, TypeKind, Unknown};
 
 /// Everything the compiler needs to resolve names.
 pub(crate) struct Scope<'a> {
@@ -28,7 +29,7 @@ pub(crate) struct Scope<'a> {
     pub globals: HashSet<String>,
     pub node_index: HashMap<&'a str, usize>,
     /// Each node's type, by index, as it declares it ([`node_type`]).
-    pub node_types: Vec<NodeType>,
+    pub node_types: Vec<Type>,
     /// The catalog's offers (at the policy's date) and its hardware (at every date), each as
     /// JSON in the graph's language: the fields and types of a bound offer's paths.
     pub offers: Vec<serde_json::Value>,
@@ -57,143 +58,152 @@ impl Names for Typing<'_, '_> {
         if !self.bound.contains(&root)
             && path != root
             && let Some(&i) = self.scope.node_index.get(root)
-            && self.scope.node_types[i].offer
+            && is_offer(&self.scope.node_types[i])
         {
             return self.scope.offer_field(root, &fields.collect::<Vec<_>>());
         }
         Ok(self.scope.type_of(path, self.bound))
     }
-
-    fn per_offer(&self, name: &str) -> Option<Type> {
-        if self.bound.contains(&name) {
-            return None;
-        }
-        let &i = self.scope.node_index.get(name)?;
-        self.scope.node_types[i].per_offer
-    }
 }
 
-/// What a node's value is, as far as the rules declare it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NodeType {
-    /// The value's type.
-    pub ty: Type,
-    /// For a map by offer id (a per-offer fact or select), the type of its values, where
-    /// declared: what `fact[offer.id]` gives.
-    pub per_offer: Option<Type>,
-    /// The types of the value's fields where they are known: a table's row's (`id`, `title`,
-    /// and each `then:` value every row gives with one JSON type).
-    pub fields: Vec<(String, Type)>,
-    /// The value is a catalog offer (or none): a select from `offers` that picks the first
-    /// and maps nothing. Its fields are typed as the catalog's offers have them.
-    pub offer: bool,
+/// Whether a node's value is a catalog offer (or none).
+fn is_offer(t: &Type) -> bool {
+    match t {
+        Type::Offer => true,
+        Type::Nullable(t) => **t == Type::Offer,
+        _ => false,
+    }
 }
 
 /// What a node's value is, as far as the rules declare it: a fact's `type:` (a constant's
-/// value), a per-offer fact's map (of values of its `type:`), a criterion's true or false; the
-/// others undeclared.
-pub(crate) fn node_type(node: &RuleNode) -> NodeType {
-    let ty = |ty| NodeType {
-        ty,
-        per_offer: None,
-        fields: Vec::new(),
-        offer: false,
-    };
+/// value), a per-offer fact's map by offer id (of values of its `type:`), a criterion's true or
+/// false, a table's row or rows, a select's list or item, a search's record; the others
+/// undeclared.
+pub(crate) fn node_type(node: &RuleNode) -> Type {
+    let per_offer = |t: Type| Type::PerOffer(Arc::new(t));
     match node {
         // Its map leaves out the offers it gives none for: every value is of its type.
-        RuleNode::Fact(f) if f.per_offer => NodeType {
-            per_offer: Some(declared(f.kind)).filter(|t| *t != Type::Any),
-            ..ty(Type::Map)
-        },
-        RuleNode::Fact(f) => ty(match &f.value {
+        RuleNode::Fact(f) if f.per_offer => per_offer(declared(f.kind)),
+        RuleNode::Fact(f) => match &f.value {
             Some(v) => Type::of_json(&v.value),
             None if f.nullable => Type::Any,
             None => declared(f.kind),
-        }),
-        RuleNode::Criterion(_) => ty(Type::Bool),
+        },
+        RuleNode::Criterion(_) => Type::Bool,
         RuleNode::Table(t) => table_type(t),
         RuleNode::Select(s) => select_type(s),
         // A record; per offer, a map by offer id of records (every offer has one).
-        RuleNode::Search(s) if s.per_offer => NodeType {
-            per_offer: Some(Type::Map),
-            ..ty(Type::Map)
-        },
-        RuleNode::Search(_) => NodeType {
-            fields: [
-                ("best", Type::MapOrNone),
-                ("first", Type::MapOrNone),
-                ("nearest", Type::MapOrNone),
-                ("searched", Type::Number),
-                ("feasible", Type::Number),
-                ("ruled_out", Type::Map),
-                ("cheaper", Type::List),
-            ]
-            .into_iter()
-            .map(|(f, t)| (f.to_owned(), t))
-            .collect(),
-            ..ty(Type::Map)
-        },
-        _ => ty(Type::Any),
+        RuleNode::Search(s) => {
+            let record = Type::record(
+                [
+                    ("best", Type::map_or_none()),
+                    ("first", Type::map_or_none()),
+                    ("nearest", Type::map_or_none()),
+                    ("searched", Type::Number),
+                    ("feasible", Type::Number),
+                    ("ruled_out", Type::Map),
+                    ("cheaper", Type::list()),
+                ]
+                .into_iter()
+                .map(|(f, t)| (f.into(), t))
+                .collect(),
+                true,
+            );
+            if s.per_offer {
+                per_offer(record)
+            } else {
+                record
+            }
+        }
+        _ => Type::Any,
     }
 }
 
-/// A table's value: a list of rows (`collect`), or a row, a map (or none, where no row may
+/// A table's value: a list of rows (`collect`), or a row, a record (or none, where no row may
 /// match and nothing says otherwise); a row's fields typed where every row (the default
-/// included) gives them with one JSON type.
-fn table_type(t: &Table) -> NodeType {
-    let ty = match t.hit {
-        HitPolicy::Collect => Type::List,
-        _ if t.default.is_some() || t.no_match == Some(NoMatch::Error) => Type::Map,
-        _ => Type::MapOrNone,
-    };
+/// included) gives them, with what their values have in common.
+fn table_type(t: &Table) -> Type {
     let rows: Vec<&Row> = t.rows.iter().chain(&t.default).collect();
-    let mut fields = Vec::new();
-    if ty != Type::List && !rows.is_empty() {
-        fields.push(("id".to_owned(), Type::Text));
-        fields.push(("title".to_owned(), Type::Text));
+    let mut fields: Vec<(Box<str>, Type)> = Vec::new();
+    if let Some(first) = rows.first() {
+        fields.push(("id".into(), Type::Text));
+        fields.push(("title".into(), Type::Text));
         if rows.iter().all(|r| r.because.is_some()) {
-            fields.push(("because".to_owned(), Type::Text));
+            fields.push(("because".into(), Type::Text));
         }
-        for key in rows[0].then.keys() {
-            let mut types = rows.iter().map(|r| r.then.get(key).map(Type::of_json));
-            let first = types.next().flatten();
-            if let Some(first) = first
-                && types.all(|t| t == Some(first))
+        for key in first.then.keys() {
+            if let Some(values) = rows
+                .iter()
+                .map(|r| r.then.get(key).map(|v| Type::of_json(v).opened()))
+                .collect::<Option<Vec<_>>>()
             {
-                fields.push((key.clone(), first));
+                fields.push((
+                    key.as_str().into(),
+                    decide_lang::types::common(values.into_iter()),
+                ));
             }
         }
     }
-    NodeType {
-        ty,
-        per_offer: None,
-        fields,
-        offer: false,
+    // Another row may give fields the first does not: the record is open.
+    let row = Type::record(fields, false);
+    match t.hit {
+        HitPolicy::Collect => Type::list_of(row),
+        _ if t.default.is_some() || t.no_match == Some(NoMatch::Error) => row,
+        _ => Type::Nullable(Arc::new(row)),
     }
 }
 
-/// A select's value: a list (`pick: all`), or the first item or none (`pick: first`), which is
-/// a map where the items are (the catalog's offers, or a map literal's `map:`); per offer, a
-/// map by offer id of those (an offer it gives none for left out).
-fn select_type(s: &Select) -> NodeType {
+/// A select's value: a list (`pick: all`), or the first item or none (`pick: first`); per
+/// offer, a map by offer id of those (an offer it gives none for left out). An item is a
+/// catalog offer (from `offers`, mapped to nothing), a record of a map literal's keys, or
+/// undeclared.
+fn select_type(s: &Select) -> Type {
     let offers = s.from.value.trim() == "offers";
-    let item_is_map = match &s.map {
-        None => offers,
-        Some(map) => decide_lang::parser::parse(&map.value)
-            .is_ok_and(|t| matches!(t.kind, decide_lang::ast::TermKind::Map(_))),
+    let item = match &s.map {
+        None if offers => Type::Offer,
+        None => Type::Any,
+        Some(map) => match decide_lang::parser::parse(&map.value).map(|t| t.kind) {
+            Ok(decide_lang::ast::TermKind::Map(pairs)) => record_of_keys(&pairs),
+            _ => Type::Any,
+        },
     };
-    let (ty, per_offer) = match (s.pick, s.per_offer) {
-        (Pick::All, false) => (Type::List, None),
-        (Pick::All, true) => (Type::Map, Some(Type::List)),
-        (Pick::First, false) if item_is_map => (Type::MapOrNone, None),
-        (Pick::First, false) => (Type::Any, None),
-        (Pick::First, true) => (Type::Map, item_is_map.then_some(Type::Map)),
-    };
-    NodeType {
-        ty,
-        per_offer,
-        fields: Vec::new(),
-        offer: offers && s.map.is_none() && s.pick == Pick::First && !s.per_offer,
+    let map_like = item.shape() == Some(TypeKind::Map);
+    match (s.pick, s.per_offer) {
+        (Pick::All, false) => Type::list_of(item),
+        (Pick::All, true) => Type::PerOffer(Arc::new(Type::list_of(item))),
+        (Pick::First, false) if map_like => Type::Nullable(Arc::new(item)),
+        (Pick::First, false) => Type::Any,
+        (Pick::First, true) if map_like => Type::PerOffer(Arc::new(item)),
+        (Pick::First, true) => Type::PerOffer(Arc::new(Type::Any)),
+    }
+}
+
+/// A map literal's type before its values are typed: a closed record of its keys where they are
+/// distinct constant texts (each value undeclared), else a map.
+fn record_of_keys(pairs: &[(decide_lang::ast::Term, decide_lang::ast::Term)]) -> Type {
+    let mut fields: Vec<(Box<str>, Type)> = Vec::new();
+    for (k, _) in pairs {
+        match &k.kind {
+            decide_lang::ast::TermKind::Lit(decide_lang::ast::Lit::Str(key))
+                if !fields.iter().any(|(f, _)| f == key) =>
+            {
+                fields.push((key.clone(), Type::Any));
+            }
+            _ => return Type::Map,
+        }
+    }
+    Type::record(fields, true)
+}
+
+/// The type of a profile field of kind `kind`: a section's or a map's is a map, a list's a list
+/// of its items'.
+fn field_type(kind: &FieldKind) -> Type {
+    match kind {
+        FieldKind::Object | FieldKind::Map(_) => Type::Map,
+        FieldKind::Bool => Type::Bool,
+        FieldKind::Number(_) => Type::Number,
+        FieldKind::String | FieldKind::Enum(_) => Type::Text,
+        FieldKind::List(item) => Type::list_of(field_type(item)),
     }
 }
 
@@ -203,7 +213,7 @@ pub(crate) fn declared(kind: FieldType) -> Type {
         FieldType::Number | FieldType::Integer => Type::Number,
         FieldType::Bool => Type::Bool,
         FieldType::String | FieldType::Date => Type::Text,
-        FieldType::List => Type::List,
+        FieldType::List => Type::list(),
         FieldType::Map => Type::Map,
         FieldType::Any => Type::Any,
     }
@@ -367,31 +377,41 @@ impl<'a> Scope<'a> {
         if let Some((node, field)) = path.split_once('.')
             && let Some(&i) = self.node_index.get(node)
         {
-            let fields = &self.node_types[i].fields;
-            return fields.iter().find(|(f, _)| f == field).map(|(_, t)| *t);
+            // A field of a field is typed by the expression's own reading (`x.a.b`).
+            if field.contains('.') {
+                return None;
+            }
+            // A chosen row or item (or none) has the fields of the row or item.
+            let node = match &self.node_types[i] {
+                Type::Nullable(t) => &**t,
+                t => t,
+            };
+            let Type::Record(r) = node else {
+                return None;
+            };
+            return r
+                .fields
+                .iter()
+                .find(|(f, _)| &**f == field)
+                .map(|(_, t)| t.clone())
+                .filter(|t| *t != Type::Any);
         }
         if let Some(inner) = path.strip_prefix("profile.") {
             let field = crate::profile::fields::field(inner)?;
             if field.nullable {
                 return None;
             }
-            return Some(match &field.kind {
-                FieldKind::Object | FieldKind::Map(_) => Type::Map,
-                FieldKind::Bool => Type::Bool,
-                FieldKind::Number(_) => Type::Number,
-                FieldKind::String | FieldKind::Enum(_) => Type::Text,
-                FieldKind::List(_) => Type::List,
-            });
+            return Some(field_type(&field.kind));
         }
         if path != root {
             return None;
         }
         if let Some(&i) = self.node_index.get(root) {
-            return Some(self.node_types[i].ty);
+            return Some(self.node_types[i].clone());
         }
         match root {
             "profile" | "catalog" => Some(Type::Map),
-            "offers" => Some(Type::List),
+            "offers" => Some(Type::list_of(Type::Offer)),
             "as_of" => Some(Type::Text),
             _ => None,
         }
@@ -415,10 +435,10 @@ impl<'a> Scope<'a> {
         }
         let key = fields.join(".");
         if let Some(known) = self.offer_types.borrow().get(&key) {
-            return Ok(*known);
+            return Ok(known.clone());
         }
         let found = self.offer_field_uncached(item, fields)?;
-        self.offer_types.borrow_mut().insert(key, found);
+        self.offer_types.borrow_mut().insert(key, found.clone());
         Ok(found)
     }
 
@@ -477,14 +497,15 @@ impl<'a> Scope<'a> {
                 });
             }
         }
-        let mut types = self
+        // The type every offer gives the path, where every offer has it.
+        let types = self
             .offers
             .iter()
-            .map(|o| at_path(o, fields).map(Type::of_json));
-        let Some(Some(first)) = types.next() else {
-            return Ok(None);
-        };
-        Ok(types.all(|t| t == Some(first)).then_some(first))
+            .map(|o| at_path(o, fields).map(Type::of_json))
+            .collect::<Option<Vec<_>>>();
+        Ok(types
+            .map(|t| decide_lang::types::common(t.into_iter()).opened())
+            .filter(|t| *t != Type::Any))
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the
@@ -829,7 +850,7 @@ impl<'a> Scope<'a> {
             );
         }
         match self.expr(file, &each.each, id, &format!("{field}.each"), &[], reads) {
-            Ok(list) if !matches!(list.ty, Type::List | Type::Any) => errors.push(
+            Ok(list) if !matches!(list.ty, Type::List(_) | Type::Any) => errors.push(
                 policy
                     .error_at(
                         file,

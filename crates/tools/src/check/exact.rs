@@ -112,7 +112,7 @@ pub(crate) fn domains(table: &TableBody<'_>) -> Vec<Domain> {
                 .collect();
             Domain {
                 id: input.id.to_owned(),
-                pieces: pieces(input.id, input.expr.text, input.expr.ty, &tests),
+                pieces: pieces(input.id, input.expr.text, &input.expr.ty, &tests),
             }
         })
         .collect()
@@ -192,7 +192,7 @@ fn other_text(texts: &[Box<str>], id: &str) -> DomainPiece {
 }
 
 /// One input's pieces: from its profile field where it is one, else from its type.
-fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<DomainPiece> {
+fn pieces(id: &str, expr: &str, ty: &Type, tests: &[&UnaryTest]) -> Vec<DomainPiece> {
     let m = mentioned(tests);
     let field = expr
         .trim()
@@ -233,7 +233,7 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<DomainPie
                 out.push(other_text(&m.texts, id));
             }
             Type::Null => {}
-            Type::Any | Type::List | Type::Map | Type::MapOrNone => {
+            _ => {
                 if m.bools {
                     out.extend([is(Lit::Bool(true), id), is(Lit::Bool(false), id)]);
                 }
@@ -252,7 +252,7 @@ fn pieces(id: &str, expr: &str, ty: Type, tests: &[&UnaryTest]) -> Vec<DomainPie
             }
         },
     }
-    if nullable || ty == Type::Null {
+    if nullable || *ty == Type::Null {
         out.push(is(Lit::None, id));
     }
     out

@@ -41,12 +41,12 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
             };
             // What the expression gives must be what the fact declares, for every profile.
             let declared = super::super::scope::declared(f.kind);
-            let gives = expr.ty;
+            let gives = &expr.ty;
             if declared != Type::Any
-                && gives != Type::Any
-                && gives != declared
-                && !(f.nullable && gives == Type::Null)
-                && !(declared == Type::Map && gives == Type::MapOrNone)
+                && *gives != Type::Any
+                && gives.shape() != declared.shape()
+                && !(f.nullable && *gives == Type::Null)
+                && !(declared == Type::Map && gives.is_map_or_none())
             {
                 return Err(policy
                     .error_at(

@@ -349,7 +349,7 @@ fn cells<'a>(
         };
         match decide_lang::unary::parse(&written.value) {
             Ok(Some(test)) => {
-                if let Some(problem) = decide_lang::unary::type_problem(&test, input.expr.ty)
+                if let Some(problem) = decide_lang::unary::type_problem(&test, &input.expr.ty)
                     .or_else(|| choice_problem(&test, input.expr.text))
                 {
                     errors.push(
