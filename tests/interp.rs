@@ -24,8 +24,9 @@ fn profile(value: &serde_json::Value) -> Profile {
     Profile::from_source(&Source::new("generated.yaml", value.to_string())).unwrap()
 }
 
-/// Every disagreement between the engine and minijinja for one profile, and how many
-/// expressions the engine answered (rather than failed on).
+/// Every disagreement between the engine and minijinja for one profile, and every value of
+/// another type than the typechecker said, and how many expressions the engine answered (rather
+/// than failed on).
 fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
     let checks =
         decide_tools::check::reference::reference_checks(graph, profile, common::as_of()).unwrap();
@@ -33,7 +34,7 @@ fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
         .iter()
         .filter(|c| matches!(c.ours, Some(Ok(_))))
         .count();
-    let wrong = checks
+    let mut wrong: Vec<String> = checks
         .iter()
         .filter(|c| !c.agrees())
         .map(|c| {
@@ -43,6 +44,14 @@ fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
             )
         })
         .collect();
+    // The typechecker's claims hold: every value an expression gave is of the type it was given
+    // when the rules loaded.
+    wrong.extend(checks.iter().filter(|c| !c.well_typed()).map(|c| {
+        format!(
+            "{} (item {:?}): gave {:?}, typed {:?}",
+            c.expr, c.bound, c.ours, c.ty
+        )
+    }));
     (wrong, answered)
 }
 

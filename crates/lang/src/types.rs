@@ -162,6 +162,45 @@ impl Type {
         }
     }
 
+    /// Whether `v` is a value of this type: the typechecker's claim about what an expression
+    /// gives, checked against what it gave (`tests/interp.rs`). Undefined stands for any type
+    /// (reading a field some values lack gives it, and only the tests of definedness take it).
+    #[must_use]
+    pub fn admits(&self, v: &crate::value::Value) -> bool {
+        use crate::value::Kind;
+        if v.is_undefined() {
+            return true;
+        }
+        match self {
+            Type::Any => true,
+            Type::Bool => v.kind() == Kind::Bool,
+            Type::Number => v.is_number(),
+            Type::Text => v.kind() == Kind::Text,
+            Type::Null => v.is_none(),
+            Type::List(item) => v
+                .as_list()
+                .is_some_and(|items| items.iter().all(|i| item.admits(i))),
+            Type::Map | Type::Offer => v.kind() == Kind::Map,
+            Type::PerOffer(value) => {
+                v.kind() == Kind::Map
+                    && v.pairs()
+                        .into_iter()
+                        .flatten()
+                        .all(|(_, x)| value.admits(x))
+            }
+            Type::Record(r) => {
+                v.kind() == Kind::Map
+                    && r.fields.iter().all(|(f, t)| t.admits(&v.get_attr(f)))
+                    && (!r.closed
+                        || v.pairs().into_iter().flatten().all(|(k, _)| {
+                            k.as_str()
+                                .is_some_and(|k| r.fields.iter().any(|(f, _)| &**f == k))
+                        }))
+            }
+            Type::Nullable(t) => v.is_none() || t.admits(v),
+        }
+    }
+
     fn known(&self) -> bool {
         *self != Type::Any
     }
@@ -721,5 +760,34 @@ mod tests {
         ] {
             assert_eq!(infer_text(text), Err(message.to_owned()), "{text}");
         }
+    }
+
+    #[test]
+    fn a_type_admits_the_values_it_claims() {
+        use crate::value::Value;
+        let pair = |k: &str, v: Value| (Value::from(k), v);
+        let record = Type::record(vec![("k".into(), Type::Number)], true);
+        assert!(record.admits(&Value::from_pairs([pair("k", Value::from(1.5))])));
+        assert!(!record.admits(&Value::from_pairs([pair("k", Value::from("x"))])));
+        assert!(
+            !record.admits(&Value::from_pairs([
+                pair("k", Value::from(1)),
+                pair("extra", Value::None)
+            ])),
+            "a closed record has no other field"
+        );
+        assert!(record.opened().admits(&Value::from_pairs([
+            pair("k", Value::from(1)),
+            pair("extra", Value::None)
+        ])));
+        assert!(Type::Nullable(Arc::new(record.clone())).admits(&Value::None));
+        assert!(!record.admits(&Value::None));
+        let numbers = Type::list_of(Type::Number);
+        assert!(numbers.admits(&[1, 2].into_iter().map(Value::from).collect()));
+        assert!(!numbers.admits(&Value::from(vec![Value::from("1")])));
+        assert!(
+            Type::Number.admits(&Value::Undefined),
+            "undefined is checked where it is used"
+        );
     }
 }

@@ -29,9 +29,21 @@ pub struct ReferenceCheck {
     pub ours: Option<Result<Value, String>>,
     /// minijinja's answer.
     pub minijinja: Result<Value, String>,
+    /// The type the typechecker gave the expression when the rules loaded (`None` for a text).
+    pub ty: Option<decide_lang::types::Type>,
 }
 
 impl ReferenceCheck {
+    /// Whether the engine's answer is a value of the type the typechecker gave the expression
+    /// (no answer, or an error, is no counterexample).
+    #[must_use]
+    pub fn well_typed(&self) -> bool {
+        match (&self.ty, &self.ours) {
+            (Some(ty), Some(Ok(v))) => ty.admits(v),
+            _ => true,
+        }
+    }
+
     /// Whether the engine agrees with minijinja: the same value (of the same kind, integer or
     /// float alike, rendered alike) where minijinja answers, an error where it fails.
     #[must_use]
@@ -158,6 +170,7 @@ fn search_checks(
             ours: Some(ours),
             bound: offer.map(|(_, o)| o.clone()),
             minijinja,
+            ty: Some(e.ty.clone()),
         });
         value
     };
@@ -288,6 +301,7 @@ pub fn reference_checks(
                 ours: Some(ours),
                 bound: bound.map(|(_, v, _)| v),
                 minijinja,
+                ty: Some(e.ty.clone()),
             });
         };
     let c = graph.compiled();
@@ -371,6 +385,7 @@ fn text_checks(
             expr: format!("text `{name}`"),
             ours: text.render(slots).map(|t| Ok(Value::from(t))),
             bound: None,
+            ty: None,
             minijinja: owner
                 .env
                 .get_template(name)
