@@ -78,16 +78,41 @@ impl From<Limit> for minijinja::Error {
 pub fn expression(text: &str) -> Result<(), Limit> {
     lines(text)?;
     let mut tag = Tag::default();
+    let mut lines = Lines::new(text);
     for token in tokens(text) {
         let Ok((token, span)) = token else { break };
-        tag.token(&token, line_of(text, span.start))?;
+        tag.token(&token, lines.at(span.start))?;
     }
     Ok(())
 }
 
-/// The line (1 for the first) of byte `offset` of `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    1 + text.get(..offset).unwrap_or(text).matches('\n').count()
+/// The line (1 for the first) of a byte offset of a text, for offsets that only grow: the line
+/// breaks are counted once, from the offset asked last (counting from the start for every token
+/// made a long expression's check quadratic).
+struct Lines<'t> {
+    text: &'t str,
+    offset: usize,
+    line: usize,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        Lines {
+            text,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    fn at(&mut self, offset: usize) -> usize {
+        if offset < self.offset {
+            *self = Lines::new(self.text);
+        }
+        let between = self.text.get(self.offset..offset).unwrap_or_default();
+        self.line += between.matches('\n').count();
+        self.offset = offset.max(self.offset);
+        self.line
+    }
 }
 
 /// Checks every tag of template `source` as [`expression`] does, and its blocks against
@@ -102,6 +127,7 @@ pub fn template(source: &str) -> Result<(), Limit> {
         return Ok(());
     };
     let mut blocks = 0usize;
+    let mut lines = Lines::new(source);
     for segment in segments {
         let Segment::Tag { block, inner, at } = segment else {
             continue;
@@ -109,7 +135,7 @@ pub fn template(source: &str) -> Result<(), Limit> {
         let mut tag = Tag::default();
         for (i, token) in tokens(inner).enumerate() {
             let Ok((token, span)) = token else { break };
-            let line = line_of(source, at + span.start);
+            let line = lines.at(at + span.start);
             if i == 0
                 && block
                 && let Token::Ident(word) = token
