@@ -260,7 +260,7 @@ impl Memo {
                 let ctx = minijinja::context! {
                     not_on_offer => Serde(not_on_offer),
                     d => decision_view(decision),
-                    values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (k.as_str(), to_jinja(v))).collect::<Vec<_>>()),
+                    values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (&**k, to_jinja(v))).collect::<Vec<_>>()),
                     offer => offer,
                     offers => to_jinja(&owner.offers),
                     catalog => to_jinja(&owner.catalog),

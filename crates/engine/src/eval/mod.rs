@@ -26,7 +26,7 @@ use decide_lang::Expr;
 pub struct Evaluation {
     pub decision: Decision,
     /// Node id → value, in evaluation order.
-    pub values: IndexMap<String, Value>,
+    pub values: IndexMap<Arc<str>, Value>,
 }
 
 impl Graph {
@@ -255,7 +255,7 @@ impl Run<'_> {
             };
             let _ = self.slots[c.slot[i]].set(value.clone());
             by_node[i] = value.clone();
-            values.insert(node.id.to_owned(), value);
+            values.insert(c.ids[i].clone(), value);
         }
         if cached.is_none() {
             let free: Arc<[(usize, Value)]> = c

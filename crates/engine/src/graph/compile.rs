@@ -346,6 +346,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     }
     Ok(Compiled {
         slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
+        ids: nodes.iter().map(|n| Arc::from(n.id)).collect(),
         nodes,
         order,
         outputs,

@@ -133,6 +133,8 @@ pub struct Compiled<'a> {
     pub order: Vec<usize>,
     /// Per node: its slot in an evaluation ([`decide_lang::Slots`]).
     pub slot: Vec<usize>,
+    /// Per node: its id, shared by every evaluation's values (no allocation a node a profile).
+    pub ids: Vec<std::sync::Arc<str>>,
     pub outputs: OutputExprs<'a>,
     /// Indices of the nodes the outputs read.
     pub output_deps: Vec<usize>,

@@ -83,7 +83,7 @@ fn named_values<'v>(
     owner: &decide_engine::graph::Owner,
     profile: &decide_engine::Profile,
     as_of: jiff::civil::Date,
-    values: impl IntoIterator<Item = (&'v String, &'v Value)>,
+    values: impl IntoIterator<Item = (&'v std::sync::Arc<str>, &'v Value)>,
 ) -> Vec<(String, Value)> {
     let mut named: Vec<(String, Value)> = vec![
         ("profile".into(), Value::from_serialize(profile)),
@@ -91,7 +91,7 @@ fn named_values<'v>(
         ("catalog".into(), owner.catalog.clone()),
         ("as_of".into(), Value::from(as_of.to_string())),
     ];
-    named.extend(values.into_iter().map(|(k, v)| (k.clone(), v.clone())));
+    named.extend(values.into_iter().map(|(k, v)| (k.to_string(), v.clone())));
     named
 }
 
