@@ -20,9 +20,9 @@
 //!
 //! The documentation's own checks are `tests/docs.rs`.
 
+use crate::common::{repo_text, root};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
-use std::path::Path;
 
 use petgraph::graphmap::DiGraphMap;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
@@ -96,16 +96,6 @@ fn below_references(tokens: &[Token]) -> Vec<String> {
 
 /// Modules of the engine that import no other module of it: the vocabulary everything shares.
 const LEAVES: &[&str] = &["error", "kind", "lang", "revision"];
-
-/// The repository's root.
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A text file of the repository, by its path from the root.
-fn repo_text(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// A library crate whose top-level modules the scan reads.
 struct Library {

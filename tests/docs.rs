@@ -3,6 +3,7 @@
 //! exists (and to a heading of it, for a `#fragment` into a Markdown file), and the README's
 //! test command is the one `.ci/run` runs.
 
+use crate::common::{repo_text, root};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -11,16 +12,6 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 /// The README is where a newcomer starts: what `decide` is, how to install and run it, the
 /// profile at a glance and links. Everything else belongs in the manual (`docs/`).
 const README_MAX_LINES: usize = 250;
-
-/// The repository's root.
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A text file of the repository, by its path from the root.
-fn repo_text(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// The README and every Markdown file of `docs/`, in path order.
 fn documentation_files() -> Vec<PathBuf> {

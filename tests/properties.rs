@@ -202,9 +202,7 @@ const RAISED_FROM: &str = "2026-10-01";
 fn plan_cost(graph: &Graph, value: &Value, as_of: jiff::civil::Date) -> f64 {
     let source = Source::new("generated.yaml", serde_json::to_string(value).unwrap());
     match decide_tools::decide_with(graph, &source, as_of, decide_tools::Detail::LEAN) {
-        Ok((_, e)) => {
-            decide_engine::decision::number(&e.decision.costs["contract_total_cny"]).unwrap()
-        }
+        Ok((_, e)) => e.decision.costs["contract_total_cny"].as_number().unwrap(),
         Err(e) => panic!("{}\n{value}", e.render()),
     }
 }

@@ -16,6 +16,16 @@ use serde_json::json;
 /// The date every snapshot is taken at: the day the catalog's prices were listed.
 pub const AS_OF: &str = "2026-09-04";
 
+/// The repository's root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A text file of the repository, by its path from the root.
+pub fn repo_text(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 pub fn as_of() -> jiff::civil::Date {
     AS_OF.parse().unwrap()
 }

@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use decide_lang::value::{Kind, Value};
+use decide_lang::value::Value;
 
 use crate::kind::NodeKind;
 
@@ -174,14 +174,4 @@ pub struct TraceEntry {
 /// the trace).
 pub fn to_json(v: &Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-/// A figure of the record as a number (`None` when it is not one).
-#[must_use]
-pub fn number(v: &Value) -> Option<f64> {
-    if v.kind() == Kind::Number {
-        v.as_number()
-    } else {
-        None
-    }
 }

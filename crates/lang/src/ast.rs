@@ -125,6 +125,24 @@ impl BinaryOp {
     }
 }
 
+/// The keys of a map literal when all are distinct constant texts, in the order written: the
+/// fields of the record it builds (which the compiler builds without hashing and the
+/// typechecker types field by field); `None` for any other map literal.
+#[must_use]
+pub fn record_keys(pairs: &[(Term, Term)]) -> Option<Vec<&str>> {
+    let mut keys: Vec<&str> = Vec::with_capacity(pairs.len());
+    for (k, _) in pairs {
+        let TermKind::Lit(Lit::Str(key)) = &k.kind else {
+            return None;
+        };
+        if keys.contains(&&**key) {
+            return None;
+        }
+        keys.push(key);
+    }
+    Some(keys)
+}
+
 impl Term {
     /// The literal value of a constant expression: a literal, or a list or map of them (what
     /// the compiler may fold into one constant).

@@ -467,18 +467,7 @@ fn fold(node: Op) -> Op {
 
 /// The keys of a map literal when all are distinct constant strings, in the order written.
 fn constant_keys(pairs: &[(Term, Term)]) -> Option<Arc<[Value]>> {
-    let mut keys: Vec<Value> = Vec::with_capacity(pairs.len());
-    for (k, _) in pairs {
-        let TermKind::Lit(Lit::Str(key)) = &k.kind else {
-            return None;
-        };
-        let key = Value::from(&**key);
-        if keys.contains(&key) {
-            return None;
-        }
-        keys.push(key);
-    }
-    Some(keys.into())
+    super::ast::record_keys(pairs).map(|keys| keys.into_iter().map(Value::from).collect())
 }
 
 /// `round`'s precision: a literal whole number of decimals.
@@ -583,7 +572,7 @@ impl<'a> Eval<'a> {
             Op::Neg(e) => {
                 let v = self.eval(e)?;
                 Cow::Owned(match num(defined(&v, "`-`")?) {
-                    Some(Num::Int(i)) => int_value(i.checked_neg().ok_or_else(|| overflow(&v))?),
+                    Some(Num::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| overflow(&v))?),
                     Some(Num::Float(f)) => Value::from(-f),
                     None => return Err(Fail::new(format!("`-` needs a number, not {}", what(&v)))),
                 })
@@ -680,10 +669,6 @@ fn coerce(a: Num, b: Num) -> Result<(i128, i128), (f64, f64)> {
     }
 }
 
-fn int_value(i: i128) -> Value {
-    Value::Int(i)
-}
-
 fn as_float(n: Num) -> f64 {
     match n {
         Num::Int(i) => i as f64,
@@ -716,7 +701,7 @@ fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
     let arith = |int: fn(i128, i128) -> Option<i128>, float: fn(f64, f64) -> f64| {
         let (a, b) = numbers()?;
         Ok(match coerce(a, b) {
-            Ok((a, b)) => int_value(int(a, b).ok_or_else(too_large)?),
+            Ok((a, b)) => Value::Int(int(a, b).ok_or_else(too_large)?),
             Err((a, b)) => Value::from(float(a, b)),
         })
     };
@@ -754,7 +739,7 @@ fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
                 Ok((_, 0)) | Err((_, 0.0)) => return Err(by_zero()),
                 Ok((a, b)) => {
                     let (q, m) = int_div_rem_floor(a, b).ok_or_else(too_large)?;
-                    int_value(if quotient { q } else { m })
+                    Value::Int(if quotient { q } else { m })
                 }
                 Err((a, b)) => {
                     let (q, m) = float_div_rem_floor(a, b);
@@ -881,6 +866,7 @@ fn call(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value,
 }
 
 /// `func` (one that takes no undefined value) applied to `subject` and its second argument.
+#[allow(clippy::too_many_lines)] // one arm a builtin
 fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value, Fail> {
     let name = || builtin_name(func);
     let needs =
@@ -902,7 +888,10 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
         Builtin::Max => min_max(subject, std::cmp::Ordering::Greater, &needs),
         Builtin::Min => min_max(subject, std::cmp::Ordering::Less, &needs),
         Builtin::Abs => match num(subject) {
-            Some(Num::Int(i)) => Ok(int_value(i.checked_abs().ok_or_else(|| overflow(subject))?)),
+            Some(Num::Int(i)) => i
+                .checked_abs()
+                .map(Value::Int)
+                .ok_or_else(|| overflow(subject)),
             Some(Num::Float(f)) => Ok(Value::from(f.abs())),
             None => Err(needs("a number", subject)),
         },

@@ -142,26 +142,17 @@ pub fn group_thousands(value: f64, digits: usize) -> String {
     out
 }
 
+/// `value` as a number for a format filter: a number, or `true`/`false` as 1 and 0.
 fn number(value: &Value, filter: &str) -> Result<f64, MjError> {
-    // Numbers convert directly (the same `f64` as through `i64`, but for the sign of a zero,
-    // which no format here shows); only other kinds take the path that builds an error.
-    if let Value::Int(_) | Value::Float(_) = value
-        && let Some(v) = value.as_f64()
-    {
-        return Ok(v);
-    }
-    match value.as_i64() {
-        Some(i) => Ok(i as f64),
-        None => value.as_f64().ok_or_else(|| {
-            MjError::new(
-                MjErrorKind::InvalidOperation,
-                format!(
-                    "`{filter}` expects a number, got {value} ({})",
-                    value.kind()
-                ),
-            )
-        }),
-    }
+    value.as_f64().ok_or_else(|| {
+        MjError::new(
+            MjErrorKind::InvalidOperation,
+            format!(
+                "`{filter}` expects a number, got {value} ({})",
+                value.kind()
+            ),
+        )
+    })
 }
 
 /// Most decimals `cny` and `num` write: an `f64` holds about 17 significant digits, so more

@@ -217,9 +217,13 @@ impl Type {
         }
     }
 
-    /// The type of field `name` of a value of this type, where the type knows it; `Err` with
-    /// the fields it has where it knows there is no such field.
-    fn field(&self, name: &str) -> Result<Type, Vec<&str>> {
+    /// The type of field `name` of a value of this type (or of this type or none), where the
+    /// type knows it, else anything; `Err` with the fields it has where it knows there is no
+    /// such field (a closed record).
+    ///
+    /// # Errors
+    /// A closed record without the field: its fields.
+    pub fn field(&self, name: &str) -> Result<Type, Vec<&str>> {
         match self {
             Type::Record(r) => match r.fields.iter().find(|(f, _)| &**f == name) {
                 Some((_, t)) => Ok(t.clone()),
@@ -346,22 +350,16 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             Type::list_of(common(types.into_iter()))
         }
         TermKind::Map(pairs) => {
-            let mut fields: Vec<(Box<str>, Type)> = Vec::new();
-            let mut record = true;
+            let mut values = Vec::with_capacity(pairs.len());
             for (k, v) in pairs {
                 ty(k)?;
-                let v = ty(v)?;
-                match &k.kind {
-                    TermKind::Lit(Lit::Str(key)) if !fields.iter().any(|(f, _)| f == key) => {
-                        fields.push((key.clone(), v));
-                    }
-                    _ => record = false,
-                }
+                values.push(ty(v)?);
             }
-            if record {
-                Type::record(fields, true)
-            } else {
-                Type::Map
+            match super::ast::record_keys(pairs) {
+                Some(keys) => {
+                    Type::record(keys.into_iter().map(Into::into).zip(values).collect(), true)
+                }
+                None => Type::Map,
             }
         }
         TermKind::Filter {

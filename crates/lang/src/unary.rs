@@ -271,19 +271,9 @@ pub fn equals(lit: &Lit, value: &Value) -> bool {
     match lit {
         Lit::None => value.is_none() || value.is_undefined(),
         Lit::Bool(b) => value.kind() == Kind::Bool && value.is_true() == *b,
-        Lit::Int(i) => as_number(value) == Some(*i as f64),
-        Lit::Float(f) => as_number(value) == Some(*f),
+        Lit::Int(i) => value.as_number() == Some(*i as f64),
+        Lit::Float(f) => value.as_number() == Some(*f),
         Lit::Str(s) => value.as_str() == Some(&**s),
-    }
-}
-
-/// A number value as `f64`; none for any other value.
-#[must_use]
-pub fn as_number(value: &Value) -> Option<f64> {
-    if value.is_number() {
-        value.as_f64()
-    } else {
-        None
     }
 }
 
@@ -296,7 +286,7 @@ impl UnaryTest {
             UnaryTest::OneOf(lits) => lits.iter().any(|l| equals(l, value)),
             UnaryTest::Not(lit) => !equals(lit, value),
             UnaryTest::NotNone => !(value.is_none() || value.is_undefined()),
-            UnaryTest::Range(interval) => as_number(value).is_some_and(|x| interval.contains(x)),
+            UnaryTest::Range(interval) => value.as_number().is_some_and(|x| interval.contains(x)),
         }
     }
 }

@@ -402,7 +402,7 @@ impl Value {
     pub fn get_attr(&self, name: &str) -> Value {
         let found = match self {
             Value::Record(r) => r.get(name),
-            Value::Map(map) => map.get(&Value::Text(name.into())),
+            Value::Map(map) => map.get(&TextKey(name)),
             Value::PerOffer(p) => p
                 .ids
                 .iter()
@@ -442,6 +442,17 @@ impl Value {
             Value::Text(s) | Value::Safe(s) => quoted(s, f),
             _ => fmt::Display::fmt(self, f),
         }
+    }
+}
+
+/// A text key looked up in a map without building a value for it: it hashes as a
+/// [`Value::Text`] of it does (its `str`), and is equivalent to a text key that reads the same.
+#[derive(Hash)]
+struct TextKey<'a>(&'a str);
+
+impl indexmap::Equivalent<Value> for TextKey<'_> {
+    fn equivalent(&self, key: &Value) -> bool {
+        key.as_str() == Some(self.0)
     }
 }
 
@@ -736,6 +747,12 @@ mod tests {
             (Value::from("x"), Value::from(1)),
         ]);
         assert_eq!(record, map, "equal entries in any order");
+        assert_eq!(
+            map.get_attr("x"),
+            Value::from(1),
+            "a map's field, read by its text"
+        );
+        assert!(map.get_attr("z").is_undefined());
         assert_eq!(record.get_attr("y"), Value::from(2));
         assert!(record.get_attr("z").is_undefined());
         let fact = PerOffer::value(keys, vec![None, Some(Value::from("b"))]);

@@ -247,7 +247,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let monthly_cny = graph
             .headline_cost()
             .and_then(|name| decision.costs.get(name))
-            .and_then(decide_engine::decision::number);
+            .and_then(decide_lang::Value::as_number);
         let warnings = decision.warnings.iter().map(|w| w.id.clone()).collect();
         let text = match options.format {
             Format::Json => {

@@ -249,7 +249,7 @@ fn pair(
     let cost = |graph: &Graph, d: &Decision| {
         d.costs
             .get(graph.headline_cost()?)
-            .and_then(decide_engine::decision::number)
+            .and_then(decide_lang::Value::as_number)
     };
     let headline = Headline {
         names: (

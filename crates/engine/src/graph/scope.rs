@@ -181,18 +181,13 @@ fn select_type(s: &Select) -> Type {
 /// A map literal's type before its values are typed: a closed record of its keys where they are
 /// distinct constant texts (each value undeclared), else a map.
 fn record_of_keys(pairs: &[(decide_lang::ast::Term, decide_lang::ast::Term)]) -> Type {
-    let mut fields: Vec<(Box<str>, Type)> = Vec::new();
-    for (k, _) in pairs {
-        match &k.kind {
-            decide_lang::ast::TermKind::Lit(decide_lang::ast::Lit::Str(key))
-                if !fields.iter().any(|(f, _)| f == key) =>
-            {
-                fields.push((key.clone(), Type::Any));
-            }
-            _ => return Type::Map,
-        }
+    match decide_lang::ast::record_keys(pairs) {
+        Some(keys) => Type::record(
+            keys.into_iter().map(|k| (k.into(), Type::Any)).collect(),
+            true,
+        ),
+        None => Type::Map,
     }
-    Type::record(fields, true)
 }
 
 /// The type of a profile field of kind `kind`: a section's or a map's is a map, a list's a list
@@ -382,18 +377,9 @@ impl<'a> Scope<'a> {
                 return None;
             }
             // A chosen row or item (or none) has the fields of the row or item.
-            let node = match &self.node_types[i] {
-                Type::Nullable(t) => &**t,
-                t => t,
-            };
-            let Type::Record(r) = node else {
-                return None;
-            };
-            return r
-                .fields
-                .iter()
-                .find(|(f, _)| &**f == field)
-                .map(|(_, t)| t.clone())
+            return self.node_types[i]
+                .field(field)
+                .ok()
                 .filter(|t| *t != Type::Any);
         }
         if let Some(inner) = path.strip_prefix("profile.") {

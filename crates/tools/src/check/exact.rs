@@ -15,7 +15,7 @@ use decide_engine::policy::rules::HitPolicy;
 use decide_engine::profile::fields::FieldKind;
 use decide_lang::ast::Lit;
 use decide_lang::types::Type;
-use decide_lang::unary::{Interval, IntervalEnd, UnaryTest, as_number, equals, written};
+use decide_lang::unary::{Interval, IntervalEnd, UnaryTest, equals, written};
 
 /// At most this many elementary cells are enumerated; a larger product is sampled instead.
 pub const MAX_CELLS: u128 = 2_000_000;
@@ -49,7 +49,7 @@ impl DomainPiece {
             PieceKind::OtherText(known) => value
                 .as_str()
                 .is_some_and(|s| !known.iter().any(|k| **k == *s)),
-            PieceKind::Numbers(interval) => as_number(value).is_some_and(|x| interval.contains(x)),
+            PieceKind::Numbers(interval) => value.as_number().is_some_and(|x| interval.contains(x)),
             PieceKind::Other => true,
         }
     }
