@@ -4,16 +4,16 @@
 //! A criterion's, warning's or checklist item's text is a minijinja template, rendered for every
 //! profile after the graph is evaluated. Through minijinja each render builds a `State` and runs
 //! its VM (most of a render's cost is still the filters that format numbers, the same either
-//! way). Most texts use only
-//! raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}` and a top-level
+//! way). Texts use only raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}`,
+//! `{% for %}` (what a phrase said for each item of a list becomes) and a top-level
 //! `{% set name = expression %}`; for those the template's tree gives a fast form whose
 //! expressions are the rule language's code ([`super::code`]), each `set` evaluated once, in order, where
 //! it stands. A value is written as minijinja writes it with no auto-escaping (its `Display`),
 //! which is what a rule text gets (its template name, `node.part`, never ends in `.html`).
 //!
 //! Texts are minijinja's (the design keeps minijinja for prose and the memo), so the fast form is
-//! only a fast path: a template with anything else (a `for` loop, a `set` inside a branch, an
-//! `if` without `else` in an expression) has none, and whenever a render meets an error or an
+//! only a fast path: a template with anything else (a `set` inside a branch, a loop over two
+//! names, a macro) has none, and whenever a render meets an error or an
 //! undefined value, the caller renders the template with minijinja, whose output and errors are
 //! the meaning. `tests/interp.rs` renders every text both ways over generated profiles.
 //!
@@ -28,7 +28,7 @@ use super::Slots;
 use super::ast::{Lit, Term, TermKind};
 use super::code::Code;
 use super::template::{Segment, segments};
-use super::value::Value;
+use super::value::{Kind, Value};
 
 /// A text template, parsed.
 #[derive(Debug)]
@@ -53,6 +53,18 @@ enum Piece {
     If(Code, Vec<Piece>, Vec<Piece>),
     /// `{% set name = expression %}` at the top level: the next local value.
     Set(Code),
+    /// `{% for %}` over a list or a map's keys.
+    For(Box<ForPiece>),
+}
+
+/// A `for` loop's fast form: while the filter and the body are rendered, `loop` and the target
+/// are the next two locals.
+#[derive(Debug)]
+struct ForPiece {
+    iter: Code,
+    filter: Option<Code>,
+    body: Vec<Piece>,
+    empty: Vec<Piece>,
 }
 
 /// A template in the syntax the rule language reads itself: raw text, `{{ }}`, `if`/`elif`/
@@ -368,9 +380,66 @@ fn write(
                 }
                 locals.push(value);
             }
+            Piece::For(f) => write_loop(f, slots, locals, out)?,
         }
     }
     Some(())
+}
+
+/// A `for` loop: the items the filter keeps, each rendered with `loop` and the item bound, or
+/// the `else` branch when none is kept. Anything but a list or a map to iterate (minijinja
+/// iterates `none` as nothing but refuses a number) is left to minijinja.
+fn write_loop(
+    f: &ForPiece,
+    slots: &[OnceLock<Value>],
+    locals: &mut Vec<Value>,
+    out: &mut String,
+) -> Option<()> {
+    let list = f.iter.eval_with_locals(slots, None, locals).ok()?;
+    if !matches!(list.kind(), Kind::List | Kind::Map) {
+        return None;
+    }
+    let outer = locals.len();
+    let mut kept = Vec::new();
+    for item in list.try_iter()? {
+        if let Some(filter) = &f.filter {
+            // minijinja filters before it counts: `loop` is not there yet.
+            locals.extend([Value::Undefined, item.clone()]);
+            let keep = filter.eval_with_locals(slots, None, locals).ok();
+            locals.truncate(outer);
+            let keep = keep.filter(|k| !k.is_undefined())?;
+            if !keep.is_true() {
+                continue;
+            }
+        }
+        kept.push(item);
+    }
+    if kept.is_empty() {
+        return write(&f.empty, slots, locals, out);
+    }
+    let length = kept.len();
+    for (i, item) in kept.into_iter().enumerate() {
+        locals.extend([loop_value(i, length), item]);
+        let done = write(&f.body, slots, locals, out);
+        locals.truncate(outer);
+        done?;
+    }
+    Some(())
+}
+
+/// minijinja's `loop` at item `i` of `length`, in the attributes a text reads (`index`,
+/// `index0`, `revindex`, `revindex0`, `first`, `last`, `length`); any other attribute is
+/// undefined, which leaves the text to minijinja.
+fn loop_value(i: usize, length: usize) -> Value {
+    Value::from_pairs([
+        (Value::from("index"), Value::from(i + 1)),
+        (Value::from("index0"), Value::from(i)),
+        (Value::from("revindex"), Value::from(length - i)),
+        (Value::from("revindex0"), Value::from(length - i - 1)),
+        (Value::from("first"), Value::from(i == 0)),
+        (Value::from("last"), Value::from(i + 1 == length)),
+        (Value::from("length"), Value::from(length)),
+    ])
 }
 
 /// What `{{ e }}` writes, as a rule expression: `{{ a if c }}` writes nothing when `c` is false
@@ -418,7 +487,23 @@ impl<'a> TextCompiler<'a> {
             Stmt::Raw(r) => Piece::Raw((*r).into()),
             Stmt::Emit(e) => Piece::Emit(self.expr(&written(e))?),
             Stmt::If(test, yes, no) => Piece::If(self.expr(test)?, self.body(yes)?, self.body(no)?),
-            Stmt::For(_) => return None,
+            Stmt::For(l) => {
+                let iter = self.expr(&l.iter)?;
+                let outer = self.locals.len();
+                self.locals.extend(["loop", l.target]);
+                let filter = match &l.filter {
+                    Some(f) => self.expr(f).map(Some),
+                    None => Some(None),
+                };
+                let body = self.body(&l.body);
+                self.locals.truncate(outer);
+                Piece::For(Box::new(ForPiece {
+                    iter,
+                    filter: filter?,
+                    body: body?,
+                    empty: self.body(&l.empty)?,
+                }))
+            }
             Stmt::Set(name, e) => {
                 // The value is read before the name is set (`set x = x + 1` reads the old x).
                 let value = self.expr(e)?;
@@ -503,6 +588,13 @@ mod tests {
             "{{ a | cny }} {{ b | num }} {{ 7 | plural('GPU') }} {{ 0.25 | pct }}",
             "{{ {'x': a, 'y': c} }} {{ [a, b, c] }} {{ e }}",
             "{{ '+' if a > 1 }}{{ '-' if a > 100 }}{{ a }}",
+            "{% for x in f %}{{ x }}{% if not loop.last %}, {% endif %}{% endfor %}.",
+            "{% for x in e.l if x > 1 %}[{{ loop.index }}/{{ loop.length }} {{ x * a }}]{% endfor %}",
+            "{% for x in e.l if x > 5 %}never{% else %}none kept{% endfor %} {{ a }}",
+            "{% for k in e %}{{ k }}{{ loop.first }}{{ loop.revindex0 }}{% endfor %}",
+            "{% set n = 2 %}{% for x in f %}{% for y in e.l %}{{ x }}{{ y * n }}{% endfor %}{% endfor %}{{ n }}",
+            "{% for x in [] %}a{% endfor %}{% set m = a %}{{ m }}",
+            "{% for x in f %}{% if x == 'x' %}A{% else %}B{% endif %}{% endfor %}",
         ] {
             let (fast, slow) = both(source, &values());
             assert!(fast.is_some(), "no fast answer for {source:?}");
@@ -517,9 +609,12 @@ mod tests {
     #[test]
     fn what_the_fast_form_does_not_model_is_left_to_minijinja() {
         for source in [
-            // A loop, a set inside a branch, an expression without a fast form.
-            "{% for x in f %}{{ x }}{% if not loop.last %}, {% endif %}{% endfor %}",
+            // A set inside a branch, an expression without a fast form, a loop over what is
+            // neither a list nor a map, or reading what the fast form's `loop` does not have.
             "{% if a %}{% set y = 1 %}{% endif %}{{ a }}",
+            "{% for x in a %}{{ x }}{% endfor %}",
+            "{% for x in d %}{{ x }}{% endfor %}",
+            "{% for x in f %}{{ loop.previtem }}{% endfor %}",
             "{{ a ** 2 }}",
             // Undefined values and errors: minijinja words them.
             "{{ missing }}",

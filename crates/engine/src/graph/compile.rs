@@ -93,7 +93,8 @@ fn text_sources(policy: &Policy, lang: Lang) -> Vec<TextSource<'_>> {
                 texts.push(TextSource::explained(at, &w.message, &w.phrases, lang));
             }
             RuleNode::Checklist(c) => {
-                texts.push(TextSource::template(n.file, id, "text", &c.text, lang));
+                let at = (n.file, id, "text");
+                texts.push(TextSource::explained(at, &c.text, &c.phrases, lang));
             }
             _ => {}
         }
@@ -101,11 +102,11 @@ fn text_sources(policy: &Policy, lang: Lang) -> Vec<TextSource<'_>> {
     // An invariant's `message:` is shown only when it is broken.
     for n in &policy.invariants {
         let id = n.item.id.value.as_str();
-        texts.push(TextSource::template(
-            n.file,
-            id,
-            "message",
+        let at = (n.file, id, "message");
+        texts.push(TextSource::explained(
+            at,
             &n.item.message,
+            &n.item.phrases,
             lang,
         ));
     }
@@ -471,9 +472,16 @@ fn invariant<'a>(
     let id = &n.id.value;
     let mut reads = Reads::default();
     let holds = scope.expr(file, &n.holds, id, "holds", &[], &mut reads);
-    let text = scope.text(file, n.message.referenced, id, "message", &mut reads);
+    let said = [(
+        "message",
+        super::scope::Said::Explained(&n.message, &n.phrases),
+    )];
+    let text = scope.condition_node(file, id, None, &said, |_, _| ());
     let holds = match (holds, text) {
-        (Ok(holds), Ok(())) => holds,
+        (Ok(holds), Ok(((), text))) => {
+            reads.texts.extend(text.texts);
+            holds
+        }
         (Err(a), Err(b)) => return Err(Error::many(vec![a, b]).expect("two errors")),
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };

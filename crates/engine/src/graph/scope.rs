@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
-use crate::policy::rules::Template;
 use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
@@ -695,14 +694,14 @@ pub(crate) type NodeResult<'a> = Result<(Body<'a>, Reads)>;
 impl<'a> Scope<'a> {
     /// A criterion, warning or checklist item: an optional condition and texts rendered last
     /// (each a template, or rows of condition and sentence inserting the node's phrases).
-    pub(crate) fn condition_node(
+    pub(crate) fn condition_node<T>(
         &self,
         file: usize,
         id: &str,
         when: Option<&'a Spanned<String>>,
         texts: &[(&str, Said<'a>)],
-        body: impl FnOnce(Option<Expr<'a>>, &[String]) -> Body<'a>,
-    ) -> NodeResult<'a> {
+        body: impl FnOnce(Option<Expr<'a>>, &[String]) -> T,
+    ) -> Result<(T, Reads)> {
         let mut reads = Reads::default();
         let when = when
             .map(|e| self.expr(file, e, id, "when", &[], &mut reads))
@@ -715,7 +714,6 @@ impl<'a> Scope<'a> {
         let mut inserted = HashSet::new();
         for (part, text) in texts {
             let location = match text {
-                Said::Template(t) => t.referenced,
                 Said::Explained(e, node_phrases) => {
                     if let Some(rows) = e.value.rows() {
                         let rows = RowList {
@@ -1053,7 +1051,6 @@ fn cycle<'p>(phrases: &'p Phrases, start: &'p str) -> Option<Vec<&'p str>> {
 
 /// A text of a criterion, warning or checklist item, as [`Scope::condition_node`] checks it.
 pub(crate) enum Said<'a> {
-    Template(&'a Template),
     /// An explanation (rows or a template) and the node's phrases.
     Explained(&'a Spanned<Explanation>, &'a Phrases),
 }

@@ -568,9 +568,13 @@ pub struct Invariant {
     /// violation.
     #[schemars(with = "String")]
     pub holds: ExprText,
-    /// Template of the message shown when `holds` is not true.
-    #[schemars(with = "Words")]
-    pub message: Template,
+    /// The message shown when `holds` is not true: first-hit rows of `when:` and `says:` (or a
+    /// template).
+    #[schemars(with = "Explanation")]
+    pub message: Spanned<Explanation>,
+    /// Named phrases the rows' sentences insert with `{{ phrases.NAME }}`.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -583,9 +587,13 @@ pub struct ChecklistItem {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<ExprText>,
-    /// Template of the item's text, tailored to the offer and workload.
-    #[schemars(with = "Words")]
-    pub text: Template,
+    /// The item's text, tailored to the offer and workload: first-hit rows of `when:` and
+    /// `says:` (or a template).
+    #[schemars(with = "Explanation")]
+    pub text: Spanned<Explanation>,
+    /// Named phrases the rows' sentences insert with `{{ phrases.NAME }}`.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 /// One question of `decide init`. How it is asked follows the profile field's type: a choice

@@ -99,7 +99,8 @@ pub struct ExpressionReport {
     pub texts: usize,
     /// Of those texts, the ones with a fast form (the others are rendered by minijinja).
     pub texts_with_form: usize,
-    /// Criteria's and warnings' texts (`met`, `not_met`, `message`).
+    /// The texts of criteria, warnings, checklist items and invariants (`met`, `not_met`,
+    /// `message`, `text`).
     pub explanations: usize,
     /// Of those, the ones written as rows of condition and sentence.
     pub explained_as_rows: usize,
@@ -124,18 +125,32 @@ impl ExpressionReport {
         .with_explanations(graph)
     }
 
-    /// Counts the criteria's and warnings' texts, as rows or as templates.
+    /// Counts the texts of criteria, warnings, checklist items and invariants, as rows or as
+    /// templates.
     fn with_explanations(mut self, graph: &Graph) -> Self {
         use decide_engine::policy::rules::{Explanation, Phrase, RuleNode};
-        for n in &graph.policy().nodes {
+        let policy = graph.policy();
+        let nodes = policy.nodes.iter().filter_map(|n| {
             let (texts, phrases) = match &n.item {
                 RuleNode::Criterion(c) => (
                     vec![("met", &c.met.value), ("not_met", &c.not_met.value)],
                     &c.phrases,
                 ),
                 RuleNode::Warning(w) => (vec![("message", &w.message.value)], &w.phrases),
-                _ => continue,
+                RuleNode::Checklist(c) => (vec![("text", &c.text.value)], &c.phrases),
+                _ => return None,
             };
+            Some((n.item.id().value.as_str(), texts, phrases))
+        });
+        let invariants = policy.invariants.iter().map(|n| {
+            let i = &n.item;
+            (
+                i.id.value.as_str(),
+                vec![("message", &i.message.value)],
+                &i.phrases,
+            )
+        });
+        for (id, texts, phrases) in nodes.chain(invariants) {
             for (part, text) in texts {
                 self.explanations += 1;
                 match text {
@@ -147,7 +162,7 @@ impl ExpressionReport {
                         if words.en.contains("{%")
                             || words.zh.as_deref().is_some_and(|z| z.contains("{%"))
                         {
-                            self.programs.push(format!("{}.{part}", n.item.id().value));
+                            self.programs.push(format!("{id}.{part}"));
                         }
                     }
                 }
