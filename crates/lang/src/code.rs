@@ -840,6 +840,9 @@ fn builtin_name(func: Builtin) -> &'static str {
         Builtin::DaysBetween => "`days_between`",
         Builtin::Floor => "`floor`",
         Builtin::Range => "`range`",
+        Builtin::Int => "`int`",
+        Builtin::Month => "`month`",
+        Builtin::Sci => "`sci`",
     }
 }
 
@@ -927,6 +930,15 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
         }
         Builtin::Hours => helper(crate::hours(subject)).map(Value::from),
         Builtin::Pct => helper(crate::pct(subject)).map(Value::from),
+        Builtin::Sci => helper(crate::functions::sci(subject)).map(Value::from),
+        Builtin::Month => helper(crate::functions::month(subject)).map(Value::from),
+        // minijinja's `int` of a number: a decimal truncated toward zero.
+        Builtin::Int => match num(subject) {
+            Some(Num::Int(i)) => Ok(Value::Int(i)),
+            #[allow(clippy::cast_possible_truncation)] // saturating, as minijinja's `int`
+            Some(Num::Float(f)) => Ok(Value::from(f as i64)),
+            None => Err(needs("a number", subject)),
+        },
         Builtin::Plural => {
             let noun = second.map(text).transpose()?.unwrap_or_default();
             helper(crate::plural(subject, &noun)).map(Value::from)
@@ -1165,6 +1177,15 @@ mod tests {
                 "&lt;x\\|y&gt; a\\|b {k: 2.5} (string)",
             ),
             ("b | cny(none)", "¥2.50 (string)"),
+            (
+                "big | sci ~ ' ' ~ 1932000000000000000000.0 | sci ~ ' ' ~ b | sci",
+                "9.22e18 1.93e21 2.50e0 (string)",
+            ),
+            ("(b | int) + (-b | int) + (a | int)", "7 (number)"),
+            (
+                "'2026-07-01' | month ~ ' ' ~ '2027-12-31' | month",
+                "2026-07 2027-12 (string)",
+            ),
         ] {
             assert_eq!(agrees(text), want, "{text}");
         }

@@ -43,6 +43,7 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("hours", |v: &Jinja| hours(&from_jinja(v)));
     env.add_filter("pct", |v: &Jinja| pct(&from_jinja(v)));
     env.add_filter("sci", |v: &Jinja| sci(&from_jinja(v)));
+    env.add_filter("month", |v: &Jinja| month(&from_jinja(v)));
     env.add_filter("md", |v: &Jinja| {
         md_filter(&from_jinja(v)).map(|v| to_jinja(&v))
     });
@@ -209,8 +210,22 @@ pub(crate) fn pct(value: &Value) -> Result<String, MjError> {
 }
 
 /// Scientific notation with three significant digits: `1.932e21` → `1.93e21`.
-fn sci(value: &Value) -> Result<String, MjError> {
+pub(crate) fn sci(value: &Value) -> Result<String, MjError> {
     Ok(format!("{:.2e}", number(value, "sci")?))
+}
+
+/// The month of a date: `2026-07-01` → `2026-07`.
+pub(crate) fn month(value: &Value) -> Result<String, MjError> {
+    value
+        .as_str()
+        .and_then(|s| s.parse::<jiff::civil::Date>().ok())
+        .map(|d| d.strftime("%Y-%m").to_string())
+        .ok_or_else(|| {
+            MjError::new(
+                MjErrorKind::InvalidOperation,
+                format!("`month` needs a date (YYYY-MM-DD), not {value}"),
+            )
+        })
 }
 
 /// Escapes text so that Markdown renders it literally and no HTML or link gets through.

@@ -455,11 +455,11 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
         }
     };
     Ok(match filter {
-        "abs" | "round" => {
+        "abs" | "round" | "int" => {
             takes(&[TypeKind::Number], "it takes a number")?;
             Type::Number
         }
-        "cny" | "num" | "pct" | "hours" | "plural" => {
+        "cny" | "num" | "pct" | "hours" | "plural" | "sci" => {
             takes(&[TypeKind::Number], "it writes a number")?;
             Type::Text
         }
@@ -495,6 +495,10 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
                 Type::List(item) if **item == Type::Number => Type::Number,
                 _ => Type::Any,
             }
+        }
+        "month" => {
+            takes(&[TypeKind::Text], "it reads a date (YYYY-MM-DD)")?;
+            Type::Text
         }
         "md" | "cell" => {
             takes(&[TypeKind::Text], "it escapes text")?;

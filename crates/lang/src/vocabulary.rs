@@ -33,6 +33,9 @@ pub enum Builtin {
     DaysBetween,
     Floor,
     Range,
+    Int,
+    Month,
+    Sci,
 }
 
 /// The filters (`value | name(args)`), each with how many arguments it takes besides its value.
@@ -46,14 +49,17 @@ pub const FILTERS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
     ("default", 0..=1, Builtin::Default),
     ("each", 1..=1, Builtin::Each),
     ("hours", 0..=0, Builtin::Hours),
+    ("int", 0..=0, Builtin::Int),
     ("join", 0..=1, Builtin::Join),
     ("length", 0..=0, Builtin::Length),
     ("list", 0..=0, Builtin::List),
     ("max", 0..=0, Builtin::Max),
     ("md", 0..=0, Builtin::Md),
     ("min", 0..=0, Builtin::Min),
+    ("month", 0..=0, Builtin::Month),
     ("num", 0..=1, Builtin::Num),
     ("pct", 0..=0, Builtin::Pct),
+    ("sci", 0..=0, Builtin::Sci),
     ("plural", 1..=1, Builtin::Plural),
     ("round", 0..=1, Builtin::Round),
 ];
