@@ -313,6 +313,24 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
     assert!(err.contains("checklist.yaml:189:13"), "{err}");
 }
 
+/// A text the engine's text form cannot render (a `set` inside a branch, a macro) is refused
+/// when the rules load, at the text, saying what a text may hold; nothing is left to render it.
+#[test]
+fn a_text_beyond_the_engines_form_is_refused_when_the_rules_load() {
+    let rules = common::edited_rules(&[(
+        "checklist.yaml",
+        "Ask whether snapshots are supported",
+        "{% if rents_boxes %}{% set n = 1 %}{% endif %}Ask whether snapshots are supported",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("node `reinstall_snapshot`: `text` cannot be rendered: it uses a tag a rule text does not have"),
+        "{err}"
+    );
+    assert!(err.contains("write the cases as rows"), "{err}");
+    assert!(err.contains("checklist.yaml:"), "{err}");
+}
+
 /// A text mentioning a name that is neither a node nor a root is refused when the rules load,
 /// and a name the text sets itself is not one it mentions.
 #[test]

@@ -180,11 +180,10 @@ fn expressions_line(r: &ExpressionReport) -> String {
         )
     };
     format!(
-        "Expressions: {} rule expressions typed and compiled; {} texts ({} with a fast form, the others rendered by minijinja).\n\
+        "Expressions: {} rule expressions typed and compiled; {} texts compiled to the engine's text form.\n\
          Explanations: {} of {} criterion, warning, checklist and invariant texts written as rows of condition and sentence ({} rows, {} phrases); {programs}.",
         thousands(r.expressions as u128),
         thousands(r.texts as u128),
-        thousands(r.texts_with_form as u128),
         r.explained_as_rows,
         r.explanations,
         r.rows,

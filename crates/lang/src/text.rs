@@ -1,24 +1,25 @@
 //! Text templates (`met:`, `message:`, `text:`) parsed once: the names they mention, and a fast
 //! form that renders them straight from an evaluation's slots.
 //!
-//! A criterion's, warning's or checklist item's text is a minijinja template, rendered for every
-//! profile after the graph is evaluated. Through minijinja each render builds a `State` and runs
-//! its VM (most of a render's cost is still the filters that format numbers, the same either
-//! way). Texts use only raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}`,
+//! A criterion's, warning's, checklist item's or invariant's text is written in minijinja's
+//! template syntax (rows of sentences become one such template) and rendered for every profile
+//! after the graph is evaluated. Texts use only raw text, `{{ expression }}`, `{% if %}`/`{% elif %}`/`{% else %}`,
 //! `{% for %}` (what a phrase said for each item of a list becomes) and a top-level
 //! `{% set name = expression %}`; for those the template's tree gives a fast form whose
 //! expressions are the rule language's code ([`super::code`]), each `set` evaluated once, in order, where
 //! it stands. A value is written as minijinja writes it with no auto-escaping (its `Display`),
 //! which is what a rule text gets (its template name, `node.part`, never ends in `.html`).
 //!
-//! Texts are minijinja's (the design keeps minijinja for prose and the memo), so the fast form is
-//! only a fast path: a template with anything else (a `set` inside a branch, a loop over two
-//! names, a macro) has none, and whenever a render meets an error or an
-//! undefined value, the caller renders the template with minijinja, whose output and errors are
-//! the meaning. `tests/interp.rs` renders every text both ways over generated profiles.
+//! The fast form is the engine's only way to render a text read from an evaluation: a template
+//! with anything else (a `set` inside a branch, a loop over two names, a macro, an expression
+//! outside the rule language) has a [`Text::fault`] instead, which the engine refuses when the
+//! rules load, and a render that meets an error or an undefined value fails, naming the
+//! expression (where minijinja, with strict undefined values, fails too). `tests/interp.rs`
+//! renders every text both ways over generated profiles. Texts rendered with values of their
+//! own (the sensitivity sentences) are still minijinja's.
 //!
-//! Parsing here also replaces minijinja's compile at load time: minijinja compiles a text the
-//! first time the fast form cannot answer for it (the graph's environment loads it by name).
+//! Parsing here also replaces minijinja's compile at load time: minijinja compiles a text only
+//! where it renders one (the differential check, the sensitivity sentences).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -37,6 +38,8 @@ pub struct Text {
     pub names: HashSet<String>,
     /// Its fast form, when every part of it has one.
     fast: Option<Vec<Piece>>,
+    /// Why it has none, when it is rendered from an evaluation and has none.
+    pub fault: Option<String>,
     /// Whether it is rendered from an evaluation's slots (criteria, warnings, checklist items,
     /// invariant messages), rather than with values of its own (the sensitivity texts).
     pub from_evaluation: bool,
@@ -47,12 +50,12 @@ pub struct Text {
 enum Piece {
     /// Text written as it stands (whitespace control already applied by the scanner).
     Raw(Box<str>),
-    /// `{{ expression }}`.
-    Emit(Code),
+    /// `{{ expression }}`, with the expression as written (for a failure's message).
+    Emit(Code, Box<str>),
     /// `{% if %}` with its branches (`elif` is an `if` in the `else` branch).
-    If(Code, Vec<Piece>, Vec<Piece>),
+    If(Code, Box<str>, Vec<Piece>, Vec<Piece>),
     /// `{% set name = expression %}` at the top level: the next local value.
-    Set(Code),
+    Set(Code, Box<str>),
     /// `{% for %}` over a list or a map's keys.
     For(Box<ForPiece>),
 }
@@ -62,6 +65,8 @@ enum Piece {
 #[derive(Debug)]
 struct ForPiece {
     iter: Code,
+    /// The iterable as written.
+    source: Box<str>,
     filter: Option<Code>,
     body: Vec<Piece>,
     empty: Vec<Piece>,
@@ -72,12 +77,11 @@ struct ForPiece {
 #[derive(Debug)]
 enum Stmt<'s> {
     Raw(&'s str),
-    Emit(Term),
-    If(Term, Vec<Stmt<'s>>, Vec<Stmt<'s>>),
-    /// `{% for target in iter if filter %}body{% else %}empty{% endfor %}`: read for the names
-    /// the text mentions only (it has no fast form).
+    Emit(Term, &'s str),
+    If(Term, &'s str, Vec<Stmt<'s>>, Vec<Stmt<'s>>),
+    /// `{% for target in iter if filter %}body{% else %}empty{% endfor %}`.
     For(Box<Loop<'s>>),
-    Set(&'s str, Term),
+    Set(&'s str, Term, &'s str),
 }
 
 impl Text {
@@ -91,17 +95,22 @@ impl Text {
     ) -> Result<Text, minijinja::Error> {
         // Bounded before the parser (and everything after it) recurses over the tree.
         super::limits::template(source)?;
-        let (names, fast) = match read(source) {
+        let (names, fast, fault) = match read(source) {
             Some(nodes) => {
-                let fast = slots.and_then(|(slots, offers)| {
-                    TextCompiler {
-                        slots,
-                        offers,
-                        locals: Vec::new(),
+                let (fast, fault) = match slots {
+                    Some((slots, offers)) => {
+                        let mut compiler = TextCompiler {
+                            slots,
+                            offers,
+                            locals: Vec::new(),
+                            fault: None,
+                        };
+                        let fast = compiler.body(&nodes);
+                        (fast, compiler.fault)
                     }
-                    .body(&nodes)
-                });
-                (mentioned(&nodes), fast)
+                    None => (None, None),
+                };
+                (mentioned(&nodes), fast, fault)
             }
             // Beyond what the rule language reads: minijinja parses it and says what it reads
             // (or why it does not compile).
@@ -110,11 +119,13 @@ impl Text {
                     .template_from_named_str(name, source)?
                     .undeclared_variables(true),
                 None,
+                slots.map(|_| unread(source)),
             ),
         };
         Ok(Text {
             names,
             fast,
+            fault,
             from_evaluation: slots.is_some(),
         })
     }
@@ -124,15 +135,47 @@ impl Text {
         self.fast.is_some()
     }
 
-    /// The text rendered by the fast form from `slots`, or `None` where minijinja must render
-    /// it (no fast form, or a value on the way that minijinja would refuse or leave undefined).
-    pub fn render(&self, slots: &[OnceLock<Value>]) -> Option<String> {
-        let pieces = self.fast.as_ref()?;
+    /// The text rendered by the fast form from `slots`, or why it cannot be: it has no fast
+    /// form, or a value on the way is undefined or an expression fails (where minijinja, with
+    /// its strict undefined values, fails too).
+    ///
+    /// # Errors
+    ///
+    /// What failed, naming the expression as written.
+    pub fn render(&self, slots: &[OnceLock<Value>]) -> Result<String, String> {
+        let Some(pieces) = self.fast.as_ref() else {
+            return Err(self.fault.clone().unwrap_or_else(|| UNREAD.to_owned()));
+        };
         let mut out = String::new();
         let mut locals = Vec::new();
         write(pieces, slots, &mut locals, &mut out)?;
-        Some(out)
+        Ok(out)
     }
+}
+
+/// Why a text read from an evaluation has no fast form when its tags are beyond it.
+const UNREAD: &str = "it uses a tag a rule text does not have (a text has `{{ expression }}`, \
+                      `if`/`elif`/`else`, `for` over one name and `set` at the top level; no \
+                      macro, no `set` inside a branch): write the cases as rows of `when:` and \
+                      `says:`";
+
+/// Why `source`, which [`read`] cannot read, has no fast form: the first `{{ }}` or tag whose
+/// expression the rule language does not parse, else [`UNREAD`].
+fn unread(source: &str) -> String {
+    let segments = segments(source).unwrap_or_default();
+    segments
+        .iter()
+        .find_map(|segment| match segment {
+            Segment::Tag {
+                block: false,
+                inner,
+                ..
+            } => super::parser::parse(inner)
+                .err()
+                .map(|e| format!("`{{{{ {} }}}}`: {}", inner.trim(), e.message)),
+            _ => None,
+        })
+        .unwrap_or_else(|| UNREAD.to_owned())
 }
 
 /// A `for` loop's parts.
@@ -140,6 +183,7 @@ impl Text {
 struct Loop<'s> {
     target: &'s str,
     iter: Term,
+    source: &'s str,
     filter: Option<Term>,
     body: Vec<Stmt<'s>>,
     empty: Vec<Stmt<'s>>,
@@ -155,10 +199,10 @@ fn read(source: &str) -> Option<Vec<Stmt<'_>>> {
 }
 
 /// What ended a run of nodes.
-enum Close {
+enum Close<'s> {
     Eof,
     Else,
-    Elif(Term),
+    Elif(Term, &'s str),
     Endif,
     Endfor,
 }
@@ -167,7 +211,7 @@ fn block<'s>(
     segments: &[Segment<'s>],
     at: &mut usize,
     top: bool,
-) -> Option<(Vec<Stmt<'s>>, Close)> {
+) -> Option<(Vec<Stmt<'s>>, Close<'s>)> {
     let mut nodes = Vec::new();
     while let Some(segment) = segments.get(*at) {
         *at += 1;
@@ -178,7 +222,7 @@ fn block<'s>(
                 block: false,
                 inner,
                 ..
-            } => nodes.push(Stmt::Emit(super::parser::parse(inner).ok()?)),
+            } => nodes.push(Stmt::Emit(super::parser::parse(inner).ok()?, inner.trim())),
             Segment::Tag {
                 block: true, inner, ..
             } => {
@@ -191,9 +235,9 @@ fn block<'s>(
                 match word {
                     "if" => {
                         let test = condition(rest)?;
-                        nodes.push(if_node(segments, at, test)?);
+                        nodes.push(if_node(segments, at, test, rest.trim())?);
                     }
-                    "elif" => return Some((nodes, Close::Elif(condition(rest)?))),
+                    "elif" => return Some((nodes, Close::Elif(condition(rest)?, rest.trim()))),
                     "else" if rest.trim().is_empty() => return Some((nodes, Close::Else)),
                     "endif" if rest.trim().is_empty() => return Some((nodes, Close::Endif)),
                     "endfor" if rest.trim().is_empty() => return Some((nodes, Close::Endfor)),
@@ -211,7 +255,8 @@ fn block<'s>(
                         if !is_name || value.starts_with('=') {
                             return None;
                         }
-                        nodes.push(Stmt::Set(target, super::parser::parse(value).ok()?));
+                        let term = super::parser::parse(value).ok()?;
+                        nodes.push(Stmt::Set(target, term, value.trim()));
                     }
                     _ => return None,
                 }
@@ -222,7 +267,12 @@ fn block<'s>(
 }
 
 /// An `if` whose test was read: its branches up to the matching `endif`.
-fn if_node<'s>(segments: &[Segment<'s>], at: &mut usize, test: Term) -> Option<Stmt<'s>> {
+fn if_node<'s>(
+    segments: &[Segment<'s>],
+    at: &mut usize,
+    test: Term,
+    source: &'s str,
+) -> Option<Stmt<'s>> {
     let (yes, end) = block(segments, at, false)?;
     let no = match end {
         Close::Endif => Vec::new(),
@@ -233,10 +283,10 @@ fn if_node<'s>(segments: &[Segment<'s>], at: &mut usize, test: Term) -> Option<S
             }
             no
         }
-        Close::Elif(test) => vec![if_node(segments, at, test)?],
+        Close::Elif(test, source) => vec![if_node(segments, at, test, source)?],
         Close::Eof | Close::Endfor => return None,
     };
-    Some(Stmt::If(test, yes, no))
+    Some(Stmt::If(test, source, yes, no))
 }
 
 /// A `for` whose header `rest` (`target in iter [if filter]`) was read: its body and `else` up to
@@ -253,6 +303,7 @@ fn for_node<'s>(segments: &[Segment<'s>], at: &mut usize, rest: &'s str) -> Opti
         return None;
     }
     // `iter if filter` reads as an inline `if` without `else`: the loop's filter.
+    let source = iter.trim();
     let (iter, filter) = match super::parser::parse(iter).ok()? {
         Term {
             kind:
@@ -284,6 +335,7 @@ fn for_node<'s>(segments: &[Segment<'s>], at: &mut usize, rest: &'s str) -> Opti
     Some(Stmt::For(Box::new(Loop {
         target,
         iter,
+        source,
         filter,
         body,
         empty,
@@ -313,13 +365,13 @@ fn mentioned(nodes: &[Stmt<'_>]) -> HashSet<String> {
         for node in nodes {
             match node {
                 Stmt::Raw(_) => {}
-                Stmt::Emit(e) => read(e, set, out),
-                Stmt::If(test, yes, no) => {
+                Stmt::Emit(e, _) => read(e, set, out),
+                Stmt::If(test, _, yes, no) => {
                     read(test, set, out);
                     walk(yes, set, out);
                     walk(no, set, out);
                 }
-                Stmt::Set(name, e) => {
+                Stmt::Set(name, e, _) => {
                     set.push(name);
                     read(e, set, out);
                 }
@@ -352,63 +404,76 @@ fn write(
     slots: &[OnceLock<Value>],
     locals: &mut Vec<Value>,
     out: &mut String,
-) -> Option<()> {
+) -> Result<(), String> {
     for piece in pieces {
         match piece {
             Piece::Raw(text) => out.push_str(text),
-            // An undefined value, or an error, is left to minijinja's rendering (and words).
-            Piece::Emit(e) => {
-                let value = e.eval_with_locals(slots, None, locals).ok()?;
-                if value.is_undefined() {
-                    return None;
-                }
+            Piece::Emit(e, source) => {
+                let value = defined(e, slots, locals, &format!("`{{{{ {source} }}}}`"))?;
                 // minijinja's formatter with no auto-escaping: the value's `Display`.
                 let _ = write!(out, "{value}");
             }
-            Piece::If(test, yes, no) => {
-                let test = test.eval_with_locals(slots, None, locals).ok()?;
-                if test.is_undefined() {
-                    return None;
-                }
+            Piece::If(test, source, yes, no) => {
+                let test = defined(test, slots, locals, &format!("`{{% if {source} %}}`"))?;
                 let branch = if test.is_true() { yes } else { no };
                 write(branch, slots, locals, out)?;
             }
-            Piece::Set(e) => {
-                let value = e.eval_with_locals(slots, None, locals).ok()?;
-                if value.is_undefined() {
-                    return None;
-                }
+            // An undefined value may be set (minijinja's strict undefined refuses it only where
+            // it is written or tested).
+            Piece::Set(e, source) => {
+                let value = e
+                    .eval_with_locals(slots, None, locals)
+                    .map_err(|fail| format!("`{{% set ... = {source} %}}`: {}", fail.message))?;
                 locals.push(value);
             }
             Piece::For(f) => write_loop(f, slots, locals, out)?,
         }
     }
-    Some(())
+    Ok(())
+}
+
+/// The value of `e`, or why there is none: it failed, or it is undefined (which minijinja's
+/// strict undefined values refuse too). `what` names the part of the text.
+fn defined(
+    e: &Code,
+    slots: &[OnceLock<Value>],
+    locals: &[Value],
+    what: &str,
+) -> Result<Value, String> {
+    match e.eval_with_locals(slots, None, locals) {
+        Ok(v) if v.is_undefined() => Err(format!("{what} gave an undefined value")),
+        Ok(v) => Ok(v),
+        Err(fail) => Err(format!("{what}: {}", fail.message)),
+    }
 }
 
 /// A `for` loop: the items the filter keeps, each rendered with `loop` and the item bound, or
-/// the `else` branch when none is kept. Anything but a list or a map to iterate (minijinja
-/// iterates `none` as nothing but refuses a number) is left to minijinja.
+/// the `else` branch when none is kept. `none` is iterated as nothing, as minijinja does.
 fn write_loop(
     f: &ForPiece,
     slots: &[OnceLock<Value>],
     locals: &mut Vec<Value>,
     out: &mut String,
-) -> Option<()> {
-    let list = f.iter.eval_with_locals(slots, None, locals).ok()?;
-    if !matches!(list.kind(), Kind::List | Kind::Map) {
-        return None;
+) -> Result<(), String> {
+    let what = || format!("`{{% for ... in {} %}}`", f.source);
+    let list = defined(&f.iter, slots, locals, &what())?;
+    if !matches!(list.kind(), Kind::List | Kind::Map | Kind::None) {
+        return Err(format!(
+            "{} goes over a list or a map, not {} ({})",
+            what(),
+            list,
+            list.kind()
+        ));
     }
     let outer = locals.len();
     let mut kept = Vec::new();
-    for item in list.try_iter()? {
+    for item in list.try_iter().into_iter().flatten() {
         if let Some(filter) = &f.filter {
             // minijinja filters before it counts: `loop` is not there yet.
             locals.extend([Value::Undefined, item.clone()]);
-            let keep = filter.eval_with_locals(slots, None, locals).ok();
+            let keep = defined(filter, slots, locals, &format!("the filter of {}", what()));
             locals.truncate(outer);
-            let keep = keep.filter(|k| !k.is_undefined())?;
-            if !keep.is_true() {
+            if !keep?.is_true() {
                 continue;
             }
         }
@@ -424,12 +489,12 @@ fn write_loop(
         locals.truncate(outer);
         done?;
     }
-    Some(())
+    Ok(())
 }
 
 /// minijinja's `loop` at item `i` of `length`, in the attributes a text reads (`index`,
 /// `index0`, `revindex`, `revindex0`, `first`, `last`, `length`); any other attribute is
-/// undefined, which leaves the text to minijinja.
+/// undefined, and a text that reads one fails.
 fn loop_value(i: usize, length: usize) -> Value {
     Value::from_pairs([
         (Value::from("index"), Value::from(i + 1)),
@@ -471,6 +536,8 @@ struct TextCompiler<'a> {
     offers: &'a [Value],
     /// The names set so far, in order (a local's position is its value's).
     locals: Vec<&'a str>,
+    /// Why the first expression that does not compile does not.
+    fault: Option<String>,
 }
 
 impl<'a> TextCompiler<'a> {
@@ -478,37 +545,50 @@ impl<'a> TextCompiler<'a> {
         nodes.iter().map(|n| self.piece(n)).collect()
     }
 
-    fn expr(&self, e: &Term) -> Option<Code> {
-        Code::with_locals(e, self.slots, &[], &self.locals, self.offers).ok()
+    fn expr(&mut self, e: &Term, source: &str) -> Option<Code> {
+        match Code::with_locals(e, self.slots, &[], &self.locals, self.offers) {
+            Ok(code) => Some(code),
+            Err(err) => {
+                self.fault
+                    .get_or_insert_with(|| format!("`{source}`: {}", err.message));
+                None
+            }
+        }
     }
 
     fn piece(&mut self, node: &Stmt<'a>) -> Option<Piece> {
         Some(match node {
             Stmt::Raw(r) => Piece::Raw((*r).into()),
-            Stmt::Emit(e) => Piece::Emit(self.expr(&written(e))?),
-            Stmt::If(test, yes, no) => Piece::If(self.expr(test)?, self.body(yes)?, self.body(no)?),
+            Stmt::Emit(e, source) => Piece::Emit(self.expr(&written(e), source)?, (*source).into()),
+            Stmt::If(test, source, yes, no) => Piece::If(
+                self.expr(test, source)?,
+                (*source).into(),
+                self.body(yes)?,
+                self.body(no)?,
+            ),
             Stmt::For(l) => {
-                let iter = self.expr(&l.iter)?;
+                let iter = self.expr(&l.iter, l.source)?;
                 let outer = self.locals.len();
                 self.locals.extend(["loop", l.target]);
                 let filter = match &l.filter {
-                    Some(f) => self.expr(f).map(Some),
+                    Some(f) => self.expr(f, l.source).map(Some),
                     None => Some(None),
                 };
                 let body = self.body(&l.body);
                 self.locals.truncate(outer);
                 Piece::For(Box::new(ForPiece {
                     iter,
+                    source: l.source.into(),
                     filter: filter?,
                     body: body?,
                     empty: self.body(&l.empty)?,
                 }))
             }
-            Stmt::Set(name, e) => {
+            Stmt::Set(name, e, source) => {
                 // The value is read before the name is set (`set x = x + 1` reads the old x).
-                let value = self.expr(e)?;
+                let value = self.expr(e, source)?;
                 self.locals.push(name);
-                Piece::Set(value)
+                Piece::Set(value, (*source).into())
             }
         })
     }
@@ -539,7 +619,7 @@ mod tests {
     fn both(source: &str, values: &[(&str, Value)]) -> (Option<String>, Result<String, String>) {
         let (names, cells) = slots(values);
         let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
-        let fast = text.render(&cells);
+        let fast = text.render(&cells).ok();
         let env = crate::environment();
         let ctx: BTreeMap<String, minijinja::Value> = values
             .iter()
@@ -594,6 +674,8 @@ mod tests {
             "{% for k in e %}{{ k }}{{ loop.first }}{{ loop.revindex0 }}{% endfor %}",
             "{% set n = 2 %}{% for x in f %}{% for y in e.l %}{{ x }}{{ y * n }}{% endfor %}{% endfor %}{{ n }}",
             "{% for x in [] %}a{% endfor %}{% set m = a %}{{ m }}",
+            "{% for x in d %}{{ x }}{% else %}nothing{% endfor %}",
+            "{% set z = e.missing %}set but never written",
             "{% for x in f %}{% if x == 'x' %}A{% else %}B{% endif %}{% endfor %}",
         ] {
             let (fast, slow) = both(source, &values());
@@ -607,25 +689,65 @@ mod tests {
     }
 
     #[test]
-    fn what_the_fast_form_does_not_model_is_left_to_minijinja() {
-        for source in [
-            // A set inside a branch, an expression without a fast form, a loop over what is
-            // neither a list nor a map, or reading what the fast form's `loop` does not have.
-            "{% if a %}{% set y = 1 %}{% endif %}{{ a }}",
-            "{% for x in a %}{{ x }}{% endfor %}",
-            "{% for x in d %}{{ x }}{% endfor %}",
-            "{% for x in f %}{{ loop.previtem }}{% endfor %}",
-            "{{ a ** 2 }}",
-            // Undefined values and errors: minijinja words them.
-            "{{ missing }}",
-            "{{ e.missing }}",
-            "{% if e.missing %}x{% endif %}",
-            "{{ d + 1 }}",
-            "{{ a / 0 }}",
-            "{% set z = e.missing %}never read",
+    fn what_fails_says_where_and_fails_in_minijinja_too() {
+        let (names, cells) = slots(&values());
+        for (source, says) in [
+            (
+                "{{ e.missing }}",
+                "`{{ e.missing }}` gave an undefined value",
+            ),
+            (
+                "{% if e.missing %}x{% endif %}",
+                "`{% if e.missing %}` gave an undefined value",
+            ),
+            ("{{ d + 1 }}", "`{{ d + 1 }}`: "),
+            ("{{ a / 0 }}", "`{{ a / 0 }}`: "),
+            (
+                "{% set z = e.missing %}{{ z }}",
+                "`{{ z }}` gave an undefined value",
+            ),
+            ("{{ missing }}", "`{{ missing }}` gave an undefined value"),
+            (
+                "{% for x in a %}{{ x }}{% endfor %}",
+                "`{% for ... in a %}` goes over a list or a map, not 3 (number)",
+            ),
         ] {
-            let (fast, _) = both(source, &values());
-            assert_eq!(fast, None, "{source:?} should fall back to minijinja");
+            let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
+            let err = text.render(&cells).unwrap_err();
+            assert!(err.starts_with(says), "{source:?}: {err}");
+            let (_, slow) = both(source, &values());
+            assert!(slow.is_err(), "{source:?}: minijinja gave {slow:?}");
+        }
+        // minijinja's `loop` has more than the fast form's: a text reading it fails rather
+        // than say something else.
+        let text = Text::parse(
+            "t.met",
+            "{% for x in f %}{{ loop.previtem }}{% endfor %}",
+            Some((&names, &[])),
+        )
+        .unwrap();
+        assert_eq!(
+            text.render(&cells).unwrap_err(),
+            "`{{ loop.previtem }}` gave an undefined value"
+        );
+    }
+
+    #[test]
+    fn a_text_without_a_fast_form_says_why() {
+        let (names, _) = slots(&values());
+        for (source, says) in [
+            ("{% if a %}{% set y = 1 %}{% endif %}{{ a }}", UNREAD),
+            ("{% macro m() %}{% endmacro %}", UNREAD),
+            (
+                "{{ a ** 2 }}",
+                "`{{ a ** 2 }}`: `**` is not part of the rule language",
+            ),
+        ] {
+            let text = Text::parse("t.met", source, Some((&names, &[]))).unwrap();
+            assert!(!text.has_fast_form(), "{source:?}");
+            let fault = text.fault.clone().unwrap();
+            assert!(fault.starts_with(says), "{source:?}: {fault}");
+            assert_eq!(text.render(&[]).unwrap_err(), fault);
         }
     }
 

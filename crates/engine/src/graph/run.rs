@@ -4,9 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use decide_lang::jinja::to_jinja;
 use decide_lang::value::{Kind, Value};
-use minijinja::value::{Enumerator, Object, Value as Jinja};
 use serde_saphyr::Location;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -14,26 +12,8 @@ use crate::graph::Graph;
 use crate::graph::model::{Compiled, Node};
 use crate::policy::rules::FieldType;
 use crate::profile::Profile;
+use decide_lang::Expr;
 use decide_lang::code::Bound;
-use decide_lang::{Expr, Slots};
-
-/// The root object text templates see: roots and node values by name.
-#[derive(Debug)]
-struct Context {
-    names: Arc<Slots>,
-    slots: Arc<[OnceLock<Value>]>,
-}
-
-impl Object for Context {
-    fn get_value(self: &Arc<Self>, key: &Jinja) -> Option<Jinja> {
-        let index = *self.names.index.get(key.as_str()?)?;
-        self.slots[index].get().map(to_jinja)
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::NonEnumerable
-    }
-}
 
 /// The item a node binds for one evaluation (`offer` in a per-offer fact, a select's `item:`):
 /// its name, its value, and its catalog position when it is one of the catalog's offers.
@@ -49,8 +29,6 @@ pub struct Run<'g> {
     pub compiled: &'g Compiled<'g>,
     /// Every root's and node's value, by slot, set once each in evaluation order.
     pub slots: Arc<[OnceLock<Value>]>,
-    /// The object minijinja renders text templates against: the slots by name.
-    pub root: Jinja,
     pub profile_name: &'g str,
 }
 
@@ -68,15 +46,10 @@ impl<'g> Run<'g> {
         set("offers", owner.offers.clone());
         set("catalog", owner.catalog.clone());
         set("as_of", Value::from(as_of.to_string()));
-        let root = Jinja::from_object(Context {
-            names: owner.names.clone(),
-            slots: slots.clone(),
-        });
         Run {
             graph,
             compiled: graph.compiled(),
             slots,
-            root,
             profile_name: &profile.name,
         }
     }
@@ -208,7 +181,9 @@ impl Run<'_> {
         )
     }
 
-    /// Renders text template `template` of `label` (written at `file`, `location`).
+    /// Renders text template `template` of `label` (written at `file`, `location`) by its
+    /// fast form, which every text rendered from an evaluation has (one without is refused when
+    /// the rules load, [`crate::graph::scope::Scope::text`]).
     pub(crate) fn render(
         &self,
         template: &str,
@@ -216,26 +191,17 @@ impl Run<'_> {
         location: Location,
         label: &str,
     ) -> Result<String> {
-        let owner = self.graph.owner();
-        if let Some(text) = owner
-            .texts
-            .get(template)
-            .and_then(|t| t.render(&self.slots))
-        {
-            return Ok(decide_lang::flow_text(&text));
-        }
-        owner
-            .env
-            .get_template(template)
-            .and_then(|t| t.render(self.root.clone()))
-            .map(|s| decide_lang::flow_text(&s))
-            .map_err(|e| {
-                self.fail_at(
-                    file,
-                    location,
-                    &format!("text `{template}` of {label} failed: {}", mj_message(&e)),
-                )
-            })
+        let rendered = match self.graph.owner().texts.get(template) {
+            Some(text) => text.render(&self.slots),
+            None => Err("no such text".to_owned()),
+        };
+        rendered.map(|s| decide_lang::flow_text(&s)).map_err(|why| {
+            self.fail_at(
+                file,
+                location,
+                &format!("text `{template}` of {label} failed: {why}"),
+            )
+        })
     }
 
     pub(crate) fn fail_expr(&self, expr: &Expr<'_>, _node: &str, message: &str) -> Error {
@@ -262,13 +228,6 @@ impl Run<'_> {
                 "while deciding profile `{}`; this is a fault in the rules",
                 self.profile_name
             ))
-    }
-}
-
-pub(crate) fn mj_message(e: &minijinja::Error) -> String {
-    match e.detail() {
-        Some(d) => format!("{d} ({})", e.kind()),
-        None => e.kind().to_string(),
     }
 }
 

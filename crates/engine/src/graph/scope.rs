@@ -626,6 +626,21 @@ impl<'a> Scope<'a> {
             &template.names,
             &mut mentioned,
         )?;
+        // Every name is known: a text still without the engine's form cannot be rendered.
+        if let Some(fault) = &template.fault {
+            let policy = &self.owner.policy;
+            return Err(policy
+                .error_at(
+                    file,
+                    location,
+                    format!(
+                        "{}: `{part}` cannot be rendered: {fault}",
+                        subject(policy, node)
+                    ),
+                )
+                .field(format!("{node}.{part}"))
+                .help("docs/policy.md, \"Explanations as rows\""));
+        }
         reads.texts.extend(mentioned.nodes);
         Ok(())
     }

@@ -97,8 +97,6 @@ pub struct ExpressionReport {
     /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
     /// invariant messages).
     pub texts: usize,
-    /// Of those texts, the ones with a fast form (the others are rendered by minijinja).
-    pub texts_with_form: usize,
     /// The texts of criteria, warnings, checklist items and invariants (`met`, `not_met`,
     /// `message`, `text`).
     pub explanations: usize,
@@ -118,8 +116,7 @@ impl ExpressionReport {
         ExpressionReport {
             expressions: c.nodes.iter().map(|n| n.exprs().len()).sum::<usize>()
                 + c.outputs.exprs().len(),
-            texts: texts.clone().count(),
-            texts_with_form: texts.filter(|t| t.has_fast_form()).count(),
+            texts: texts.count(),
             ..Self::default()
         }
         .with_explanations(graph)

@@ -25,7 +25,7 @@ pub struct ReferenceCheck {
     pub expr: String,
     /// The bound item (`offer`, a select's item) it was evaluated with, if any.
     pub bound: Option<Value>,
-    /// The engine's answer, or its error; `None` for a text the fast form leaves to minijinja.
+    /// The engine's answer, or its error; `None` where the engine gives no answer of its own.
     pub ours: Option<Result<Value, String>>,
     /// minijinja's answer.
     pub minijinja: Result<Value, String>,
@@ -383,7 +383,7 @@ fn text_checks(
         .into_iter()
         .map(|(name, text)| ReferenceCheck {
             expr: format!("text `{name}`"),
-            ours: text.render(slots).map(|t| Ok(Value::from(t))),
+            ours: Some(text.render(slots).map(Value::from)),
             bound: None,
             ty: None,
             minijinja: owner
