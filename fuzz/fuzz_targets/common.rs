@@ -118,6 +118,7 @@ pub fn decide_and_render(graph: &Graph, profile: &Source) {
 }
 
 /// The value of `result`, or `None` with its error rendered as the CLI prints it.
+#[allow(dead_code)] // every target includes this module; not every one renders an error
 pub fn or_render<T>(result: decide_engine::Result<T>) -> Option<T> {
     result.map_err(|e| e.render()).ok()
 }
