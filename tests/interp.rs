@@ -30,10 +30,7 @@ fn profile(value: &serde_json::Value) -> Profile {
 fn disagreements(graph: &Graph, profile: &Profile) -> (Vec<String>, usize) {
     let checks =
         decide_tools::check::reference::reference_checks(graph, profile, common::as_of()).unwrap();
-    let answered = checks
-        .iter()
-        .filter(|c| matches!(c.ours, Some(Ok(_))))
-        .count();
+    let answered = checks.iter().filter(|c| c.ours.is_ok()).count();
     let mut wrong: Vec<String> = checks
         .iter()
         .filter(|c| !c.agrees())

@@ -25,8 +25,8 @@ pub struct ReferenceCheck {
     pub expr: String,
     /// The bound item (`offer`, a select's item) it was evaluated with, if any.
     pub bound: Option<Value>,
-    /// The engine's answer, or its error; `None` where the engine gives no answer of its own.
-    pub ours: Option<Result<Value, String>>,
+    /// The engine's answer, or its error.
+    pub ours: Result<Value, String>,
     /// minijinja's answer.
     pub minijinja: Result<Value, String>,
     /// The type the typechecker gave the expression when the rules loaded (`None` for a text).
@@ -35,11 +35,11 @@ pub struct ReferenceCheck {
 
 impl ReferenceCheck {
     /// Whether the engine's answer is a value of the type the typechecker gave the expression
-    /// (no answer, or an error, is no counterexample).
+    /// (an error is no counterexample).
     #[must_use]
     pub fn well_typed(&self) -> bool {
         match (&self.ty, &self.ours) {
-            (Some(ty), Some(Ok(v))) => ty.admits(v),
+            (Some(ty), Ok(v)) => ty.admits(v),
             _ => true,
         }
     }
@@ -49,8 +49,8 @@ impl ReferenceCheck {
     #[must_use]
     pub fn agrees(&self) -> bool {
         match (&self.ours, &self.minijinja) {
-            (None, _) | (Some(Err(_)), Err(_)) => true,
-            (Some(Ok(ours)), Ok(theirs)) => agree(ours, theirs),
+            (Err(_), Err(_)) => true,
+            (Ok(ours), Ok(theirs)) => agree(ours, theirs),
             _ => false,
         }
     }
@@ -167,7 +167,7 @@ fn search_checks(
         let value = ours.as_ref().ok().cloned();
         checks.push(ReferenceCheck {
             expr: format!("{id}: {}", e.text.trim()),
-            ours: Some(ours),
+            ours,
             bound: offer.map(|(_, o)| o.clone()),
             minijinja,
             ty: Some(e.ty.clone()),
@@ -298,7 +298,7 @@ pub fn reference_checks(
             let ours = e.code.eval(&slots, item).map_err(|err| err.message);
             checks.push(ReferenceCheck {
                 expr: format!("{id}: {}", e.text.trim()),
-                ours: Some(ours),
+                ours,
                 bound: bound.map(|(_, v, _)| v),
                 minijinja,
                 ty: Some(e.ty.clone()),
@@ -383,7 +383,7 @@ fn text_checks(
         .into_iter()
         .map(|(name, text)| ReferenceCheck {
             expr: format!("text `{name}`"),
-            ours: Some(text.render(slots).map(Value::from)),
+            ours: text.render(slots).map(Value::from),
             bound: None,
             ty: None,
             minijinja: owner
