@@ -306,7 +306,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(
-        err.contains("node `network`: a sentence of `text` does not compile: unexpected identifier, expected end of variable block"),
+        err.contains("node `network`: a sentence of `phrases.fabric` does not compile: unexpected identifier, expected end of variable block"),
         "{err}"
     );
     // At the sentence at fault: a phrase's row, in English.
@@ -1206,7 +1206,7 @@ fn phrase_cycles_lists_and_sentences_are_checked_at_load() {
         "          says: {en: \"train {{ is_training \", zh: 训练}",
     )]);
     assert!(
-        err.contains("node `porting_effort`: a sentence of `message` does not compile"),
+        err.contains("node `porting_effort`: a sentence of `phrases.work` does not compile"),
         "{err}"
     );
     assert!(err.contains("plans.yaml:"), "{err}");

@@ -38,7 +38,7 @@ struct TextSource<'p> {
     from_slots: bool,
     /// The sentences, when the text is written as rows: one that does not compile is reported
     /// where it is written rather than in the template the rows make.
-    sentences: Vec<&'p Spanned<Words>>,
+    sentences: Vec<(Option<&'p str>, &'p Spanned<Words>)>,
 }
 
 impl<'p> TextSource<'p> {
@@ -233,27 +233,31 @@ fn with_texts(value: &serde_json::Value, texts: &[&[&str]]) -> Value {
 
 /// Why `text` does not compile: at the sentence at fault when the text is rows, else at the text.
 fn text_error(policy: &Policy, text: &TextSource<'_>, e: &minijinja::Error) -> Error {
-    let at = text.sentences.iter().find_map(|says| {
+    let at = text.sentences.iter().find_map(|(phrase, says)| {
         [Some(says.value.en.as_str()), says.value.zh.as_deref()]
             .into_iter()
             .flatten()
             .find_map(|s| Text::parse("sentence", s, None).err())
-            .map(|e| (says.referenced, e))
+            .map(|e| (*phrase, says.referenced, e))
     });
-    let (id, part) = (text.id, &text.part);
+    let id = text.id;
     match at {
-        Some((location, e)) => policy
-            .error_at(
-                text.file,
-                location,
-                format!(
-                    "{}: a sentence of `{part}` does not compile: {}",
-                    crate::graph::scope::subject(policy, id),
-                    e.detail().unwrap_or("syntax error")
-                ),
-            )
-            .field(format!("{id}.{part}")),
-        None => template_error(policy, text.file, text.location, id, part, e),
+        Some((phrase, location, e)) => {
+            // The field the sentence is written in: the text's own rows, or a phrase's.
+            let part = phrase.map_or_else(|| text.part.clone(), |p| format!("phrases.{p}"));
+            policy
+                .error_at(
+                    text.file,
+                    location,
+                    format!(
+                        "{}: a sentence of `{part}` does not compile: {}",
+                        crate::graph::scope::subject(policy, id),
+                        e.detail().unwrap_or("syntax error")
+                    ),
+                )
+                .field(format!("{id}.{part}"))
+        }
+        None => template_error(policy, text.file, text.location, id, &text.part, e),
     }
 }
 

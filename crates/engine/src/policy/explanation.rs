@@ -116,16 +116,24 @@ impl Explanation {
         }
     }
 
-    /// Every sentence of the rows and of the phrases (none for a template), where it is written.
+    /// Every sentence of the rows and of the phrases (none for a template), where it is written,
+    /// with the phrase it belongs to (`None` for the explanation's own rows).
     #[must_use]
-    pub fn sentences<'a>(&'a self, phrases: &'a Phrases) -> Vec<&'a Spanned<Words>> {
+    pub fn sentences<'a>(
+        &'a self,
+        phrases: &'a Phrases,
+    ) -> Vec<(Option<&'a str>, &'a Spanned<Words>)> {
         let Some(rows) = self.rows() else {
             return Vec::new();
         };
-        rows.iter()
-            .chain(phrases.values().flat_map(Phrase::rows))
-            .map(|r| &r.says)
-            .collect()
+        let own = rows.iter().map(|r| (None, &r.says));
+        let phrased = phrases.iter().flat_map(|(name, phrase)| {
+            phrase
+                .rows()
+                .iter()
+                .map(move |r| (Some(name.as_str()), &r.says))
+        });
+        own.chain(phrased).collect()
     }
 
     /// The rows, if the explanation is written as rows.
