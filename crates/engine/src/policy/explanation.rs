@@ -127,13 +127,13 @@ impl Explanation {
             return Vec::new();
         };
         let own = rows.iter().map(|r| (None, &r.says));
-        let phrased = phrases.iter().flat_map(|(name, phrase)| {
+        let of_phrases = phrases.iter().flat_map(|(name, phrase)| {
             phrase
                 .rows()
                 .iter()
                 .map(move |r| (Some(name.as_str()), &r.says))
         });
-        own.chain(phrased).collect()
+        own.chain(of_phrases).collect()
     }
 
     /// The rows, if the explanation is written as rows.
