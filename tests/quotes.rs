@@ -103,6 +103,24 @@ fn a_new_4090_quote_changes_the_decision_from_its_first_day_and_not_before() {
     assert_eq!(price(&policy.at("2026-10-01".parse().unwrap())), 9500);
 }
 
+/// Two vendors quoting one price: the price lock names the other quote as the same price, not
+/// as "¥0" more or less.
+#[test]
+fn a_rival_quote_at_the_same_price_is_named_as_such() {
+    let rules = rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "rtx4090-x8-sichuan2,gpuhub,month,9900,7920,CNY,month,1 month,included,\
+         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    );
+    let text = memo(rules.path(), "examples/lora-7b-4090.yaml", "2026-09-10");
+    let lock = text
+        .lines()
+        .find(|l| l.contains("**Price lock.**"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(lock.contains("(the same price)"), "{lock}");
+    assert!(!lock.contains("¥0"), "{lock}");
+}
+
 #[test]
 fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     // gpuhub quotes the same 4090 box for ¥7,500 from 2026-09-10.
