@@ -476,10 +476,7 @@ fn invariant<'a>(
     let id = &n.id.value;
     let mut reads = Reads::default();
     let holds = scope.expr(file, &n.holds, id, "holds", &[], &mut reads);
-    let said = [(
-        "message",
-        super::scope::Said::Explained(&n.message, &n.phrases),
-    )];
+    let said = [("message", super::scope::Said(&n.message, &n.phrases))];
     let text = scope.condition_node(file, id, None, &said, |_, _| ());
     let holds = match (holds, text) {
         (Ok(holds), Ok(((), text))) => {

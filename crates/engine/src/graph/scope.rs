@@ -707,7 +707,8 @@ pub(crate) struct Reads {
 pub(crate) type NodeResult<'a> = Result<(Body<'a>, Reads)>;
 
 impl<'a> Scope<'a> {
-    /// A criterion, warning or checklist item: an optional condition and texts rendered last
+    /// A criterion, warning or checklist item (or an invariant's message, with no condition): an
+    /// optional condition and texts rendered last
     /// (each a template, or rows of condition and sentence inserting the node's phrases).
     pub(crate) fn condition_node<T>(
         &self,
@@ -728,30 +729,26 @@ impl<'a> Scope<'a> {
         let mut said = Reads::default();
         let mut inserted = HashSet::new();
         for (part, text) in texts {
-            let location = match text {
-                Said::Explained(e, node_phrases) => {
-                    if let Some(rows) = e.value.rows() {
-                        let rows = RowList {
-                            file,
-                            id,
-                            field: (*part).to_owned(),
-                            rows,
-                            bound: &[],
-                        };
-                        self.rows(
-                            &rows,
-                            node_phrases,
-                            None,
-                            &mut said,
-                            &mut errors,
-                            &mut inserted,
-                        );
-                        phrases = Some((e.referenced, *node_phrases));
-                    }
-                    e.referenced
-                }
-            };
-            if let Err(e) = self.text(file, location, id, part, &mut reads) {
+            let Said(e, node_phrases) = text;
+            if let Some(rows) = e.value.rows() {
+                let rows = RowList {
+                    file,
+                    id,
+                    field: (*part).to_owned(),
+                    rows,
+                    bound: &[],
+                };
+                self.rows(
+                    &rows,
+                    node_phrases,
+                    None,
+                    &mut said,
+                    &mut errors,
+                    &mut inserted,
+                );
+                phrases = Some((e.referenced, *node_phrases));
+            }
+            if let Err(e) = self.text(file, e.referenced, id, part, &mut reads) {
                 errors.push(e);
             }
             names.push(format!("{id}.{part}"));
@@ -1064,11 +1061,9 @@ fn cycle<'p>(phrases: &'p Phrases, start: &'p str) -> Option<Vec<&'p str>> {
     walk(phrases, start, &mut path).then_some(path)
 }
 
-/// A text of a criterion, warning or checklist item, as [`Scope::condition_node`] checks it.
-pub(crate) enum Said<'a> {
-    /// An explanation (rows or a template) and the node's phrases.
-    Explained(&'a Spanned<Explanation>, &'a Phrases),
-}
+/// A text of a criterion, warning, checklist item or invariant, as [`Scope::condition_node`]
+/// checks it: an explanation (rows or a template) and the node's phrases.
+pub(crate) struct Said<'a>(pub &'a Spanned<Explanation>, pub &'a Phrases);
 
 /// One list of sentence rows and where it is: file, node, field (`met`, `phrases.tail`).
 struct RowList<'a, 's> {

@@ -31,7 +31,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, c: &'a ChecklistItem) 
         file,
         &c.id.value,
         c.when.as_ref(),
-        &[("text", Said::Explained(&c.text, &c.phrases))],
+        &[("text", Said(&c.text, &c.phrases))],
         |when, texts| {
             Body::Checklist(ChecklistBody {
                 when,

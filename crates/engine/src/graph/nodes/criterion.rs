@@ -33,8 +33,8 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, c: &'a Criterion) -> N
         &c.id.value,
         Some(&c.when),
         &[
-            ("met", Said::Explained(&c.met, &c.phrases)),
-            ("not_met", Said::Explained(&c.not_met, &c.phrases)),
+            ("met", Said(&c.met, &c.phrases)),
+            ("not_met", Said(&c.not_met, &c.phrases)),
         ],
         |when, texts| {
             Body::Criterion(CriterionBody {

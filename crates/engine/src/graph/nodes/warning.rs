@@ -31,7 +31,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, w: &'a Warning) -> Nod
         file,
         &w.id.value,
         Some(&w.when),
-        &[("message", Said::Explained(&w.message, &w.phrases))],
+        &[("message", Said(&w.message, &w.phrases))],
         |when, texts| {
             Body::Warning(WarningBody {
                 when: when.expect("warnings have a condition"),
