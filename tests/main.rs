@@ -30,6 +30,7 @@ mod html;
 mod init;
 mod interp;
 mod invariants;
+mod names;
 mod pipes;
 mod policy_test;
 mod properties;

@@ -26,6 +26,33 @@ pub fn repo_text(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Every `.rs` file under a crate's `src/` (`crates/engine`), in path order: (its path under
+/// `src/` with `/`, its text).
+pub fn rust_files(dir: &str) -> Vec<(String, String)> {
+    fn walk(folder: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(folder).expect("a folder of src/") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = root().join(dir).join("src");
+    let mut paths = Vec::new();
+    walk(&src, &mut paths);
+    paths.sort();
+    let read = |p: &PathBuf| {
+        let relative = p.strip_prefix(&src).expect("under src/").to_string_lossy();
+        (
+            relative.replace('\\', "/"),
+            std::fs::read_to_string(p).expect("a source file"),
+        )
+    };
+    paths.iter().map(read).collect()
+}
+
 pub fn as_of() -> jiff::civil::Date {
     AS_OF.parse().unwrap()
 }

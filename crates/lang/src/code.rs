@@ -26,15 +26,21 @@
 //! anything but numbers.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use super::Slots;
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
 use super::lexer::SyntaxError;
 use super::value::{Kind, PerOffer, Record, Value};
 use super::vocabulary::{self, Builtin};
+
+/// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.
+#[derive(Debug)]
+pub struct Slots {
+    pub index: HashMap<String, usize>,
+}
 
 /// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
 /// the catalog when it is one of the catalog's offers (then the offer's attributes and its

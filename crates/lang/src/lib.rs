@@ -29,19 +29,13 @@ pub mod value;
 pub mod vocabulary;
 
 use serde_saphyr::Location;
-use std::collections::HashMap;
 
 pub use functions::{
     FUEL, cell_filter, environment, flow_text, group_thousands, md_escape, md_filter, table_cell,
 };
 pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
 
-/// Names expressions can look up, each with its slot in an evaluation: roots first, then nodes.
-#[derive(Debug)]
-pub struct Slots {
-    pub index: HashMap<String, usize>,
-}
-
+pub use code::Slots;
 pub use value::Value;
 
 /// A compiled expression with where it was written.
