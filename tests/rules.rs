@@ -258,6 +258,13 @@ fn tables_and_selects_give_a_type() {
 /// nodes are compiled in file order, not in the order they read each other.)
 #[test]
 fn a_records_fields_are_known() {
+    let wall = format!(
+        "sizing.yaml:{}:",
+        line_of(
+            "sizing.yaml",
+            "and count_search[offer.id].best.wall is not none"
+        )
+    );
     for (file, from, to, wanted) in [
         (
             "checklist.yaml",
@@ -273,11 +280,7 @@ fn a_records_fields_are_known() {
             "sizing.yaml",
             "and count_search[offer.id].best.wall is not none",
             "and count_search[offer.id].bets is not none",
-            [
-                "has no field `bets`",
-                "did you mean `best`?",
-                "sizing.yaml:216:",
-            ],
+            ["has no field `bets`", "did you mean `best`?", &wall],
         ),
         (
             "sizing.yaml",
@@ -286,7 +289,7 @@ fn a_records_fields_are_known() {
             [
                 "this is a number and cannot go through `join`",
                 "it joins a list",
-                "sizing.yaml:216:",
+                &wall,
             ],
         ),
     ] {
@@ -1950,4 +1953,117 @@ fn a_near_tie_is_said_with_what_else_differs() {
     let e = common::decide_text(&graph, NEAR_BREAK_EVEN).unwrap();
     let ties = serde_json::to_value(&e.decision.sections["near_ties"]).unwrap();
     assert_eq!(ties, serde_json::json!([]));
+}
+
+/// The line of the first line of `file` (under `rules/`) holding `text`, 1-based.
+fn line_of(file: &str, text: &str) -> usize {
+    let source = common::repo_text(&format!("rules/{file}"));
+    1 + source
+        .lines()
+        .position(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("rules/{file} has no line with {text:?}"))
+}
+
+/// A record written as YAML (`map:` of `field: expression` lines): an error in one field names
+/// the field and its own line, not the record's.
+#[test]
+fn a_record_fields_error_names_the_field_and_its_line() {
+    let field = "prefill_s: serving_prefill_gflop / (c.tp * c.pp";
+    let rules = common::edited_rules(&[(
+        "serving.yaml",
+        field,
+        "prefill_s: serving_prefil_gflop / (c.tp * c.pp",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(err.contains("unknown name `serving_prefil_gflop`"), "{err}");
+    assert!(err.contains("serving_shapes.map.prefill_s"), "{err}");
+    let line = line_of("serving.yaml", field);
+    assert!(err.contains(&format!("serving.yaml:{line}:")), "{err}");
+}
+
+/// A select's record is typed by its fields: reading a field it does not write is refused
+/// when the rules load, with the fields it has.
+#[test]
+fn a_record_is_typed_by_its_fields() {
+    let rules = common::edited_rules(&[(
+        "serving.yaml",
+        "from: \"serving_shapes[offer.id] if offer.id in serving_shapes else []\"",
+        "from: \"serving_shapes[offer.id] if offer.id in serving_shapes and serving_shapes[offer.id][0].gpu > 0 else []\"",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(err.contains("did you mean `gpus`?"), "{err}");
+}
+
+/// Cases are first-hit rows: each but the last has a `when:`, the last has none; each
+/// mistake is refused at its row.
+#[test]
+fn cases_need_a_condition_on_every_row_but_the_last() {
+    let middle = "      - when: offer_offload_fits[offer.id]\n        then: \"'offload'\"";
+    let rules = common::edited_rules(&[("sizing.yaml", middle, "      - then: \"'offload'\"")]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("node `count_basis`: every row of cases but the last needs a `when:`"),
+        "{err}"
+    );
+    assert!(err.contains("count_basis.expr.6"), "{err}");
+
+    let last = "      - then: \"'memory'\"";
+    let rules = common::edited_rules(&[(
+        "sizing.yaml",
+        last,
+        "      - when: offer_memory_fits[offer.id]\n        then: \"'memory'\"",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("the last row of cases has no `when:` (it is what holds otherwise)"),
+        "{err}"
+    );
+    assert!(err.contains("count_basis.expr.7"), "{err}");
+}
+
+/// A row's condition is typed as every `when:` is: a map is refused when the rules load.
+#[test]
+fn a_case_condition_gives_true_or_false() {
+    let rules = common::edited_rules(&[(
+        "plans.yaml",
+        "          container_offer is not none\n",
+        "          container_offer\n",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(err.contains("container_other_terms.expr.0.when"), "{err}");
+    assert!(
+        err.contains("a condition gives true or false, and this gives a map or none"),
+        "{err}"
+    );
+}
+
+/// No expression of the shipped rules is longer than 600 characters: a long map literal is a
+/// record, a long chain of `if ... else` is cases. What is left is prose still built inside an
+/// expression (the memory note, why an offer lost), named here so the list can only shrink.
+#[test]
+fn no_shipped_expression_is_longer_than_600_characters() {
+    let graph = common::graph();
+    let compiled = graph.compiled();
+    let mut long: Vec<(&str, usize)> = compiled
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            n.exprs()
+                .into_iter()
+                .map(move |e| (n.id, e.text.chars().count()))
+        })
+        .filter(|(_, chars)| *chars > 600)
+        .collect();
+    long.sort_unstable();
+    let ids: Vec<&str> = long.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        [
+            "container_other_terms",
+            "memory_by_offer",
+            "mixed_alternative",
+            "offer_why"
+        ],
+        "expressions over 600 characters (node, characters): {long:?}"
+    );
 }

@@ -15,6 +15,7 @@
 //! [`model`] is the compiled data. [`run`] is one evaluation's state, which the nodes read.
 
 pub(crate) mod compile;
+pub mod formula;
 pub(crate) mod model;
 pub mod nodes;
 pub(crate) mod order;

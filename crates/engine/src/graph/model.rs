@@ -3,6 +3,7 @@
 use decide_lang::Value;
 use serde_saphyr::Location;
 
+use crate::graph::formula::Formula;
 use crate::graph::nodes::checklist::ChecklistBody;
 use crate::graph::nodes::criterion::CriterionBody;
 use crate::graph::nodes::fact::FactBody;
@@ -61,7 +62,7 @@ impl<'a> Node<'a> {
         let mut out = Vec::new();
         match &self.body {
             Body::Constant(_) => {}
-            Body::Fact(f) => out.push(&f.expr),
+            Body::Fact(f) => out.extend(f.expr.exprs()),
             Body::Criterion(c) => out.push(&c.when),
             Body::Warning(w) => out.push(&w.when),
             Body::Checklist(c) => out.extend(c.when.iter()),
@@ -69,7 +70,8 @@ impl<'a> Node<'a> {
             Body::Search(s) => out.extend(s.exprs()),
             Body::Select(s) => {
                 out.push(&s.from);
-                out.extend([&s.filter, &s.order_by, &s.map].into_iter().flatten());
+                out.extend([&s.filter, &s.order_by].into_iter().flatten());
+                out.extend(s.map.iter().flat_map(Formula::exprs));
             }
         }
         out

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::graph::Owner;
 use crate::graph::model::Body;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
+use crate::policy::formula::FormulaText;
 use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
@@ -154,17 +155,28 @@ fn table_type(t: &Table) -> Type {
 
 /// A select's value: a list (`pick: all`), or the first item or none (`pick: first`); per
 /// offer, a map by offer id of those (an offer it gives none for left out). An item is a
-/// catalog offer (from `offers`, mapped to nothing), a record of a map literal's keys, or
-/// undeclared.
+/// catalog offer (from `offers`, mapped to nothing), a record of a map literal's keys or of a
+/// record's fields, or undeclared.
 fn select_type(s: &Select) -> Type {
     let offers = s.from.value.trim() == "offers";
     let item = match &s.map {
         None if offers => Type::Offer,
-        None => Type::Any,
-        Some(map) => match decide_lang::parser::parse(&map.value).map(|t| t.kind) {
-            Ok(decide_lang::ast::TermKind::Map(pairs)) => record_of_keys(&pairs),
-            _ => Type::Any,
-        },
+        Some(FormulaText::Expr(map)) => {
+            match decide_lang::parser::parse(&map.value).map(|t| t.kind) {
+                Ok(decide_lang::ast::TermKind::Map(pairs)) => record_of_keys(&pairs),
+                _ => Type::Any,
+            }
+        }
+        Some(FormulaText::Record(fields)) => Type::record(
+            fields
+                .keys()
+                .map(|k| (k.as_str().into(), Type::Any))
+                .collect(),
+            true,
+        ),
+        // Cases (and no map) give what each row gives: undeclared until selects are typed
+        // in the order they read each other.
+        None | Some(FormulaText::Cases(_)) => Type::Any,
     };
     let map_like = item.shape() == Some(TypeKind::Map);
     match (s.pick, s.per_offer) {

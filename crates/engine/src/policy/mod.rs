@@ -9,6 +9,7 @@
 //! prices the catalog at a date ([`Policy::at`]).
 
 pub mod explanation;
+pub mod formula;
 mod languages;
 pub(crate) mod located;
 mod prepared;

@@ -12,6 +12,7 @@ use serde_saphyr::Spanned;
 use crate::kind::NodeKind;
 pub use crate::lang::Words;
 pub use crate::policy::explanation::{EachItem, Explanation, Phrase, Phrases, SentenceRow};
+use crate::policy::formula::FormulaText;
 
 /// An expression in minijinja's expression language, with where it was written.
 pub type ExprText = Spanned<String>;
@@ -224,10 +225,10 @@ pub struct Fact {
     /// Where a constant comes from.
     #[serde(default)]
     pub source: Option<String>,
-    /// The expression computing the fact (exactly one of `expr` and `value`).
+    /// The expression computing the fact (exactly one of `expr` and `value`): one expression,
+    /// a record of `field: expression` lines, or first-hit cases `- {when: ..., then: ...}`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub expr: Option<ExprText>,
+    pub expr: Option<FormulaText>,
     /// A constant.
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Value>")]
@@ -429,10 +430,10 @@ pub struct Select {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub order_by: Option<ExprText>,
-    /// What each kept item becomes (default: the item itself).
+    /// What each kept item becomes (default: the item itself): an expression, a record of
+    /// `field: expression` lines, or first-hit cases.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub map: Option<ExprText>,
+    pub map: Option<FormulaText>,
     #[serde(default)]
     pub pick: Pick,
     /// Choose once per catalog offer: `from` is evaluated with the offer bound as `offer` (its

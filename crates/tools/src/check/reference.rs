@@ -311,7 +311,9 @@ pub fn reference_checks(
         match &node.body {
             Body::Fact(f) if f.per_offer => {
                 for (i, offer) in offers.iter().enumerate() {
-                    check(node.id, &f.expr, Some(("offer", offer.clone(), Some(i))));
+                    for e in f.expr.exprs() {
+                        check(node.id, e, Some(("offer", offer.clone(), Some(i))));
+                    }
                 }
             }
             Body::Select(s) => {

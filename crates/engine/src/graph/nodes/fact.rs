@@ -5,12 +5,12 @@ use decide_lang::Value;
 use decide_lang::types::Type;
 
 use crate::error::Result;
+use crate::graph::formula::{Formula, Place};
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Reads, Scope};
 use crate::policy::rules::{Fact, FieldType};
-use decide_lang::Expr;
 
 /// How the kind is drawn in `decide graph`: a rectangle.
 pub(crate) const SHAPE: Shape = Shape {
@@ -21,7 +21,7 @@ pub(crate) const SHAPE: Shape = Shape {
 /// A fact with an expression, compiled.
 #[derive(Debug)]
 pub struct FactBody<'a> {
-    pub expr: Expr<'a>,
+    pub expr: Formula<'a>,
     pub ty: FieldType,
     pub nullable: bool,
     /// Evaluated once per catalog offer, with `offer` bound; its value is a map by offer id.
@@ -34,14 +34,17 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
     let mut reads = Reads::default();
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
-            let expr = if f.per_offer {
-                scope.expr_over_offers(file, e, &f.id.value, "expr", &["offer"], &mut reads)?
-            } else {
-                scope.expr(file, e, &f.id.value, "expr", &[], &mut reads)?
+            let place = Place {
+                file,
+                node: &f.id.value,
+                bound: if f.per_offer { &["offer"] } else { &[] },
+                offers: f.per_offer,
+                id_at: f.id.referenced,
             };
+            let expr = Formula::compile(scope, &place, e, "expr", &mut reads)?;
             // What the expression gives must be what the fact declares, for every profile.
             let declared = super::super::scope::declared(f.kind);
-            let gives = &expr.ty;
+            let gives = &expr.ty();
             if declared != Type::Any
                 && *gives != Type::Any
                 && gives.shape() != declared.shape()
@@ -51,7 +54,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                 return Err(policy
                     .error_at(
                         file,
-                        e.referenced,
+                        e.location().unwrap_or(f.id.referenced),
                         format!(
                             "fact `{}` is declared `type: {}`, and its `expr` gives {}",
                             f.id.value,
@@ -115,16 +118,16 @@ pub(crate) fn evaluate(run: &Run<'_>, node: &Node<'_>, fact: &FactBody<'_>) -> R
         per_offer,
     } = fact;
     if !per_offer {
-        let v = run.eval(expr, node.id, None)?;
-        run.check(expr, node, &v, *ty, *nullable)?;
+        let v = expr.evaluate(run, node, None)?;
+        run.check(expr.first(), node, &v, *ty, *nullable)?;
         return Ok(v);
     }
     run.per_offer(|offer| {
-        let v = run.eval(expr, node.id, Some(offer))?;
+        let v = expr.evaluate(run, node, Some(offer))?;
         if v.is_none() {
             return Ok(None);
         }
-        run.check(expr, node, &v, *ty, *nullable)?;
+        run.check(expr.first(), node, &v, *ty, *nullable)?;
         Ok(Some(v))
     })
 }

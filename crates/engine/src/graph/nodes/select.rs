@@ -8,6 +8,7 @@ use decide_lang::value::{Kind, Value};
 use serde_saphyr::Spanned;
 
 use crate::error::Result;
+use crate::graph::formula::{Formula, Place};
 use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::{BoundItem, Run};
@@ -28,7 +29,7 @@ pub struct SelectBody<'a> {
     pub item: &'a str,
     pub filter: Option<Expr<'a>>,
     pub order_by: Option<Expr<'a>>,
-    pub map: Option<Expr<'a>>,
+    pub map: Option<Formula<'a>>,
     pub pick: Pick,
     /// Evaluated once per catalog offer, `from` with `offer` bound; its value is a map by offer
     /// id.
@@ -70,7 +71,18 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Select) -> Node
     };
     let filter = optional(&s.filter, "where")?;
     let order_by = optional(&s.order_by, "order_by")?;
-    let map = optional(&s.map, "map")?;
+    let place = Place {
+        file,
+        node: id,
+        bound: item,
+        offers: over_offers,
+        id_at: s.id.referenced,
+    };
+    let map = s
+        .map
+        .as_ref()
+        .map(|m| Formula::compile(scope, &place, m, "map", &mut reads))
+        .transpose()?;
     let from = if s.per_offer {
         scope.expr_over_offers(file, &s.from, id, "from", &["offer"], &mut reads)?
     } else {
@@ -158,7 +170,7 @@ fn choose(
             None => Value::from(()),
         };
         let value = match map {
-            Some(e) => run.eval(e, node.id, bound)?,
+            Some(f) => f.evaluate(run, node, bound)?,
             None => candidate.clone(),
         };
         kept.push((key, value));

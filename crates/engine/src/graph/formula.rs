@@ -1,0 +1,201 @@
+//! Formulas compiled: a fact's `expr:` or a select's `map:` as written in YAML (one expression,
+//! a record of fields, or first-hit cases; see [`crate::policy::formula`]), each part an
+//! expression of its own, so an error names its field or row and line.
+
+use std::sync::Arc;
+
+use decide_lang::Expr;
+use decide_lang::types::Type;
+use decide_lang::value::{Record, Value};
+
+use crate::error::Result;
+use crate::graph::model::Node;
+use crate::graph::run::{BoundItem, Run};
+use crate::graph::scope::{Reads, Scope};
+use crate::policy::formula::FormulaText;
+
+/// A formula, compiled.
+#[derive(Debug)]
+pub enum Formula<'a> {
+    Expr(Expr<'a>),
+    /// A record: its keys (text values, as a map literal's) and each field's formula.
+    Record(Arc<[Value]>, Vec<Formula<'a>>),
+    /// First-hit rows: a condition (none on the last row) and the value it gives.
+    Cases(Vec<(Option<Expr<'a>>, Formula<'a>)>),
+}
+
+/// Where a formula's expressions are compiled: the node, its file, the names it binds and
+/// whether they are catalog offers ([`Scope::expr_over_offers`]).
+pub(crate) struct Place<'s> {
+    pub file: usize,
+    pub node: &'s str,
+    pub bound: &'s [&'s str],
+    pub offers: bool,
+    /// Where the node's id is written: the place of an error about a formula with no part.
+    pub id_at: serde_saphyr::Location,
+}
+
+const LAST_ROW: &str = "the last row of cases has no `when:` (it is what holds otherwise)";
+const NO_WHEN: &str = "every row of cases but the last needs a `when:`";
+
+/// An error about how a formula is written, at `location` of field `at`.
+fn shape_error(
+    scope: &Scope<'_>,
+    place: &Place<'_>,
+    location: serde_saphyr::Location,
+    at: &str,
+    what: &str,
+) -> crate::error::Error {
+    let policy = &scope.owner.policy;
+    policy
+        .error_at(
+            place.file,
+            location,
+            format!("node `{}`: {what}", place.node),
+        )
+        .field(format!("{}.{at}", place.node))
+        .help("cases are rows `- when: CONDITION` / `then: VALUE`, the last with `then:` only")
+}
+
+impl<'a> Formula<'a> {
+    /// Compiles `text`, written at `field` of the node (`expr`, `map`).
+    pub(crate) fn compile(
+        scope: &Scope<'a>,
+        place: &Place<'_>,
+        text: &'a FormulaText,
+        field: &str,
+        reads: &mut Reads,
+    ) -> Result<Formula<'a>> {
+        let expr = |text, field: &str, reads: &mut Reads| {
+            let (file, node, bound) = (place.file, place.node, place.bound);
+            if place.offers {
+                scope.expr_over_offers(file, text, node, field, bound, reads)
+            } else {
+                scope.expr(file, text, node, field, bound, reads)
+            }
+        };
+        Ok(match text {
+            FormulaText::Expr(e) => Formula::Expr(expr(e, field, reads)?),
+            FormulaText::Record(fields) if fields.is_empty() => {
+                return Err(shape_error(
+                    scope,
+                    place,
+                    place.id_at,
+                    field,
+                    "a record has no fields",
+                ));
+            }
+            FormulaText::Cases(rows) if rows.is_empty() => {
+                return Err(shape_error(
+                    scope,
+                    place,
+                    place.id_at,
+                    field,
+                    "cases have no rows",
+                ));
+            }
+            FormulaText::Record(fields) => {
+                let keys = fields.keys().map(|k| Value::from(k.as_str())).collect();
+                let values = fields
+                    .iter()
+                    .map(|(k, f)| Formula::compile(scope, place, f, &format!("{field}.{k}"), reads))
+                    .collect::<Result<Vec<_>>>()?;
+                Formula::Record(keys, values)
+            }
+            FormulaText::Cases(rows) => {
+                let mut compiled = Vec::with_capacity(rows.len());
+                for (i, row) in rows.iter().enumerate() {
+                    let last = i + 1 == rows.len();
+                    let at = format!("{field}.{i}");
+                    let when = match (&row.when, last) {
+                        (Some(when), false) => Some(expr(when, &format!("{at}.when"), reads)?),
+                        (None, true) => None,
+                        (Some(when), true) => {
+                            return Err(shape_error(scope, place, when.referenced, &at, LAST_ROW));
+                        }
+                        (None, false) => {
+                            let location = row.then.location().unwrap_or(place.id_at);
+                            return Err(shape_error(scope, place, location, &at, NO_WHEN));
+                        }
+                    };
+                    let then = format!("{at}.then");
+                    compiled.push((
+                        when,
+                        Formula::compile(scope, place, &row.then, &then, reads)?,
+                    ));
+                }
+                Formula::Cases(compiled)
+            }
+        })
+    }
+
+    /// What it gives: the expression's type; a closed record of its fields'; the types the
+    /// rows give, joined.
+    pub fn ty(&self) -> Type {
+        match self {
+            Formula::Expr(e) => e.ty.clone(),
+            Formula::Record(keys, values) => Type::record(
+                keys.iter()
+                    .zip(values)
+                    .map(|(k, v)| (k.as_str().unwrap_or_default().into(), v.ty()))
+                    .collect(),
+                true,
+            ),
+            Formula::Cases(rows) => decide_lang::types::common(rows.iter().map(|(_, f)| f.ty())),
+        }
+    }
+
+    /// Every expression of it, in the order written.
+    pub fn exprs(&self) -> Vec<&Expr<'a>> {
+        match self {
+            Formula::Expr(e) => vec![e],
+            Formula::Record(_, values) => values.iter().flat_map(Formula::exprs).collect(),
+            Formula::Cases(rows) => rows
+                .iter()
+                .flat_map(|(when, then)| when.iter().chain(then.exprs()))
+                .collect(),
+        }
+    }
+
+    /// The expression errors about the whole value point at: the first written.
+    pub fn first(&self) -> &Expr<'a> {
+        match self {
+            Formula::Expr(e) => e,
+            Formula::Record(_, values) => values[0].first(),
+            Formula::Cases(rows) => rows[0].0.as_ref().unwrap_or_else(|| rows[0].1.first()),
+        }
+    }
+
+    /// Its value for one evaluation (with the item or offer `bound`): a row's condition must
+    /// give true or false.
+    pub(crate) fn evaluate(
+        &self,
+        run: &Run<'_>,
+        node: &Node<'_>,
+        bound: Option<BoundItem<'_>>,
+    ) -> Result<Value> {
+        match self {
+            Formula::Expr(e) => run.eval(e, node.id, bound),
+            Formula::Record(keys, values) => {
+                let values = values
+                    .iter()
+                    .map(|f| f.evaluate(run, node, bound))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Record::value(keys.clone(), values))
+            }
+            Formula::Cases(rows) => {
+                // Compiling checked that there are rows and only the last has no condition.
+                for (when, then) in rows {
+                    let applies = match when {
+                        Some(when) => run.condition(when, node, bound)?.is_true(),
+                        None => true,
+                    };
+                    if applies {
+                        return then.evaluate(run, node, bound);
+                    }
+                }
+                Ok(Value::from(()))
+            }
+        }
+    }
+}

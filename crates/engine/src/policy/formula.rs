@@ -1,0 +1,157 @@
+//! A value as the rules write it: one expression, a record whose fields are each written on
+//! a line of their own (`field: expression`), or first-hit cases (`- when: ... then: ...`, the
+//! last without `when`). Records and cases nest, so a long map literal or a chain of
+//! `a if c else (b if d else ...)` reads as YAML, each part with its own line in errors.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_saphyr::Spanned;
+
+use super::rules::ExprText;
+
+/// A fact's `expr:` or a select's `map:`.
+#[derive(Debug, Clone)]
+pub enum FormulaText {
+    /// One expression.
+    Expr(ExprText),
+    /// A record: each field's value, in the order written.
+    Record(IndexMap<String, FormulaText>),
+    /// First-hit cases: the first row whose `when` is true gives the value; the last row has
+    /// no `when`.
+    Cases(Vec<Case>),
+}
+
+/// One row of cases.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// True or false; none on the last row (otherwise).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<ExprText>,
+    /// The value where this row is the first that applies.
+    pub then: FormulaText,
+}
+
+impl FormulaText {
+    /// Where it was written: its first expression's place.
+    #[must_use]
+    pub fn location(&self) -> Option<serde_saphyr::Location> {
+        match self {
+            FormulaText::Expr(e) => Some(e.referenced),
+            FormulaText::Record(fields) => fields.values().find_map(FormulaText::location),
+            FormulaText::Cases(rows) => rows.iter().find_map(|row| {
+                row.when
+                    .as_ref()
+                    .map(|w| w.referenced)
+                    .or_else(|| row.then.location())
+            }),
+        }
+    }
+
+    /// The one expression, where it is one.
+    #[must_use]
+    pub fn as_expr(&self) -> Option<&ExprText> {
+        match self {
+            FormulaText::Expr(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The shape read, before the expression text gets its place.
+enum Written {
+    Expr(String),
+    Record(IndexMap<String, FormulaText>),
+    Cases(Vec<Case>),
+}
+
+impl<'de> Deserialize<'de> for Written {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct WrittenVisitor;
+
+        impl<'de> Visitor<'de> for WrittenVisitor {
+            type Value = Written;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "an expression, a record `{field: expression, ...}`, or cases \
+                     `- {when: ..., then: ...}` (the last without `when`)",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Written, E> {
+                Ok(Written::Expr(v.to_owned()))
+            }
+
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Written, E> {
+                Ok(Written::Expr(v.to_string()))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Written, E> {
+                Ok(Written::Expr(v.to_string()))
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Written, E> {
+                Ok(Written::Expr(v.to_string()))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Written, E> {
+                Ok(Written::Expr(v.to_string()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Written, A::Error> {
+                IndexMap::<String, FormulaText>::deserialize(MapAccessDeserializer::new(map))
+                    .map(Written::Record)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Written, A::Error> {
+                Vec::<Case>::deserialize(SeqAccessDeserializer::new(seq)).map(Written::Cases)
+            }
+        }
+
+        deserializer.deserialize_any(WrittenVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for FormulaText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = Spanned::<Written>::deserialize(deserializer)?;
+        Ok(match spanned.value {
+            Written::Expr(text) => {
+                FormulaText::Expr(Spanned::new(text, spanned.referenced, spanned.defined))
+            }
+            Written::Record(fields) => FormulaText::Record(fields),
+            Written::Cases(rows) => FormulaText::Cases(rows),
+        })
+    }
+}
+
+/// A value: an expression, a record of `field: value` lines, or first-hit cases
+/// `- {when: ..., then: ...}`, the last without `when`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used
+enum FormulaShape {
+    Expr(String),
+    Number(f64),
+    Bool(bool),
+    Record(IndexMap<String, FormulaText>),
+    Cases(Vec<Case>),
+}
+
+impl JsonSchema for FormulaText {
+    fn schema_name() -> Cow<'static, str> {
+        "Formula".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FormulaShape::json_schema(generator)
+    }
+}
