@@ -2038,8 +2038,8 @@ fn a_case_condition_gives_true_or_false() {
 }
 
 /// No expression of the shipped rules is longer than 600 characters: a long map literal is a
-/// record, a long chain of `if ... else` is cases. What is left is prose still built inside an
-/// expression (the memory note, why an offer lost), named here so the list can only shrink.
+/// record, a long chain of `if ... else` is cases, prose is sentences. What is left is prose
+/// still built inside an expression (why an offer lost), named here so the list can only shrink.
 #[test]
 fn no_shipped_expression_is_longer_than_600_characters() {
     let graph = common::graph();
@@ -2058,12 +2058,80 @@ fn no_shipped_expression_is_longer_than_600_characters() {
     let ids: Vec<&str> = long.iter().map(|(id, _)| *id).collect();
     assert_eq!(
         ids,
-        [
-            "container_other_terms",
-            "memory_by_offer",
-            "mixed_alternative",
-            "offer_why"
-        ],
+        ["container_other_terms", "mixed_alternative", "offer_why"],
         "expressions over 600 characters (node, characters): {long:?}"
+    );
+}
+
+/// A row may say a sentence (`says:`) instead of giving a value: the value is the sentence in
+/// the graph's language, with the offer or item it is said for bound. The memory note of each
+/// box is such rows: English in an English record, Chinese in a Chinese one (where the Chinese
+/// record used to carry the English note).
+#[test]
+fn a_sentence_row_gives_the_sentence_in_the_graphs_language() {
+    let profile = common::repo_text("examples/qlora-70b-4090.yaml");
+    let notes = |lang: &str| -> Vec<String> {
+        let out = common::run_ok(&[
+            "examples/qlora-70b-4090.yaml",
+            "--format",
+            "json",
+            "--lang",
+            lang,
+            "--as-of",
+            common::AS_OF,
+        ]);
+        let record: serde_json::Value = serde_json::from_str(&out).expect("a JSON record");
+        record["memory"]
+            .as_array()
+            .expect("memory rows")
+            .iter()
+            .map(|m| m["note"].as_str().expect("a note").to_owned())
+            .collect()
+    };
+    assert!(profile.contains("qlora"), "the example is the one meant");
+    let (en, zh) = (notes("en"), notes("zh"));
+    assert_eq!(en.len(), zh.len());
+    assert!(
+        en.iter().any(|n| n
+            .starts_with("fits: uses 24.1% of the usable GPU memory; with no parallelism listed")),
+        "{en:?}"
+    );
+    assert!(
+        zh.iter()
+            .any(|n| n.starts_with("可以：占可用显存的 24.1%；未设并行方式时")),
+        "{zh:?}"
+    );
+    assert!(zh.iter().all(|n| !n.contains("fits")), "{zh:?}");
+}
+
+/// A sentence only inserts values: a `{% %}` tag in one is refused when the rules load, at
+/// the row, as in every other rule text; a name it reads must exist.
+#[test]
+fn a_sentence_row_is_checked_when_the_rules_load() {
+    let rules = common::edited_rules(&[(
+        "memory.yaml",
+        "zh: \"放不下：请量化权重或增加 GPU{{",
+        "zh: \"放不下：{% if true %}请{% endif %}量化权重或增加 GPU{{",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(err.contains("memory_by_offer.map.note.7.says"), "{err}");
+    assert!(
+        err.contains("has a `{% %}` tag: a sentence only inserts values"),
+        "{err}"
+    );
+
+    let rules = common::edited_rules(&[(
+        "memory.yaml",
+        "does not fit: quantise the weights or add GPUs{{ memory_note_parallelism[offer.id] }}",
+        "does not fit: quantise the weights or add GPUs{{ memory_note_paralelism[offer.id] }}",
+    )]);
+    let err = common::compile_dir(rules.path()).unwrap_err();
+    assert!(
+        err.contains("unknown name `memory_note_paralelism`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `memory_note_parallelism`?"),
+        "{err}"
     );
 }

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use super::Slots;
 use super::ast::{Lit, Term, TermKind};
-use super::code::Code;
+use super::code::{Bound, Code};
 use super::template::{Segment, segments};
 use super::value::{Kind, Value};
 
@@ -93,6 +93,22 @@ impl Text {
         source: &str,
         slots: Option<(&Slots, &[Value])>,
     ) -> Result<Text, minijinja::Error> {
+        Text::parse_bound(name, source, slots, &[])
+    }
+
+    /// [`Text::parse`] of a text said for each item of a node (a per-offer fact's `offer`, a
+    /// select's item): `bound` names it, as the node's expressions do, and
+    /// [`Text::render_bound`] gives its value.
+    ///
+    /// # Errors
+    ///
+    /// Why the template does not parse.
+    pub fn parse_bound(
+        name: &str,
+        source: &str,
+        slots: Option<(&Slots, &[Value])>,
+        bound: &[&str],
+    ) -> Result<Text, minijinja::Error> {
         // Bounded before the parser (and everything after it) recurses over the tree.
         super::limits::template(source)?;
         let (names, fast, fault) = match read(source) {
@@ -102,6 +118,7 @@ impl Text {
                         let mut compiler = TextCompiler {
                             slots,
                             offers,
+                            bound,
                             locals: Vec::new(),
                             fault: None,
                         };
@@ -143,12 +160,25 @@ impl Text {
     ///
     /// What failed, naming the expression as written.
     pub fn render(&self, slots: &[OnceLock<Value>]) -> Result<String, String> {
+        self.render_bound(slots, None)
+    }
+
+    /// [`Text::render`] with the item the text was parsed for bound ([`Text::parse_bound`]).
+    ///
+    /// # Errors
+    ///
+    /// What failed, naming the expression as written.
+    pub fn render_bound(
+        &self,
+        slots: &[OnceLock<Value>],
+        bound: Option<Bound<'_>>,
+    ) -> Result<String, String> {
         let Some(pieces) = self.fast.as_ref() else {
             return Err(self.fault.clone().unwrap_or_else(|| UNREAD.to_owned()));
         };
         let mut out = String::new();
         let mut locals = Vec::new();
-        write(pieces, slots, &mut locals, &mut out)?;
+        write(pieces, TextInputs { slots, bound }, &mut locals, &mut out)?;
         Ok(out)
     }
 }
@@ -399,9 +429,17 @@ fn mentioned(nodes: &[Stmt<'_>]) -> HashSet<String> {
     out
 }
 
+/// What a text's expressions read besides its own names: the evaluation's values, and the item
+/// the text is said for.
+#[derive(Clone, Copy)]
+struct TextInputs<'v> {
+    slots: &'v [OnceLock<Value>],
+    bound: Option<Bound<'v>>,
+}
+
 fn write(
     pieces: &[Piece],
-    slots: &[OnceLock<Value>],
+    slots: TextInputs<'_>,
     locals: &mut Vec<Value>,
     out: &mut String,
 ) -> Result<(), String> {
@@ -422,7 +460,7 @@ fn write(
             // it is written or tested).
             Piece::Set(e, source) => {
                 let value = e
-                    .eval_with_locals(slots, None, locals)
+                    .eval_with_locals(slots.slots, slots.bound, locals)
                     .map_err(|fail| format!("`{{% set ... = {source} %}}`: {}", fail.message))?;
                 locals.push(value);
             }
@@ -434,13 +472,8 @@ fn write(
 
 /// The value of `e`, or why there is none: it failed, or it is undefined (which minijinja's
 /// strict undefined values refuse too). `what` names the part of the text.
-fn defined(
-    e: &Code,
-    slots: &[OnceLock<Value>],
-    locals: &[Value],
-    what: &str,
-) -> Result<Value, String> {
-    match e.eval_with_locals(slots, None, locals) {
+fn defined(e: &Code, slots: TextInputs<'_>, locals: &[Value], what: &str) -> Result<Value, String> {
+    match e.eval_with_locals(slots.slots, slots.bound, locals) {
         Ok(v) if v.is_undefined() => Err(format!("{what} gave an undefined value")),
         Ok(v) => Ok(v),
         Err(fail) => Err(format!("{what}: {}", fail.message)),
@@ -451,7 +484,7 @@ fn defined(
 /// the `else` branch when none is kept. `none` is iterated as nothing, as minijinja does.
 fn write_loop(
     f: &ForPiece,
-    slots: &[OnceLock<Value>],
+    slots: TextInputs<'_>,
     locals: &mut Vec<Value>,
     out: &mut String,
 ) -> Result<(), String> {
@@ -534,6 +567,8 @@ fn written(e: &Term) -> std::borrow::Cow<'_, Term> {
 struct TextCompiler<'a> {
     slots: &'a Slots,
     offers: &'a [Value],
+    /// The item the text is said for, if any ([`Text::parse_bound`]).
+    bound: &'a [&'a str],
     /// The names set so far, in order (a local's position is its value's).
     locals: Vec<&'a str>,
     /// Why the first expression that does not compile does not.
@@ -546,7 +581,7 @@ impl<'a> TextCompiler<'a> {
     }
 
     fn expr(&mut self, e: &Term, source: &str) -> Option<Code> {
-        match Code::with_locals(e, self.slots, &[], &self.locals, self.offers) {
+        match Code::with_locals(e, self.slots, self.bound, &self.locals, self.offers) {
             Ok(code) => Some(code),
             Err(err) => {
                 self.fault

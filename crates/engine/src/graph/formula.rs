@@ -5,14 +5,17 @@
 use std::sync::Arc;
 
 use decide_lang::Expr;
+use decide_lang::text::Text;
 use decide_lang::types::Type;
 use decide_lang::value::{Record, Value};
 
 use crate::error::Result;
 use crate::graph::model::Node;
 use crate::graph::run::{BoundItem, Run};
-use crate::graph::scope::{Reads, Scope};
+use crate::graph::scope::{self, Reads, Scope};
+use crate::lang::{Lang, Words};
 use crate::policy::formula::FormulaText;
+use serde_saphyr::Spanned;
 
 /// A formula, compiled.
 #[derive(Debug)]
@@ -22,6 +25,9 @@ pub enum Formula<'a> {
     Record(Arc<[Value]>, Vec<Formula<'a>>),
     /// First-hit rows: a condition (none on the last row) and the value it gives.
     Cases(Vec<(Option<Expr<'a>>, Formula<'a>)>),
+    /// A sentence in the graph's language, rendered with the node's item bound (as one
+    /// paragraph, as every rule text is), and where it is written.
+    Says(Text, serde_saphyr::Location),
 }
 
 /// Where a formula's expressions are compiled: the node, its file, the names it binds and
@@ -37,6 +43,64 @@ pub(crate) struct Place<'s> {
 
 const LAST_ROW: &str = "the last row of cases has no `when:` (it is what holds otherwise)";
 const NO_WHEN: &str = "every row of cases but the last needs a `when:`";
+const BOTH: &str = "a row of cases gives a value (`then:`) or a sentence (`says:`), not both";
+const NEITHER: &str = "a row of cases needs a value (`then:`) or a sentence (`says:`)";
+
+/// A row's sentence, compiled in every language it is written in (each only inserts values,
+/// names only what the node may read, and has the engine's text form); the graph's language is
+/// kept, English where it has none.
+fn says_text(
+    scope: &Scope<'_>,
+    place: &Place<'_>,
+    says: &Spanned<Words>,
+    at: &str,
+    reads: &mut Reads,
+) -> Result<Formula<'static>> {
+    let owner = scope.owner;
+    let policy = &owner.policy;
+    let fault = |message: String| {
+        policy
+            .error_at(
+                place.file,
+                says.referenced,
+                format!("node `{}`: {message}", place.node),
+            )
+            .field(format!("{}.{at}", place.node))
+    };
+    let words = &says.value;
+    let sentences = std::iter::once(words.en.as_str()).chain(words.zh.as_deref());
+    if let Some((message, help)) = scope::sentence_faults(sentences, at).into_iter().next() {
+        return Err(fault(message).help(help));
+    }
+    let slots = Some((&*owner.names, owner.offer_list()));
+    let compile = |lang: Lang, source: &str, reads: &mut Reads| -> Result<Text> {
+        let name = format!("{}.{at}.{}", place.node, lang.code());
+        let text = Text::parse_bound(&name, source, slots, place.bound)
+            .map_err(|e| fault(format!("`{at}` does not compile: {e}")))?;
+        let names = &text.names;
+        scope.resolve(
+            place.file,
+            says.referenced,
+            place.node,
+            at,
+            place.bound,
+            names,
+            reads,
+        )?;
+        match &text.fault {
+            Some(why) => Err(fault(format!("`{at}` cannot be rendered: {why}"))),
+            None => Ok(text),
+        }
+    };
+    let mut kept = compile(Lang::En, &words.en, reads)?;
+    if let Some(zh) = &words.zh {
+        let text = compile(Lang::Zh, zh, reads)?;
+        if owner.lang == Lang::Zh {
+            kept = text;
+        }
+    }
+    Ok(Formula::Says(kept, says.referenced))
+}
 
 /// An error about how a formula is written, at `location` of field `at`.
 fn shape_error(
@@ -114,15 +178,25 @@ impl<'a> Formula<'a> {
                             return Err(shape_error(scope, place, when.referenced, &at, LAST_ROW));
                         }
                         (None, false) => {
-                            let location = row.then.location().unwrap_or(place.id_at);
+                            let then = row.then.as_ref().and_then(FormulaText::location);
+                            let location = then.unwrap_or(place.id_at);
                             return Err(shape_error(scope, place, location, &at, NO_WHEN));
                         }
                     };
-                    let then = format!("{at}.then");
-                    compiled.push((
-                        when,
-                        Formula::compile(scope, place, &row.then, &then, reads)?,
-                    ));
+                    let value = match (&row.then, &row.says) {
+                        (Some(then), None) => {
+                            Formula::compile(scope, place, then, &format!("{at}.then"), reads)?
+                        }
+                        (None, Some(says)) => {
+                            says_text(scope, place, says, &format!("{at}.says"), reads)?
+                        }
+                        (then, _) => {
+                            let location = row.when.as_ref().map_or(place.id_at, |w| w.referenced);
+                            let what = if then.is_some() { BOTH } else { NEITHER };
+                            return Err(shape_error(scope, place, location, &at, what));
+                        }
+                    };
+                    compiled.push((when, value));
                 }
                 Formula::Cases(compiled)
             }
@@ -142,6 +216,7 @@ impl<'a> Formula<'a> {
                 true,
             ),
             Formula::Cases(rows) => decide_lang::types::common(rows.iter().map(|(_, f)| f.ty())),
+            Formula::Says(..) => Type::Text,
         }
     }
 
@@ -154,15 +229,20 @@ impl<'a> Formula<'a> {
                 .iter()
                 .flat_map(|(when, then)| when.iter().chain(then.exprs()))
                 .collect(),
+            Formula::Says(..) => Vec::new(),
         }
     }
 
-    /// The expression errors about the whole value point at: the first written.
-    pub fn first(&self) -> &Expr<'a> {
+    /// The expression errors about the whole value point at: the first written (a sentence
+    /// has none).
+    pub fn first(&self) -> Option<&Expr<'a>> {
         match self {
-            Formula::Expr(e) => e,
-            Formula::Record(_, values) => values[0].first(),
-            Formula::Cases(rows) => rows[0].0.as_ref().unwrap_or_else(|| rows[0].1.first()),
+            Formula::Expr(e) => Some(e),
+            Formula::Record(_, values) => values.iter().find_map(Formula::first),
+            Formula::Cases(rows) => rows
+                .iter()
+                .find_map(|(when, then)| when.as_ref().or_else(|| then.first())),
+            Formula::Says(..) => None,
         }
     }
 
@@ -195,6 +275,20 @@ impl<'a> Formula<'a> {
                     }
                 }
                 Ok(Value::from(()))
+            }
+            Formula::Says(text, location) => {
+                let item = bound.map(|b| decide_lang::code::Bound {
+                    value: b.value,
+                    offer: b.offer,
+                });
+                match text.render_bound(&run.slots, item) {
+                    Ok(said) => Ok(Value::from(decide_lang::flow_text(&said))),
+                    Err(why) => Err(run.fail_at(
+                        node.file,
+                        *location,
+                        &format!("a sentence of node `{}` failed: {why}", node.id),
+                    )),
+                }
             }
         }
     }

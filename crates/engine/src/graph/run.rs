@@ -100,20 +100,22 @@ impl Run<'_> {
         }
     }
 
+    /// That fact `node`'s value `v` has its declared type; an error at `expr` (the first
+    /// expression of its formula; the node, where it has none) if not.
     pub(crate) fn check(
         &self,
-        expr: &Expr<'_>,
+        expr: Option<&Expr<'_>>,
         node: &Node<'_>,
         v: &Value,
         ty: FieldType,
         nullable: bool,
     ) -> Result<()> {
         if let Some(problem) = type_problem(v, ty, nullable) {
-            return Err(self.fail_expr(
-                expr,
-                node.id,
-                &format!("fact `{}` gave {}: {problem}", node.id, show(v)),
-            ));
+            let message = format!("fact `{}` gave {}: {problem}", node.id, show(v));
+            return Err(match expr {
+                Some(expr) => self.fail_expr(expr, node.id, &message),
+                None => self.fail_at(node.file, node.location, &message),
+            });
         }
         Ok(())
     }

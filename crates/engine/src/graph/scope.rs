@@ -991,7 +991,7 @@ impl<'a> Scope<'a> {
 /// What the sentences of one row (in each language) of `field` may not do, with the help for
 /// each: hold a `{% %}` tag, or choose a value inside a `{{ }}` (a case written in one language
 /// only): a sentence only inserts values.
-fn sentence_faults<'s>(
+pub(crate) fn sentence_faults<'s>(
     sentences: impl Iterator<Item = &'s str> + Clone,
     field: &str,
 ) -> Vec<(String, &'static str)> {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Deserializer};
 use serde_saphyr::Spanned;
 
 use super::rules::ExprText;
+use crate::lang::Words;
 
 /// A fact's `expr:` or a select's `map:`.
 #[derive(Debug, Clone)]
@@ -24,19 +25,26 @@ pub enum FormulaText {
     Record(IndexMap<String, FormulaText>),
     /// First-hit cases: the first row whose `when` is true gives the value; the last row has
     /// no `when`.
-    Cases(Vec<Case>),
+    Cases(Vec<CaseRow>),
 }
 
-/// One row of cases.
+/// One row of cases: a condition, and the value (`then:`) or the sentence (`says:`) it gives.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Case {
+pub struct CaseRow {
     /// True or false; none on the last row (otherwise).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub when: Option<ExprText>,
-    /// The value where this row is the first that applies.
-    pub then: FormulaText,
+    /// The value where this row is the first that applies (exactly one of `then` and `says`).
+    #[serde(default)]
+    pub then: Option<FormulaText>,
+    /// The sentence where this row is the first that applies, in each language: text with
+    /// `{{ expression }}` insertions (no `{% %}` tags), reading what the node's expressions read
+    /// (the offer or item it is said for too). The value is the sentence in the memo's language.
+    #[serde(default)]
+    #[schemars(with = "Option<Words>")]
+    pub says: Option<Spanned<Words>>,
 }
 
 impl FormulaText {
@@ -47,10 +55,13 @@ impl FormulaText {
             FormulaText::Expr(e) => Some(e.referenced),
             FormulaText::Record(fields) => fields.values().find_map(FormulaText::location),
             FormulaText::Cases(rows) => rows.iter().find_map(|row| {
+                let then = || row.then.as_ref().and_then(FormulaText::location);
+                let says = || row.says.as_ref().map(|s| s.referenced);
                 row.when
                     .as_ref()
                     .map(|w| w.referenced)
-                    .or_else(|| row.then.location())
+                    .or_else(then)
+                    .or_else(says)
             }),
         }
     }
@@ -69,7 +80,7 @@ impl FormulaText {
 enum Written {
     Expr(String),
     Record(IndexMap<String, FormulaText>),
-    Cases(Vec<Case>),
+    Cases(Vec<CaseRow>),
 }
 
 impl<'de> Deserialize<'de> for Written {
@@ -112,7 +123,7 @@ impl<'de> Deserialize<'de> for Written {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Written, A::Error> {
-                Vec::<Case>::deserialize(SeqAccessDeserializer::new(seq)).map(Written::Cases)
+                Vec::<CaseRow>::deserialize(SeqAccessDeserializer::new(seq)).map(Written::Cases)
             }
         }
 
@@ -143,7 +154,7 @@ enum FormulaShape {
     Number(f64),
     Bool(bool),
     Record(IndexMap<String, FormulaText>),
-    Cases(Vec<Case>),
+    Cases(Vec<CaseRow>),
 }
 
 impl JsonSchema for FormulaText {
