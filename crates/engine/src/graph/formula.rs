@@ -26,8 +26,8 @@ pub enum Formula<'a> {
     /// First-hit rows: a condition (none on the last row) and the value it gives.
     Cases(Vec<(Option<Expr<'a>>, Formula<'a>)>),
     /// A sentence in the graph's language, rendered with the node's item bound (as one
-    /// paragraph, as every rule text is), and where it is written.
-    Says(Text, serde_saphyr::Location),
+    /// paragraph, as every rule text is), where it is written, and its source in that language.
+    Says(Text, serde_saphyr::Location, &'a str),
 }
 
 /// Where a formula's expressions are compiled: the node, its file, the names it binds and
@@ -49,13 +49,13 @@ const NEITHER: &str = "a row of cases needs a value (`then:`) or a sentence (`sa
 /// A row's sentence, compiled in every language it is written in (each only inserts values,
 /// names only what the node may read, and has the engine's text form); the graph's language is
 /// kept, English where it has none.
-fn says_text(
-    scope: &Scope<'_>,
+fn says_text<'a>(
+    scope: &Scope<'a>,
     place: &Place<'_>,
-    says: &Spanned<Words>,
+    says: &'a Spanned<Words>,
     at: &str,
     reads: &mut Reads,
-) -> Result<Formula<'static>> {
+) -> Result<Formula<'a>> {
     let owner = scope.owner;
     let policy = &owner.policy;
     let fault = |message: String| {
@@ -92,14 +92,14 @@ fn says_text(
             None => Ok(text),
         }
     };
-    let mut kept = compile(Lang::En, &words.en, reads)?;
+    let mut kept = (compile(Lang::En, &words.en, reads)?, words.en.as_str());
     if let Some(zh) = &words.zh {
         let text = compile(Lang::Zh, zh, reads)?;
         if owner.lang == Lang::Zh {
-            kept = text;
+            kept = (text, zh.as_str());
         }
     }
-    Ok(Formula::Says(kept, says.referenced))
+    Ok(Formula::Says(kept.0, says.referenced, kept.1))
 }
 
 /// An error about how a formula is written, at `location` of field `at`.
@@ -246,6 +246,17 @@ impl<'a> Formula<'a> {
         }
     }
 
+    /// Every sentence of it (in the graph's language), each with its source, in the order
+    /// written.
+    pub fn sentences(&self) -> Vec<(&Text, &'a str)> {
+        match self {
+            Formula::Expr(_) => Vec::new(),
+            Formula::Record(_, values) => values.iter().flat_map(Formula::sentences).collect(),
+            Formula::Cases(rows) => rows.iter().flat_map(|(_, then)| then.sentences()).collect(),
+            Formula::Says(text, _, source) => vec![(text, *source)],
+        }
+    }
+
     /// Its value for one evaluation (with the item or offer `bound`): a row's condition must
     /// give true or false.
     pub(crate) fn evaluate(
@@ -276,7 +287,7 @@ impl<'a> Formula<'a> {
                 }
                 Ok(Value::from(()))
             }
-            Formula::Says(text, location) => {
+            Formula::Says(text, location, _) => {
                 let item = bound.map(|b| decide_lang::code::Bound {
                     value: b.value,
                     offer: b.offer,

@@ -304,8 +304,61 @@ pub fn reference_checks(
                 ty: Some(e.ty.clone()),
             });
         };
+    // A formula's sentence, said for `bound`: the engine's text form against minijinja's render
+    // of its source (before either is reflowed).
+    let mut said = Vec::new();
+    let mut check_sentence =
+        |id: &str,
+         (text, source): (&Text, &str),
+         (name, item, offer): (&str, Value, Option<usize>)| {
+            let root = Jinja::from_object(WithItem {
+                base: base.clone(),
+                name: name.to_owned(),
+                item: to_jinja(&item),
+            });
+            let bound = Bound {
+                value: &item,
+                offer,
+            };
+            said.push(ReferenceCheck {
+                expr: format!("{id}: sentence `{}`", source.trim()),
+                ours: text.render_bound(&slots, Some(bound)).map(Value::from),
+                bound: Some(item.clone()),
+                ty: None,
+                minijinja: owner
+                    .env
+                    .render_str(source, root)
+                    .map(Value::from)
+                    .map_err(|err| err.to_string()),
+            });
+        };
     let c = graph.compiled();
     let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
+    for node in &c.nodes {
+        match &node.body {
+            Body::Fact(f) if f.per_offer => {
+                for (i, offer) in offers.iter().enumerate() {
+                    for sentence in f.expr.sentences() {
+                        check_sentence(node.id, sentence, ("offer", offer.clone(), Some(i)));
+                    }
+                }
+            }
+            Body::Select(s) if !s.per_offer => {
+                let sentences = s.map.as_ref().map(|m| m.sentences()).unwrap_or_default();
+                if sentences.is_empty() {
+                    continue;
+                }
+                let (items, positions) = select_items(&s.from, &named, None, owner);
+                for (i, candidate) in items.iter().enumerate() {
+                    for &sentence in &sentences {
+                        let offer = positions.then_some(i);
+                        check_sentence(node.id, sentence, (s.item, candidate.clone(), offer));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let mut searched = Vec::new();
     for node in &c.nodes {
         match &node.body {
@@ -364,6 +417,7 @@ pub fn reference_checks(
         check("outputs", e, None);
     }
     checks.extend(searched);
+    checks.extend(said);
     checks.extend(text_checks(owner, &slots, &base));
     Ok(checks)
 }
