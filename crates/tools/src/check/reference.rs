@@ -304,61 +304,9 @@ pub fn reference_checks(
                 ty: Some(e.ty.clone()),
             });
         };
-    // A formula's sentence, said for `bound`: the engine's text form against minijinja's render
-    // of its source (before either is reflowed).
-    let mut said = Vec::new();
-    let mut check_sentence =
-        |id: &str,
-         (text, source): (&Text, &str),
-         (name, item, offer): (&str, Value, Option<usize>)| {
-            let root = Jinja::from_object(WithItem {
-                base: base.clone(),
-                name: name.to_owned(),
-                item: to_jinja(&item),
-            });
-            let bound = Bound {
-                value: &item,
-                offer,
-            };
-            said.push(ReferenceCheck {
-                expr: format!("{id}: sentence `{}`", source.trim()),
-                ours: text.render_bound(&slots, Some(bound)).map(Value::from),
-                bound: Some(item.clone()),
-                ty: None,
-                minijinja: owner
-                    .env
-                    .render_str(source, root)
-                    .map(Value::from)
-                    .map_err(|err| err.to_string()),
-            });
-        };
+    let said = sentence_checks(graph, &named, &slots, &base);
     let c = graph.compiled();
     let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
-    for node in &c.nodes {
-        match &node.body {
-            Body::Fact(f) if f.per_offer => {
-                for (i, offer) in offers.iter().enumerate() {
-                    for sentence in f.expr.sentences() {
-                        check_sentence(node.id, sentence, ("offer", offer.clone(), Some(i)));
-                    }
-                }
-            }
-            Body::Select(s) if !s.per_offer => {
-                let sentences = s.map.as_ref().map(|m| m.sentences()).unwrap_or_default();
-                if sentences.is_empty() {
-                    continue;
-                }
-                let (items, positions) = select_items(&s.from, &named, None, owner);
-                for (i, candidate) in items.iter().enumerate() {
-                    for &sentence in &sentences {
-                        let offer = positions.then_some(i);
-                        check_sentence(node.id, sentence, (s.item, candidate.clone(), offer));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
     let mut searched = Vec::new();
     for node in &c.nodes {
         match &node.body {
@@ -421,6 +369,72 @@ pub fn reference_checks(
     checks.extend(text_checks(owner, &slots, &base));
     Ok(checks)
 }
+/// Every sentence of a formula (a row's `says:`), said for each offer (a per-offer fact) or item
+/// (a select): the engine's text form against minijinja's render of its source, before either
+/// is reflowed.
+fn sentence_checks(
+    graph: &Graph,
+    named: &[(String, Value)],
+    slots: &[OnceLock<Value>],
+    base: &Jinja,
+) -> Vec<ReferenceCheck> {
+    use decide_engine::graph::Body;
+    let owner = graph.owner();
+    let mut said = Vec::new();
+    let mut check_sentence =
+        |id: &str,
+         (text, source): (&Text, &str),
+         (name, item, offer): (&str, Value, Option<usize>)| {
+            let root = Jinja::from_object(WithItem {
+                base: base.clone(),
+                name: name.to_owned(),
+                item: to_jinja(&item),
+            });
+            let bound = Bound {
+                value: &item,
+                offer,
+            };
+            said.push(ReferenceCheck {
+                expr: format!("{id}: sentence `{}`", source.trim()),
+                ours: text.render_bound(slots, Some(bound)).map(Value::from),
+                bound: Some(item.clone()),
+                ty: None,
+                minijinja: owner
+                    .env
+                    .render_str(source, root)
+                    .map(Value::from)
+                    .map_err(|err| err.to_string()),
+            });
+        };
+    let offers: Vec<Value> = owner.offers.try_iter().into_iter().flatten().collect();
+    for node in &graph.compiled().nodes {
+        match &node.body {
+            Body::Fact(f) if f.per_offer => {
+                for (i, offer) in offers.iter().enumerate() {
+                    for sentence in f.expr.sentences() {
+                        check_sentence(node.id, sentence, ("offer", offer.clone(), Some(i)));
+                    }
+                }
+            }
+            Body::Select(s) if !s.per_offer => {
+                let sentences = s.map.as_ref().map(|m| m.sentences()).unwrap_or_default();
+                if sentences.is_empty() {
+                    continue;
+                }
+                let (items, positions) = select_items(&s.from, named, None, owner);
+                for (i, candidate) in items.iter().enumerate() {
+                    for &sentence in &sentences {
+                        let offer = positions.then_some(i);
+                        check_sentence(node.id, sentence, (s.item, candidate.clone(), offer));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    said
+}
+
 /// Every text with a fast form rendered both ways over one evaluation's `slots` (`base`: the
 /// same values as minijinja's context), before the texts' line breaks are reflowed, which both
 /// renders share.
