@@ -2038,13 +2038,12 @@ fn a_case_condition_gives_true_or_false() {
 }
 
 /// No expression of the shipped rules is longer than 600 characters: a long map literal is a
-/// record, a long chain of `if ... else` is cases, prose is sentences. What is left is prose
-/// still built inside an expression (why an offer lost), named here so the list can only shrink.
+/// record, a long chain of `if ... else` is cases, prose is rows of sentences in each language.
 #[test]
 fn no_shipped_expression_is_longer_than_600_characters() {
     let graph = common::graph();
     let compiled = graph.compiled();
-    let mut long: Vec<(&str, usize)> = compiled
+    let long: Vec<(&str, usize)> = compiled
         .nodes
         .iter()
         .flat_map(|n| {
@@ -2054,13 +2053,18 @@ fn no_shipped_expression_is_longer_than_600_characters() {
         })
         .filter(|(_, chars)| *chars > 600)
         .collect();
-    long.sort_unstable();
-    let ids: Vec<&str> = long.iter().map(|(id, _)| *id).collect();
-    assert_eq!(
-        ids,
-        ["container_other_terms", "mixed_alternative", "offer_why"],
+    assert!(
+        long.is_empty(),
         "expressions over 600 characters (node, characters): {long:?}"
     );
+    // The check sees long expressions: the longest is well over a line.
+    let longest = compiled
+        .nodes
+        .iter()
+        .flat_map(|n| n.exprs())
+        .map(|e| e.text.chars().count())
+        .max();
+    assert!(longest.is_some_and(|n| n > 200), "{longest:?}");
 }
 
 /// A row may say a sentence (`says:`) instead of giving a value: the value is the sentence in

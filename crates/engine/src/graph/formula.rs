@@ -102,6 +102,27 @@ fn says_text<'a>(
     Ok(Formula::Says(kept.0, says.referenced, kept.1))
 }
 
+/// A sentence as one paragraph, as every rule text is ([`decide_lang::flow_text`]), keeping one
+/// space at an edge where it was written with one: a part inserted into another sentence
+/// (`" after 2 days of porting"`) joins the words around it.
+fn paragraph(said: &str) -> String {
+    let flowed = decide_lang::flow_text(said);
+    if flowed.is_empty() {
+        return flowed;
+    }
+    let lead = if said.starts_with(char::is_whitespace) {
+        " "
+    } else {
+        ""
+    };
+    let trail = if said.ends_with(char::is_whitespace) {
+        " "
+    } else {
+        ""
+    };
+    format!("{lead}{flowed}{trail}")
+}
+
 /// An error about how a formula is written, at `location` of field `at`.
 fn shape_error(
     scope: &Scope<'_>,
@@ -293,7 +314,7 @@ impl<'a> Formula<'a> {
                     offer: b.offer,
                 });
                 match text.render_bound(&run.slots, item) {
-                    Ok(said) => Ok(Value::from(decide_lang::flow_text(&said))),
+                    Ok(said) => Ok(Value::from(paragraph(&said))),
                     Err(why) => Err(run.fail_at(
                         node.file,
                         *location,
