@@ -65,15 +65,6 @@ impl FormulaText {
             }),
         }
     }
-
-    /// The one expression, where it is one.
-    #[must_use]
-    pub fn as_expr(&self) -> Option<&ExprText> {
-        match self {
-            FormulaText::Expr(e) => Some(e),
-            _ => None,
-        }
-    }
 }
 
 /// The shape read, before the expression text gets its place.
@@ -164,5 +155,68 @@ impl JsonSchema for FormulaText {
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         FormulaShape::json_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Holder {
+        expr: FormulaText,
+    }
+
+    fn read(yaml: &str) -> Result<FormulaText, String> {
+        serde_saphyr::from_str::<Holder>(yaml)
+            .map(|h| h.expr)
+            .map_err(|e| e.to_string())
+    }
+
+    fn text(f: &FormulaText) -> &str {
+        match f {
+            FormulaText::Expr(e) => &e.value,
+            other => panic!("not one expression: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_scalar_is_one_expression_with_its_place() {
+        let f = read("expr: a + 1\n").unwrap();
+        assert_eq!(text(&f), "a + 1");
+        assert_eq!(f.location().map(|l| (l.line(), l.column())), Some((1, 7)));
+        // A YAML number or true-or-false is the expression it reads as.
+        assert_eq!(text(&read("expr: 0.5\n").unwrap()), "0.5");
+        assert_eq!(text(&read("expr: false\n").unwrap()), "false");
+    }
+
+    #[test]
+    fn a_mapping_is_a_record_in_the_order_written() {
+        let f =
+            read("expr:\n  b: x.b\n  a:\n    - when: c\n      then: 1\n    - then: 2\n").unwrap();
+        let FormulaText::Record(fields) = &f else {
+            panic!("{f:?}")
+        };
+        assert_eq!(fields.keys().collect::<Vec<_>>(), ["b", "a"]);
+        assert!(matches!(&fields["a"], FormulaText::Cases(rows) if rows.len() == 2));
+        assert_eq!(f.location().map(|l| l.line()), Some(2));
+    }
+
+    #[test]
+    fn a_row_gives_a_value_or_says_a_sentence() {
+        let f = read("expr:\n  - when: c\n    says: {en: \"x {{ y }}\", zh: 某}\n  - then: none\n")
+            .unwrap();
+        let FormulaText::Cases(rows) = &f else {
+            panic!("{f:?}")
+        };
+        let says = rows[0].says.as_ref().expect("a sentence");
+        assert_eq!(says.value.en, "x {{ y }}");
+        assert_eq!(says.value.zh.as_deref(), Some("某"));
+        assert!(rows[0].then.is_none() && rows[1].says.is_none());
+        // A row's fields are known: a misspelt one is refused.
+        let err = read("expr:\n  - when: c\n    than: 1\n").unwrap_err();
+        assert!(err.contains("than"), "{err}");
+        // A null is no expression.
+        assert!(read("expr: ~\n").is_err());
     }
 }
