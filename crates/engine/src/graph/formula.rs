@@ -309,11 +309,7 @@ impl<'a> Formula<'a> {
                 Ok(Value::from(()))
             }
             Formula::Says(text, location, _) => {
-                let item = bound.map(|b| decide_lang::code::Bound {
-                    value: b.value,
-                    offer: b.offer,
-                });
-                match text.render_bound(&run.slots, item) {
+                match text.render_bound(&run.slots, bound) {
                     Ok(said) => Ok(Value::from(paragraph(&said))),
                     Err(why) => Err(run.fail_at(
                         node.file,

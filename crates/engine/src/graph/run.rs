@@ -13,15 +13,11 @@ use crate::graph::model::{Compiled, Node};
 use crate::policy::rules::FieldType;
 use crate::profile::Profile;
 use decide_lang::Expr;
-use decide_lang::code::Bound;
 
 /// The item a node binds for one evaluation (`offer` in a per-offer fact, a select's `item:`):
-/// its name, its value, and its catalog position when it is one of the catalog's offers.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BoundItem<'v> {
-    pub value: &'v Value,
-    pub offer: Option<usize>,
-}
+/// its value, and its catalog position when it is one of the catalog's offers. It is the rule
+/// language's own bound item, handed to the code as it is.
+pub(crate) type BoundItem<'v> = decide_lang::code::Bound<'v>;
 
 /// One evaluation of a graph over one profile.
 pub struct Run<'g> {
@@ -148,12 +144,8 @@ impl Run<'_> {
         bound: Option<BoundItem<'_>>,
         locals: &[Value],
     ) -> Result<Value> {
-        let item = bound.map(|b| Bound {
-            value: b.value,
-            offer: b.offer,
-        });
         expr.code
-            .eval_with_locals(&self.slots, item, locals)
+            .eval_with_locals(&self.slots, bound, locals)
             .map_err(|e| {
                 let message = format!("{} failed: {}", label(), e.message);
                 let source = &self.graph.policy().sources[expr.file];
