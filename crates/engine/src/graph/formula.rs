@@ -308,16 +308,14 @@ impl<'a> Formula<'a> {
                 }
                 Ok(Value::from(()))
             }
-            Formula::Says(text, location, _) => {
-                match text.render_bound(&run.slots, bound) {
-                    Ok(said) => Ok(Value::from(paragraph(&said))),
-                    Err(why) => Err(run.fail_at(
-                        node.file,
-                        *location,
-                        &format!("a sentence of node `{}` failed: {why}", node.id),
-                    )),
-                }
-            }
+            Formula::Says(text, location, _) => match text.render_bound(&run.slots, bound) {
+                Ok(said) => Ok(Value::from(paragraph(&said))),
+                Err(why) => Err(run.fail_at(
+                    node.file,
+                    *location,
+                    &format!("a sentence of node `{}` failed: {why}", node.id),
+                )),
+            },
         }
     }
 }
