@@ -618,3 +618,32 @@ fn a_cliff_in_the_count_is_said_with_its_price() {
     assert!(err.contains("did you mean `gpus_rented`?"), "{err}");
     assert!(err.contains("sensitivity.yaml:"), "{err}");
 }
+
+/// A sentence of what would change the answer reads only the values the analysis gives it (a
+/// field's `says`: `value`, `added`, `removed`): another name, even one a change's sentence
+/// gets, is refused when the rules load, at the sentence.
+#[test]
+fn a_sentence_reads_only_the_values_the_analysis_gives_it() {
+    let dir = common::edited_rules(&[(
+        "sensitivity.yaml",
+        "says: {en: \"no physical-isolation requirement\"",
+        "says: {en: \"no physical-isolation requirement ({{ cost }})\"",
+    )]);
+    let err = common::compile_dir(dir.path()).unwrap_err();
+    assert!(err.contains("`cost`"), "{err}");
+    assert!(err.contains("sensitivity.yaml:"), "{err}");
+    assert!(err.contains("says"), "{err}");
+}
+
+/// A case inside a sentence of `sensitivity:` is refused as in every rule text: it is a row.
+#[test]
+fn a_sensitivity_sentence_holds_no_tag() {
+    let dir = common::edited_rules(&[(
+        "sensitivity.yaml",
+        "says: {en: \"no physical-isolation requirement\"",
+        "says: {en: \"{% if value %}x{% endif %}no physical-isolation requirement\"",
+    )]);
+    let err = common::compile_dir(dir.path()).unwrap_err();
+    assert!(err.contains("has a `{% %}` tag"), "{err}");
+    assert!(err.contains("sensitivity.yaml:"), "{err}");
+}

@@ -144,6 +144,27 @@ impl Code {
         Self::with_locals(&expr, names, bound, &[], offers)
     }
 
+    /// `text` parsed, its calls checked against the language's, and compiled over values of
+    /// its own, `names` in order (the values [`Code::eval`] or [`Code::eval_partial`] is then
+    /// given by position): a question's `when` over the answers so far. Gives the tree too, for
+    /// the paths it reads.
+    ///
+    /// # Errors
+    /// Why it does not parse or compile, with its place in `text`.
+    pub fn over(text: &str, names: &[&str]) -> Result<(Term, Code), SyntaxError> {
+        let tree = super::parser::parse(text)?;
+        super::vocabulary::check(&tree)?;
+        let slots = Slots {
+            index: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((*n).to_owned(), i))
+                .collect(),
+        };
+        let code = Self::with_locals(&tree, &slots, &[], &[], &[])?;
+        Ok((tree, code))
+    }
+
     /// An expression of a text template compiled, where `locals` are the names the template
     /// set before it, in order (a later one shadows an earlier one of the same name, and both
     /// shadow every other name); it reads them from the values [`Code::eval_with_locals`] is
@@ -185,6 +206,25 @@ impl Code {
             slots,
             bound,
             locals,
+            partial: false,
+        }
+        .eval(&self.0)
+        .map(Cow::into_owned)
+    }
+
+    /// The value over a record still being filled in (a questionnaire's answers so far): a
+    /// field read below one that is not there is undefined rather than an error, an undefined
+    /// value counts as false, and `==` / `!=` compare it (it equals nothing but itself). Every
+    /// other use of an undefined value fails as in [`Code::eval`].
+    ///
+    /// # Errors
+    /// What went wrong, as [`Code::eval`] says it.
+    pub fn eval_partial(&self, slots: &[OnceLock<Value>]) -> Result<Value, Fail> {
+        Eval {
+            slots,
+            bound: None,
+            locals: &[],
+            partial: true,
         }
         .eval(&self.0)
         .map(Cow::into_owned)
@@ -464,6 +504,7 @@ fn fold(node: Op) -> Op {
         slots: &[],
         bound: None,
         locals: &[],
+        partial: false,
     };
     match eval.eval(&node) {
         Ok(v) => Op::Const(v.into_owned()),
@@ -486,6 +527,9 @@ struct Eval<'a> {
     slots: &'a [OnceLock<Value>],
     bound: Option<Bound<'a>>,
     locals: &'a [Value],
+    /// Over a partial record ([`Code::eval_partial`]): a field below a missing one is
+    /// undefined, an undefined value is false, and `==`/`!=` compare it.
+    partial: bool,
 }
 
 type Val<'a> = Cow<'a, Value>;
@@ -547,6 +591,40 @@ fn item(v: &Value, key: &Value) -> Result<Value, Fail> {
 }
 
 impl<'a> Eval<'a> {
+    /// Whether `v` counts as true ([`truth`]); over a partial record an undefined value is
+    /// false.
+    fn truth(&self, v: &Value, to: &str) -> Result<bool, Fail> {
+        if self.partial && v.is_undefined() {
+            return Ok(false);
+        }
+        truth(v, to)
+    }
+
+    /// Field `name` of `v` ([`attr`]); over a partial record, undefined below an undefined value.
+    fn attr(&self, v: Val<'a>, name: &str) -> Result<Val<'a>, Fail> {
+        if self.partial && v.is_undefined() {
+            return Ok(v);
+        }
+        attr(&v, name).map(Cow::Owned)
+    }
+
+    /// Entry `key` of `v` ([`item`]); over a partial record, undefined below an undefined value.
+    fn item(&self, v: Val<'a>, key: &Value) -> Result<Val<'a>, Fail> {
+        if self.partial && v.is_undefined() {
+            return Ok(v);
+        }
+        item(&v, key).map(Cow::Owned)
+    }
+
+    /// `l op r` ([`binary`]); over a partial record `==` and `!=` compare an undefined value.
+    fn binary(&self, op: BinaryOp, l: &Value, r: &Value) -> Result<Value, Fail> {
+        match op {
+            BinaryOp::Eq if self.partial => Ok(Value::from(l == r)),
+            BinaryOp::Ne if self.partial => Ok(Value::from(l != r)),
+            _ => binary(op, l, r),
+        }
+    }
+
     /// The bound item's catalog position, when it is a catalog offer.
     fn offer(&self) -> Option<usize> {
         self.bound?.offer
@@ -569,12 +647,12 @@ impl<'a> Eval<'a> {
             Op::Slot(i) => self.slots[*i].get().map_or(UNDEFINED, Cow::Borrowed),
             Op::Local(i) => self.locals.get(*i).map_or(UNDEFINED, Cow::Borrowed),
             Op::Bound => self.bound.map_or(UNDEFINED, |b| Cow::Borrowed(b.value)),
-            Op::Attr(e, name) => Cow::Owned(attr(&*self.eval(e)?, name)?),
+            Op::Attr(e, name) => self.attr(self.eval(e)?, name)?,
             Op::Item(e, key) => {
                 let v = self.eval(e)?;
-                Cow::Owned(item(&v, &*self.eval(key)?)?)
+                self.item(v, &*self.eval(key)?)?
             }
-            Op::Not(e) => Cow::Owned(Value::from(!truth(&*self.eval(e)?, "`not`")?)),
+            Op::Not(e) => Cow::Owned(Value::from(!self.truth(&*self.eval(e)?, "`not`")?)),
             Op::Neg(e) => {
                 let v = self.eval(e)?;
                 Cow::Owned(match num(defined(&v, "`-`")?) {
@@ -585,7 +663,7 @@ impl<'a> Eval<'a> {
             }
             Op::And(l, r) => {
                 let l = self.eval(l)?;
-                if truth(&l, "`and`")? {
+                if self.truth(&l, "`and`")? {
                     self.eval(r)?
                 } else {
                     l
@@ -593,11 +671,15 @@ impl<'a> Eval<'a> {
             }
             Op::Or(l, r) => {
                 let l = self.eval(l)?;
-                if truth(&l, "`or`")? { l } else { self.eval(r)? }
+                if self.truth(&l, "`or`")? {
+                    l
+                } else {
+                    self.eval(r)?
+                }
             }
-            Op::Bin(op, l, r) => Cow::Owned(binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
+            Op::Bin(op, l, r) => Cow::Owned(self.binary(*op, &*self.eval(l)?, &*self.eval(r)?)?),
             Op::If(test, yes, no) => {
-                if truth(&*self.eval(test)?, "`if`")? {
+                if self.truth(&*self.eval(test)?, "`if`")? {
                     self.eval(yes)?
                 } else {
                     self.eval(no)?
@@ -828,6 +910,7 @@ fn builtin_name(func: Builtin) -> &'static str {
         Builtin::IsDefined | Builtin::IsUndefined | Builtin::IsNone | Builtin::Default => "",
         Builtin::Abs => "`abs`",
         Builtin::Brief => "`brief`",
+        Builtin::Lower => "`lower`",
         Builtin::Cell => "`cell`",
         Builtin::Cny => "`cny`",
         Builtin::Length => "`length`",
@@ -954,6 +1037,7 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
         Builtin::Md => Ok(Value::from(crate::md_escape(&text(subject)?))),
         Builtin::Cell => Ok(Value::from(crate::table_cell(&text(subject)?))),
         Builtin::Brief => Ok(Value::from(crate::brief(subject))),
+        Builtin::Lower => Ok(Value::from(text(subject)?.to_lowercase())),
         Builtin::Join => {
             let sep = second.map(text).transpose()?.unwrap_or_default();
             let items = subject.try_iter().ok_or_else(|| needs("a list", subject))?;
@@ -1032,6 +1116,64 @@ mod tests {
     use super::*;
     use crate::jinja::{from_jinja, to_jinja};
     use proptest::prelude::*;
+
+    /// Over a partial record (a questionnaire's answers so far) the evaluator answers a
+    /// question's condition as minijinja's chainable undefined does, an undefined answer false.
+    #[test]
+    fn partial_records_read_as_chainable_undefined() {
+        let conditions = [
+            "profile.workload.task != 'inference'",
+            "profile.workload.task == 'inference'",
+            "profile.serving is defined",
+            "profile.job.hours is defined",
+            "profile.job.hours is not defined",
+            "not profile.job",
+            "profile.job and profile.job.hours > 3",
+            "profile.job.hours",
+            "profile.usage.gpus == 8 or profile.job is defined",
+            "profile['job']['hours'] is defined",
+            "profile.job.hours == none",
+        ];
+        let answers = [
+            serde_json::json!({}),
+            serde_json::json!({"workload": {}}),
+            serde_json::json!({"workload": {"task": "inference"}}),
+            serde_json::json!({"job": {"hours": 5}}),
+            serde_json::json!({"job": {}}),
+            serde_json::json!({"job": null}),
+            serde_json::json!({"serving": {"x": 1}, "usage": {"gpus": 8}}),
+        ];
+        let answer = |v: &Value| match v.kind() {
+            Kind::Bool => Some(v.is_true()),
+            Kind::Undefined | Kind::None => Some(false),
+            _ => None,
+        };
+        let mut env = crate::environment();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
+        for condition in conditions {
+            let (_, code) = Code::over(condition, &["profile"]).unwrap();
+            for a in &answers {
+                let ours = code
+                    .eval_partial(&[OnceLock::from(Value::from_serialize(a))])
+                    .ok()
+                    .and_then(|v| answer(&v));
+                let theirs = env
+                    .compile_expression(condition)
+                    .unwrap()
+                    .eval(minijinja::context! { profile => minijinja::value::Serde(a) })
+                    .ok()
+                    .and_then(|v| answer(&from_jinja(&v)));
+                assert_eq!(ours, theirs, "`{condition}` over {a}");
+            }
+        }
+        // Strictly, reading below a missing field is an error.
+        let (_, code) = Code::over("profile.job.hours is defined", &["profile"]).unwrap();
+        let empty = [OnceLock::from(Value::from_serialize(
+            &serde_json::json!({}),
+        ))];
+        assert!(code.eval(&empty, None).is_err());
+        assert_eq!(code.eval_partial(&empty).unwrap(), Value::from(false));
+    }
 
     /// The evaluator's and minijinja's answers for `text` over a few named values (and `item`
     /// bound to 3).

@@ -500,6 +500,10 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
             takes(&[TypeKind::Text], "it reads a date (YYYY-MM-DD)")?;
             Type::Text
         }
+        "lower" => {
+            takes(&[TypeKind::Text], "it writes text in lower case")?;
+            Type::Text
+        }
         "md" | "cell" => {
             takes(&[TypeKind::Text], "it escapes text")?;
             Type::Text

@@ -225,17 +225,17 @@ pub fn analyse(
         for (order, found) in r.found.iter().enumerate() {
             let Some(found) = found else { continue };
             let t = &study.targets[order];
-            let ctx = minijinja::context! {
-                id => t.id.as_str(),
-                field => r.path.as_str(),
-                target => t.title.as_str(),
-                before => study.words(t, &before[order]),
-                after => study.words(t, &found.becomes),
-                direction => found.direction,
-                change => study.says_change(r.probe, found)?,
-                now => study.says(r.probe, &r.current)?,
-                cost => decide_lang::jinja::to_jinja(&found.cost),
-            };
+            let values = [
+                ("id", Value::from(t.id.as_str())),
+                ("field", Value::from(r.path.as_str())),
+                ("target", Value::from(t.title.as_str())),
+                ("before", Value::from(study.words(t, &before[order]))),
+                ("after", Value::from(study.words(t, &found.becomes))),
+                ("direction", Value::from(found.direction)),
+                ("change", Value::from(study.says_change(r.probe, found)?)),
+                ("now", Value::from(study.says(r.probe, &r.current)?)),
+                ("cost", found.cost.clone()),
+            ];
             flips.push((
                 order,
                 Flip {
@@ -249,7 +249,7 @@ pub fn analyse(
                     given: None,
                     cost: (!found.cost.is_none() && !found.cost.is_undefined())
                         .then(|| to_json(&found.cost)),
-                    text: study.text("sensitivity.text", ctx)?,
+                    text: study.text("text", &values)?,
                 },
             ));
         }
@@ -283,16 +283,16 @@ pub fn analyse(
                 else {
                     continue;
                 };
-                let ctx = minijinja::context! {
-                    id => t.id.as_str(),
-                    field => r.path.as_str(),
-                    target => t.title.as_str(),
-                    before => study.words(t, &before[order]),
-                    name => study.name(r.probe),
-                    now => study.says(r.probe, &r.current)?,
-                    given => study.says(g.probe, &gf.at)?,
-                    line => study.says(r.probe, &line.at)?,
-                };
+                let values = [
+                    ("id", Value::from(t.id.as_str())),
+                    ("field", Value::from(r.path.as_str())),
+                    ("target", Value::from(t.title.as_str())),
+                    ("before", Value::from(study.words(t, &before[order]))),
+                    ("name", Value::from(study.name(r.probe))),
+                    ("now", Value::from(study.says(r.probe, &r.current)?)),
+                    ("given", Value::from(study.says(g.probe, &gf.at)?)),
+                    ("line", Value::from(study.says(r.probe, &line.at)?)),
+                ];
                 flips.push((
                     order,
                     Flip {
@@ -308,7 +308,7 @@ pub fn analyse(
                             value: gf.at.clone(),
                         }),
                         cost: None,
-                        text: study.text("sensitivity.unchanged", ctx)?,
+                        text: study.text("unchanged", &values)?,
                     },
                 ));
             }
@@ -517,27 +517,24 @@ impl Study<'_, '_> {
     /// The field at `value`, in the policy's words.
     fn says(&self, probe: usize, value: &J) -> Result<String> {
         self.text(
-            &format!("sensitivity.says.{probe}"),
-            minijinja::context! { value => minijinja::value::Serde(value) },
+            &format!("says.{probe}"),
+            &[("value", Value::from_serialize(value))],
         )
     }
 
     /// The field as `found` changes it, in the policy's words: at the rules' edge where the
     /// change is just past one, with the item added or removed for a list.
     fn says_change(&self, probe: usize, found: &Found) -> Result<String> {
-        let value = minijinja::Value::from(minijinja::value::Serde(
-            found.edge.as_ref().unwrap_or(&found.at),
-        ));
-        let item = found
-            .item
-            .as_ref()
-            .map(|i| minijinja::Value::from(minijinja::value::Serde(i)));
-        let ctx = match (found.direction, item) {
-            ("add", Some(item)) => minijinja::context! { value, added => item },
-            ("remove", Some(item)) => minijinja::context! { value, removed => item },
-            _ => minijinja::context! { value },
-        };
-        self.text(&format!("sensitivity.says.{probe}"), ctx)
+        let mut values = vec![(
+            "value",
+            Value::from_serialize(found.edge.as_ref().unwrap_or(&found.at)),
+        )];
+        match (found.direction, &found.item) {
+            ("add", Some(item)) => values.push(("added", Value::from_serialize(item))),
+            ("remove", Some(item)) => values.push(("removed", Value::from_serialize(item))),
+            _ => {}
+        }
+        self.text(&format!("says.{probe}"), &values)
     }
 
     /// Whether field `probe` is searched for this decision: its `when`, evaluated over the
@@ -564,15 +561,11 @@ impl Study<'_, '_> {
         }
     }
 
-    /// A sensitivity text rendered by minijinja over `ctx`.
-    fn text(&self, name: &str, ctx: minijinja::Value) -> Result<String> {
+    /// Sentence `part` of the policy's `sensitivity:` rendered with `values`.
+    fn text(&self, part: &str, values: &[(&str, Value)]) -> Result<String> {
         self.graph
-            .owner()
-            .env
-            .get_template(name)
-            .and_then(|t| t.render(ctx))
-            .map(|s| decide_lang::flow_text(&s))
-            .map_err(|e| text_error(name, &e))
+            .sensitivity_sentence(part, values)
+            .map_err(|why| text_error(part, &why))
     }
 }
 
@@ -1141,13 +1134,10 @@ fn collect_numbers(v: &Value, out: &mut BTreeSet<OrderedF64>) {
     }
 }
 
-fn text_error(name: &str, e: &minijinja::Error) -> Error {
+fn text_error(part: &str, why: &str) -> Error {
     Error::new(
         ErrorKind::Eval,
-        format!(
-            "text `{name}` failed: {}",
-            e.detail().unwrap_or("template error")
-        ),
+        format!("sentence `sensitivity.{part}` failed: {why}"),
     )
     .help("this is a fault in the rules' `sensitivity:` section")
 }

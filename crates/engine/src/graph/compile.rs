@@ -16,10 +16,10 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::error::{Error, Result};
 use crate::graph::model::{Body, Compiled, InvariantCheck, Node, OutputExprs};
-use crate::graph::scope::{Reads, Scope, template_error};
+use crate::graph::scope::{Reads, Said, Scope, template_error};
 use crate::graph::{Owner, nodes, order};
 use crate::lang::Lang;
-use crate::policy::rules::{Explanation, Phrases, RuleNode, Template, Words};
+use crate::policy::rules::{Explanation, Phrases, RuleNode, Words};
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::check_path;
 use decide_lang::text::Text;
@@ -34,26 +34,15 @@ struct TextSource<'p> {
     /// The template in the graph's language (rows made into one template).
     source: Cow<'p, str>,
     location: Location,
-    /// Rendered from an evaluation's slots (so it gets a fast form).
-    from_slots: bool,
+    /// The values it is rendered with, when they are its own rather than an evaluation's
+    /// slots (a sensitivity sentence's, [`super::sensitivity_names`]).
+    names: Option<&'static [&'static str]>,
     /// The sentences, when the text is written as rows: one that does not compile is reported
     /// where it is written rather than in the template the rows make.
     sentences: Vec<(Option<&'p str>, &'p Spanned<Words>)>,
 }
 
 impl<'p> TextSource<'p> {
-    fn template(file: usize, id: &'p str, part: &str, t: &'p Template, lang: Lang) -> Self {
-        TextSource {
-            file,
-            id,
-            part: part.to_owned(),
-            source: Cow::Borrowed(t.value.get(lang)),
-            location: t.referenced,
-            from_slots: true,
-            sentences: Vec::new(),
-        }
-    }
-
     fn explained(
         (file, id, part): (usize, &'p str, &str),
         e: &'p Spanned<Explanation>,
@@ -66,7 +55,7 @@ impl<'p> TextSource<'p> {
             part: part.to_owned(),
             source: e.value.source(lang, phrases),
             location: e.referenced,
-            from_slots: true,
+            names: None,
             sentences: e.value.sentences(phrases),
         }
     }
@@ -110,36 +99,34 @@ fn text_sources(policy: &Policy, lang: Lang) -> Vec<TextSource<'_>> {
             lang,
         ));
     }
-    // The sensitivity texts are rendered with values of their own, by minijinja.
+    // The sensitivity sentences are rendered with values of their own (the analysis's).
     if let Some(n) = &policy.sensitivity {
-        let mut own = vec![TextSource::template(
-            n.file,
-            "sensitivity",
-            "text",
-            &n.item.text,
+        let s = &n.item;
+        let mut own = vec![TextSource::explained(
+            (n.file, "sensitivity", "text"),
+            &s.text,
+            &s.phrases,
             lang,
         )];
-        if let Some(u) = &n.item.unchanged {
-            own.push(TextSource::template(
-                n.file,
-                "sensitivity",
-                "unchanged",
+        if let Some(u) = &s.unchanged {
+            own.push(TextSource::explained(
+                (n.file, "sensitivity", "unchanged"),
                 u,
+                &s.phrases,
                 lang,
             ));
         }
-        for (i, probe) in n.item.fields.iter().enumerate() {
+        for (i, probe) in s.fields.iter().enumerate() {
             let part = format!("says.{i}");
-            own.push(TextSource::template(
-                n.file,
-                "sensitivity",
-                &part,
+            own.push(TextSource::explained(
+                (n.file, "sensitivity", &part),
                 &probe.says,
+                &s.phrases,
                 lang,
             ));
         }
         for t in &mut own {
-            t.from_slots = false;
+            t.names = Some(super::sensitivity_names(&t.part));
         }
         texts.extend(own);
     }
@@ -173,9 +160,17 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let mut sources = HashMap::new();
     for text in text_sources(&policy, lang) {
         let name = format!("{}.{}", text.id, text.part);
-        let fast = text.from_slots.then_some((&slots, offers.as_slice()));
-        let t =
-            Text::parse(&name, &text.source, fast).map_err(|e| text_error(&policy, &text, &e))?;
+        let own = text.names.map(own_slots);
+        let fast = match &own {
+            Some(own) => (own, &[][..]),
+            None => (&slots, offers.as_slice()),
+        };
+        let mut t = Text::parse(&name, &text.source, Some(fast))
+            .map_err(|e| text_error(&policy, &text, &e))?;
+        t.from_evaluation = text.names.is_none();
+        if let Some(own) = text.names {
+            own_names(&policy, &text, &t, own)?;
+        }
         sources.insert(name.clone(), text.source.into_owned());
         parsed.insert(name, t);
     }
@@ -197,6 +192,60 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
         policy,
         lang,
     })
+}
+
+/// Checks that a text rendered with values of its own (a sensitivity sentence) reads only
+/// those, `own`: any other name would be undefined when it is said.
+fn own_names(policy: &Policy, source: &TextSource<'_>, text: &Text, own: &[&str]) -> Result<()> {
+    let mut read: Vec<&str> = text
+        .names
+        .iter()
+        .map(|n| n.split(['.', '[']).next().unwrap_or(n))
+        .filter(|root| !own.contains(root))
+        .collect();
+    read.sort_unstable();
+    read.dedup();
+    // A field's sentence is named by its field.
+    let what = source
+        .part
+        .strip_prefix("says.")
+        .and_then(|i| i.parse::<usize>().ok())
+        .and_then(|i| policy.sensitivity.as_ref()?.item.fields.get(i))
+        .map_or_else(
+            || format!("`{}`", source.part),
+            |probe| format!("the `says` of `{}`", probe.field.value),
+        );
+    match read.first() {
+        None => Ok(()),
+        Some(name) => Err(policy
+            .error_at(
+                source.file,
+                source.location,
+                format!(
+                    "{}: {what} reads `{name}`, which it is not given",
+                    source.id
+                ),
+            )
+            .field(format!("{}.{}", source.id, source.part))
+            .help(format!(
+                "{what} is given {}",
+                own.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+    }
+}
+
+/// Slots for a text's own values, `names` in order.
+fn own_slots(names: &[&str]) -> Slots {
+    Slots {
+        index: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ((*n).to_owned(), i))
+            .collect(),
+    }
 }
 
 /// An offer as the rules and the memos read it: its fields in `lang`, each vendor text
@@ -320,8 +369,9 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     }
 
     sensitivity(policy, &nodes, &mut errors);
+    sensitivity_texts(&scope, &mut errors);
     let sensitivity_when = sensitivity_when(&scope, &mut errors);
-    questions(policy, &scope, &mut errors);
+    questions(policy, &mut errors);
     let outputs = match outputs(&scope) {
         Ok(outputs) => Some(outputs),
         Err(e) => {
@@ -389,6 +439,43 @@ fn sensitivity_when<'a>(scope: &Scope<'a>, errors: &mut Vec<Error>) -> Vec<Optio
                 .ok()
         })
         .collect()
+}
+
+/// Checks the sensitivity analysis's sentences as every text is checked (rows, phrases, the
+/// names read), over the values the analysis gives them ([`super::sensitivity_names`]; each
+/// sentence was compiled over its own when the owner was built, so a name another sentence has
+/// is refused there).
+fn sensitivity_texts(scope: &Scope<'_>, errors: &mut Vec<Error>) {
+    let Some(n) = &scope.owner.policy.sensitivity else {
+        return;
+    };
+    let s = &n.item;
+    let mut parts = vec![("text".to_owned(), &s.text)];
+    parts.extend(s.unchanged.iter().map(|u| ("unchanged".to_owned(), u)));
+    parts.extend(
+        s.fields
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("says.{i}"), &p.says)),
+    );
+    let mut names: Vec<&str> = parts
+        .iter()
+        .flat_map(|(part, _)| super::sensitivity_names(part).iter().copied())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let said: Vec<(&str, Said<'_>)> = parts
+        .iter()
+        .map(|(part, e)| (part.as_str(), Said(e, &s.phrases)))
+        .collect();
+    scope.texts(
+        n.file,
+        "sensitivity",
+        &said,
+        &names,
+        &mut Reads::default(),
+        errors,
+    );
 }
 
 /// Checks the sensitivity analysis's fields (each a profile field, each `line_under` one of
@@ -572,7 +659,7 @@ fn outputs<'a>(scope: &Scope<'a>) -> Result<(OutputExprs<'a>, Reads)> {
 /// Checks `decide init`'s questions: each fills a profile field, its `among` names one, its
 /// `when` compiles and reads only the answers to earlier questions (`profile.…`), a unit or
 /// shorthands go with a number; and the questionnaire's words and shorthands.
-fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
+fn questions(policy: &Policy, errors: &mut Vec<Error>) {
     questionnaire(policy, errors);
     for (index, q) in policy.questions.iter().enumerate() {
         number_words(policy, q, errors);
@@ -604,7 +691,7 @@ fn questions(policy: &Policy, scope: &Scope<'_>, errors: &mut Vec<Error>) {
             );
         }
         if let Some(when) = &q.item.when
-            && let Err(e) = check_question_when(policy, scope, index, when)
+            && let Err(e) = check_question_when(policy, index, when)
         {
             errors.push(e.field("questions[].when"));
         }
@@ -791,12 +878,7 @@ fn number_words(
 }
 
 /// A question's `when`: a boolean expression over `profile`, the answers so far.
-fn check_question_when(
-    policy: &Policy,
-    scope: &Scope<'_>,
-    index: usize,
-    when: &Spanned<String>,
-) -> Result<()> {
+fn check_question_when(policy: &Policy, index: usize, when: &Spanned<String>) -> Result<()> {
     let q = &policy.questions[index];
     let field = &q.item.field.value;
     let fail = |message: String| policy.error_at(q.file, when.referenced, message);
@@ -805,19 +887,20 @@ fn check_question_when(
             "question `{field}`: `when` is too large: {limit}"
         )));
     }
-    let compiled = scope
-        .owner
-        .env
-        .compile_expression(&when.value)
-        .map_err(|e| {
-            fail(format!(
-                "question `{field}`: `when` does not compile: {}",
-                e.detail().unwrap_or("syntax error")
-            ))
-            .help(format!("the expression is: {}", when.value.trim()))
-        })?;
-    let mut paths: Vec<String> = compiled.undeclared_variables(true).into_iter().collect();
+    let (tree, _) = decide_lang::code::Code::over(&when.value, &["profile"]).map_err(|e| {
+        let mut err = fail(format!(
+            "question `{field}`: `when` does not compile: {}",
+            e.message
+        ))
+        .help(format!("the expression is: {}", when.value.trim()));
+        if let Some(help) = e.help {
+            err = err.help(help);
+        }
+        err
+    })?;
+    let mut paths = tree.paths();
     paths.sort();
+    paths.dedup();
     for path in paths {
         let Some(rest) = path.strip_prefix("profile.") else {
             let root = path.split('.').next().unwrap_or(&path);

@@ -69,6 +69,30 @@ impl Owner {
     }
 }
 
+/// The values the sensitivity analysis gives sentence `part` of `sensitivity:`: a field's
+/// `says.N` the field's `value` (and for a list, the item `added` or `removed`); `text`, one
+/// change; `unchanged`, a number field that alone changes nothing.
+#[must_use]
+pub fn sensitivity_names(part: &str) -> &'static [&'static str] {
+    match part {
+        "text" => &[
+            "id",
+            "field",
+            "target",
+            "before",
+            "after",
+            "direction",
+            "change",
+            "now",
+            "cost",
+        ],
+        "unchanged" => &[
+            "id", "field", "target", "before", "name", "now", "given", "line",
+        ],
+        _ => &["value", "added", "removed"],
+    }
+}
+
 self_cell::self_cell!(
     struct Cell {
         owner: Owner,
@@ -135,6 +159,36 @@ impl Graph {
     #[must_use]
     pub fn policy(&self) -> &Policy {
         &self.owner().policy
+    }
+
+    /// Sensitivity sentence `part` (`text`, `unchanged`, `says.N`) rendered with `values`, the
+    /// names [`sensitivity_names`] gives for it (a name not given is undefined), its lines
+    /// reflowed as every rule text's are.
+    ///
+    /// # Errors
+    /// There is no such sentence, a value is not one of its names, or rendering failed (an
+    /// undefined value inserted, an expression that fails): a fault of the rules' `sensitivity:`.
+    pub fn sensitivity_sentence(
+        &self,
+        part: &str,
+        values: &[(&str, Value)],
+    ) -> std::result::Result<String, String> {
+        let text = self
+            .owner()
+            .texts
+            .get(&format!("sensitivity.{part}"))
+            .ok_or_else(|| format!("no sentence `sensitivity.{part}`"))?;
+        let names = sensitivity_names(part);
+        let cells: Vec<std::sync::OnceLock<Value>> =
+            names.iter().map(|_| std::sync::OnceLock::new()).collect();
+        for (name, value) in values {
+            let i = names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| format!("`sensitivity.{part}` is given no `{name}`"))?;
+            let _ = cells[i].set(value.clone());
+        }
+        text.render(&cells).map(|s| decide_lang::flow_text(&s))
     }
 
     /// Node ids in evaluation order with their kind and the ids they read.

@@ -617,6 +617,7 @@ impl<'a> Scope<'a> {
         location: Location,
         node: &str,
         part: &str,
+        bound: &[&str],
         reads: &mut Reads,
     ) -> Result<()> {
         let name = format!("{node}.{part}");
@@ -634,7 +635,7 @@ impl<'a> Scope<'a> {
             location,
             node,
             part,
-            &[],
+            bound,
             &template.names,
             &mut mentioned,
         )?;
@@ -735,6 +736,32 @@ impl<'a> Scope<'a> {
             .map(|e| self.expr(file, e, id, "when", &[], &mut reads))
             .transpose();
         let mut errors = Vec::new();
+        let names = self.texts(file, id, texts, &[], &mut reads, &mut errors);
+        let when = match when {
+            Ok(when) => when,
+            Err(e) => {
+                errors.insert(0, e);
+                None
+            }
+        };
+        match Error::many(errors) {
+            Some(e) => Err(e),
+            None => Ok((body(when, &names), reads)),
+        }
+    }
+
+    /// Checks texts said last (each a template, or rows of condition and sentence inserting
+    /// the phrases beside it), which may read `bound` names besides the nodes; what they read
+    /// goes to `reads.texts` (no edge). Gives each text's name (`id.part`).
+    pub(crate) fn texts(
+        &self,
+        file: usize,
+        id: &str,
+        texts: &[(&str, Said<'a>)],
+        bound: &[&str],
+        reads: &mut Reads,
+        errors: &mut Vec<Error>,
+    ) -> Vec<String> {
         let mut names = Vec::with_capacity(texts.len());
         let mut phrases = None;
         // What the rows' conditions read: like the texts' names, no edge (texts render last).
@@ -748,19 +775,12 @@ impl<'a> Scope<'a> {
                     id,
                     field: (*part).to_owned(),
                     rows,
-                    bound: &[],
+                    bound,
                 };
-                self.rows(
-                    &rows,
-                    node_phrases,
-                    None,
-                    &mut said,
-                    &mut errors,
-                    &mut inserted,
-                );
+                self.rows(&rows, node_phrases, None, &mut said, errors, &mut inserted);
                 phrases = Some((e.referenced, *node_phrases));
             }
-            if let Err(e) = self.text(file, e.referenced, id, part, &mut reads) {
+            if let Err(e) = self.text(file, e.referenced, id, part, bound, reads) {
                 errors.push(e);
             }
             names.push(format!("{id}.{part}"));
@@ -769,26 +789,20 @@ impl<'a> Scope<'a> {
             let outer = items_around(phrases);
             for (name, phrase) in phrases {
                 let field = format!("phrases.{name}");
-                let mut bound = outer.get(name.as_str()).cloned().unwrap_or_default();
+                let mut inner: Vec<&str> = bound.to_vec();
+                inner.extend(outer.get(name.as_str()).cloned().unwrap_or_default());
                 if let Phrase::Each(each) = phrase {
-                    bound.push(each.name.as_str());
-                    self.each(file, id, &field, each, &mut said, &mut errors);
+                    inner.push(each.name.as_str());
+                    self.each(file, id, &field, each, &mut said, errors);
                 }
                 let list = RowList {
                     file,
                     id,
                     field,
                     rows: phrase.rows(),
-                    bound: &bound,
+                    bound: &inner,
                 };
-                self.rows(
-                    &list,
-                    phrases,
-                    Some(name),
-                    &mut said,
-                    &mut errors,
-                    &mut inserted,
-                );
+                self.rows(&list, phrases, Some(name), &mut said, errors, &mut inserted);
                 if !inserted.contains(name.as_str()) {
                     errors.push(
                         self.owner
@@ -810,17 +824,7 @@ impl<'a> Scope<'a> {
             }
         }
         reads.texts.extend(said.nodes.into_iter().chain(said.texts));
-        let when = match when {
-            Ok(when) => when,
-            Err(e) => {
-                errors.insert(0, e);
-                None
-            }
-        };
-        match Error::many(errors) {
-            Some(e) => Err(e),
-            None => Ok((body(when, &names), reads)),
-        }
+        names
     }
 
     /// Checks a phrase said for each item of a list: `each:` an expression that gives a list,

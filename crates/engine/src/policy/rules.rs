@@ -805,20 +805,24 @@ pub struct Sensitivity {
     pub watch: Vec<Watched>,
     /// The fields to vary, in the order they are tried.
     pub fields: Vec<Probe>,
-    /// Template of one change, given `target`, `before`, `after` (words), `change` and `now`
+    /// The sentence of one change, given `target`, `before`, `after` (words), `change` and `now`
     /// (the field at the new and current values, from its `says`), `direction` (`up`, `down`,
     /// `set` for a flag or a choice, `add` or `remove` for an item of a list, `below` or
     /// `above` for a change just past a number the rules write), `cost` (the policy's headline
     /// cost, `outputs.promises.headline_cost`, at the new value; none without one), `id` and
-    /// `field`.
-    #[schemars(with = "Words")]
-    pub text: Template,
-    /// Template for a number field no value of which changes the deployment or the offer,
+    /// `field`: rows of `when:` and `says:` (or one template).
+    #[schemars(with = "Explanation")]
+    pub text: Spanned<Explanation>,
+    /// Sentence for a number field no value of which changes the deployment or the offer,
     /// given `target`, `before`, `name` (the field's name), `now`, and when another field's
     /// change would, `given` (that change) and `line` (where this field then changes it).
     #[serde(default)]
-    #[schemars(with = "Option<Words>")]
-    pub unchanged: Option<Template>,
+    #[schemars(with = "Option<Explanation>")]
+    pub unchanged: Option<Spanned<Explanation>>,
+    /// Named phrases the sentences above and the fields' `says` insert with
+    /// `{{ phrases.NAME }}`, each first-hit rows of `when:` and `says:`.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 /// A node the sensitivity analysis watches besides the deployment, the offer and the criteria.
@@ -850,11 +854,12 @@ pub struct Probe {
     /// whole box the catalog sells (`src/sensitivity.rs`).
     #[serde(default)]
     pub step: Option<f64>,
-    /// Template that says the field at `value`, e.g. `{{ value | num }} busy hours per GPU`.
+    /// The sentence that says the field at `value` (rows of `when:` and `says:`, or one
+    /// sentence), e.g. `{{ value | num }} busy hours per GPU`.
     /// For a list field, `value` is the whole list, and a change also gives `added` or
     /// `removed`: the item toggled (`with tensor parallelism`).
-    #[schemars(with = "Words")]
-    pub says: Template,
+    #[schemars(with = "Explanation")]
+    pub says: Spanned<Explanation>,
     /// The field's name in a sentence, e.g. `busy hours per GPU` (default: its path).
     #[serde(default)]
     pub name: Option<Words>,

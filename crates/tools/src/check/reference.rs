@@ -446,7 +446,7 @@ fn text_checks(
     let mut texts: Vec<(&String, &Text)> = owner
         .texts
         .iter()
-        .filter(|(_, t)| t.has_fast_form())
+        .filter(|(_, t)| t.has_fast_form() && t.from_evaluation)
         .collect();
     texts.sort_by_key(|(name, _)| *name);
     texts

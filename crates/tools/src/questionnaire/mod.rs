@@ -239,22 +239,25 @@ pub struct Prompt {
 }
 
 /// Whether a question with condition `when` applies, given the answers so far: `when` is a
-/// rule expression over `profile` (the partial profile), in which an unanswered field is
-/// undefined and an undefined result counts as false.
+/// rule expression over `profile` (the partial profile), evaluated by the rule language over a
+/// partial record ([`decide_lang::code::Code::eval_partial`]): an unanswered field is undefined,
+/// and an undefined result counts as false.
 ///
 /// # Errors
 /// The expression fails or gives something other than true or false.
 pub fn applies(when: &str, answers: &J) -> Result<bool, String> {
-    let mut env = decide_lang::environment();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
     decide_lang::limits::expression(when).map_err(|e| format!("`when` {e}"))?;
-    let value = env
-        .compile_expression(when)
-        .and_then(|e| e.eval(minijinja::context! { profile => minijinja::value::Serde(answers) }))
-        .map_err(|e| format!("`when: {when}` failed: {}", e.detail().unwrap_or("error")))?;
+    let (_, code) = decide_lang::code::Code::over(when, &["profile"])
+        .map_err(|e| format!("`when: {when}` does not compile: {}", e.message))?;
+    let answers = [std::sync::OnceLock::from(
+        decide_lang::Value::from_serialize(answers),
+    )];
+    let value = code
+        .eval_partial(&answers)
+        .map_err(|e| format!("`when: {when}` failed: {}", e.message))?;
     match value.kind() {
-        minijinja::value::ValueKind::Bool => Ok(value.is_true()),
-        minijinja::value::ValueKind::Undefined | minijinja::value::ValueKind::None => Ok(false),
+        decide_lang::value::Kind::Bool => Ok(value.is_true()),
+        decide_lang::value::Kind::Undefined | decide_lang::value::Kind::None => Ok(false),
         _ => Err(format!(
             "`when: {when}` gave {value}, expected true or false"
         )),
