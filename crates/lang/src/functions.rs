@@ -1,75 +1,12 @@
-//! The functions and filters of the expression and template language: one minijinja environment for rules and memos.
-//!
-//! Rule expressions (`when:`, `expr:`), rule text templates (`met:`, `message:`) and the memo
-//! templates all use this environment, so a policy author learns one language. It adds a few
-//! policy-neutral helpers: date arithmetic, rounding and the number formats of the memo (yuan,
-//! hours, percentages) plus Markdown escaping for user text.
+//! The helpers of the expression and template language: date arithmetic, rounding, the number
+//! formats of the memo (yuan, hours, percentages) and Markdown escaping; the rule language calls
+//! them from [`super::code`], and the memo's templates through [`super::jinja::environment`].
+//! Rule expressions, rule texts and the memo's templates share them, so a policy author learns
+//! one notation.
 
-use minijinja::value::Value as Jinja;
-use minijinja::{Environment, Error as MjError, ErrorKind as MjErrorKind, UndefinedBehavior};
+use minijinja::{Error as MjError, ErrorKind as MjErrorKind};
 
-use crate::jinja::{from_jinja, to_jinja};
 use crate::value::{Kind, Value};
-
-/// The most steps (minijinja's instructions) one template render or one expression may take: a
-/// loop that never ends (`{% for i in range(100000) %}` nested twice) stops with an error. The
-/// heaviest memo of the examples (Chinese HTML with the trace) takes about 25,000; this is
-/// forty times that.
-pub const FUEL: u64 = 1_000_000;
-
-/// A fresh environment with strict undefined handling, the [`FUEL`] budget and the helpers of
-/// this module.
-#[must_use]
-pub fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_syntax(syntax());
-    env.set_debug(false);
-    env.set_fuel(Some(FUEL));
-    env.add_function("days_between", days_between);
-    env.add_function("ceil", |x: f64| Jinja::from(x.ceil() as i64));
-    env.add_function("floor", |x: f64| Jinja::from(x.floor() as i64));
-    // `range(n)` as templates know it, and `range(a, b)` as the rule language has it.
-    env.add_function("range", |from: i64, to: Option<i64>| {
-        match to {
-            Some(to) => range(from, to),
-            None => range(0, from),
-        }
-        .map(Jinja::from)
-    });
-    // The filters are the rule language's, over its values.
-    env.add_filter("cny", |v: &Jinja, d: Option<usize>| cny(&from_jinja(v), d));
-    env.add_filter("num", |v: &Jinja, d: Option<usize>| num(&from_jinja(v), d));
-    env.add_filter("hours", |v: &Jinja| hours(&from_jinja(v)));
-    env.add_filter("pct", |v: &Jinja| pct(&from_jinja(v)));
-    env.add_filter("sci", |v: &Jinja| sci(&from_jinja(v)));
-    env.add_filter("month", |v: &Jinja| month(&from_jinja(v)));
-    env.add_filter("md", |v: &Jinja| {
-        md_filter(&from_jinja(v)).map(|v| to_jinja(&v))
-    });
-    env.add_filter("cell", |v: &Jinja| {
-        cell_filter(&from_jinja(v)).map(|v| to_jinja(&v))
-    });
-    env.add_filter("plural", |v: &Jinja, noun: &str| {
-        plural(&from_jinja(v), noun)
-    });
-    env.add_filter("brief", |v: &Jinja| brief(&from_jinja(v)));
-    env.add_filter("each", |list: &Jinja, map: &Jinja| {
-        each(&from_jinja(list), &from_jinja(map)).map(|v| to_jinja(&v))
-    });
-    env
-}
-
-/// The template syntax rules and memos are written in: default delimiters, a block tag's line
-/// break dropped and its indentation stripped, a final line break kept.
-pub(crate) fn syntax() -> minijinja::syntax::SyntaxConfig {
-    minijinja::syntax::SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .keep_trailing_newline(true)
-        .build()
-        .expect("the default delimiters are valid")
-}
 
 /// The most whole numbers one `range(a, b)` gives, as many as minijinja's own `range` gives
 /// templates: a search's candidates are bounded work.
@@ -446,6 +383,7 @@ fn write_items(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jinja::environment;
 
     #[test]
     fn formats_numbers_for_people() {

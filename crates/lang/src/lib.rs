@@ -30,10 +30,9 @@ pub mod vocabulary;
 
 use serde_saphyr::Location;
 
-pub use functions::{
-    FUEL, cell_filter, environment, flow_text, group_thousands, md_escape, md_filter, table_cell,
-};
 pub(crate) use functions::{brief, cny, days_between, hours, num, pct, plural};
+pub use functions::{cell_filter, flow_text, group_thousands, md_escape, md_filter, table_cell};
+pub use jinja::{FUEL, environment};
 
 pub use code::Slots;
 pub use value::Value;

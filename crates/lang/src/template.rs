@@ -3,7 +3,7 @@
 //! itself: the names a text mentions, its fast form, the bounds on its size.
 //!
 //! minijinja still renders every template and is the meaning of one; this scanner restates its
-//! lexer's rules for the syntax the rules configure ([`super::functions::syntax`]: `trim_blocks`,
+//! lexer's rules for the syntax the rules configure ([`super::jinja::syntax`]: `trim_blocks`,
 //! `lstrip_blocks`, `keep_trailing_newline`, the default delimiters):
 //!
 //! - `{%-`, `{{-`, `{#-` remove all whitespace before the tag; `-%}`, `-}}`, `-#}` all after it;
