@@ -300,3 +300,62 @@ mod tests {
         }
     }
 }
+
+/// The language's helpers as the memo's templates call them, through this environment.
+#[cfg(test)]
+mod filter_tests {
+    use super::environment;
+    use crate::functions::group_thousands;
+
+    #[test]
+    fn formats_numbers_for_people() {
+        assert_eq!(group_thousands(12_345.0, 0), "12,345");
+        assert_eq!(group_thousands(1_234_567.891, 2), "1,234,567.89");
+        assert_eq!(group_thousands(-4_321.4, 0), "-4,321");
+        assert_eq!(group_thousands(-0.2, 0), "0");
+        assert_eq!(group_thousands(999.0, 0), "999");
+        let env = environment();
+        let render = |src: &str| env.render_str(src, ()).unwrap();
+        assert_eq!(render("{{ 12345 | cny }}"), "¥12,345");
+        assert_eq!(render("{{ 2.45 | cny }}"), "¥2.45");
+        assert_eq!(render("{{ 20272.0 | cny }}"), "¥20,272");
+        assert_eq!(render("{{ 505.1 | hours }}"), "505.1 h");
+        assert_eq!(render("{{ 630.0 | hours }}"), "630 h");
+        assert_eq!(render("{{ 0.3 | pct }}"), "30%");
+        assert_eq!(render("{{ 1932000000000000000000.0 | sci }}"), "1.93e21");
+        assert_eq!(render("{{ 58800000000000000000.0 | sci }}"), "5.88e19");
+        assert_eq!(render("{{ 0.7014 | pct }}"), "70.1%");
+        assert_eq!(render("{{ 7.0 | num }}"), "7");
+        assert_eq!(render("{{ 1 | plural('GPU') }}"), "1 GPU");
+        assert_eq!(render("{{ 16 | plural('GPU') }}"), "16 GPUs");
+        assert_eq!(render("{{ 16.8 | num }}"), "16.8");
+        assert_eq!(render("{{ 1344.0 | num }}"), "1,344");
+    }
+
+    #[test]
+    fn briefs_values_for_the_trace() {
+        let env = environment();
+        let render = |src: &str| env.render_str(src, ()).unwrap();
+        assert_eq!(
+            render("{{ {'a': 1.5, 'b': [100.0, 2.25, 0.004, none, true], 'c': 'x'} | brief }}"),
+            "{a: 1.5, b: [100, 2.25, 0, none, true], c: x}"
+        );
+        assert_eq!(
+            render("{{ -7 | brief }} {{ [] | brief }} {{ {} | brief }}"),
+            "-7 [] {}"
+        );
+    }
+
+    #[test]
+    fn counts_days_between_dates() {
+        let env = environment();
+        let e = env
+            .compile_expression("days_between('2026-09-04', '2026-10-04')")
+            .unwrap();
+        assert_eq!(e.eval(()).unwrap().as_i64(), Some(30));
+        let bad = env
+            .compile_expression("days_between('2026-13-04', '2026-10-04')")
+            .unwrap();
+        assert!(bad.eval(()).unwrap_err().to_string().contains("not a date"));
+    }
+}
