@@ -42,6 +42,20 @@ pub struct Slots {
     pub index: HashMap<String, usize>,
 }
 
+impl Slots {
+    /// Slots for `names`, each at its position (values of a text's or an expression's own).
+    #[must_use]
+    pub fn of(names: &[&str]) -> Slots {
+        Slots {
+            index: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((*n).to_owned(), i))
+                .collect(),
+        }
+    }
+}
+
 /// The item a node binds (`offer` in a per-offer fact, a select's `item:`), and its position in
 /// the catalog when it is one of the catalog's offers (then the offer's attributes and its
 /// entries in per-offer facts are read by position).
@@ -154,14 +168,7 @@ impl Code {
     pub fn over(text: &str, names: &[&str]) -> Result<(Term, Code), SyntaxError> {
         let tree = super::parser::parse(text)?;
         super::vocabulary::check(&tree)?;
-        let slots = Slots {
-            index: names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| ((*n).to_owned(), i))
-                .collect(),
-        };
-        let code = Self::with_locals(&tree, &slots, &[], &[], &[])?;
+        let code = Self::with_locals(&tree, &Slots::of(names), &[], &[], &[])?;
         Ok((tree, code))
     }
 

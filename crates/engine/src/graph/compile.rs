@@ -101,34 +101,12 @@ fn text_sources(policy: &Policy, lang: Lang) -> Vec<TextSource<'_>> {
     }
     // The sensitivity sentences are rendered with values of their own (the analysis's).
     if let Some(n) = &policy.sensitivity {
-        let s = &n.item;
-        let mut own = vec![TextSource::explained(
-            (n.file, "sensitivity", "text"),
-            &s.text,
-            &s.phrases,
-            lang,
-        )];
-        if let Some(u) = &s.unchanged {
-            own.push(TextSource::explained(
-                (n.file, "sensitivity", "unchanged"),
-                u,
-                &s.phrases,
-                lang,
-            ));
+        for (part, e) in sensitivity_sentences(&n.item) {
+            let mut t =
+                TextSource::explained((n.file, "sensitivity", &part), e, &n.item.phrases, lang);
+            t.names = Some(super::sensitivity_names(&part));
+            texts.push(t);
         }
-        for (i, probe) in s.fields.iter().enumerate() {
-            let part = format!("says.{i}");
-            own.push(TextSource::explained(
-                (n.file, "sensitivity", &part),
-                &probe.says,
-                &s.phrases,
-                lang,
-            ));
-        }
-        for t in &mut own {
-            t.names = Some(super::sensitivity_names(&t.part));
-        }
-        texts.extend(own);
     }
     texts
 }
@@ -160,7 +138,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
     let mut sources = HashMap::new();
     for text in text_sources(&policy, lang) {
         let name = format!("{}.{}", text.id, text.part);
-        let own = text.names.map(own_slots);
+        let own = text.names.map(Slots::of);
         let fast = match &own {
             Some(own) => (own, &[][..]),
             None => (&slots, offers.as_slice()),
@@ -234,17 +212,6 @@ fn own_names(policy: &Policy, source: &TextSource<'_>, text: &Text, own: &[&str]
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),
-    }
-}
-
-/// Slots for a text's own values, `names` in order.
-fn own_slots(names: &[&str]) -> Slots {
-    Slots {
-        index: names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| ((*n).to_owned(), i))
-            .collect(),
     }
 }
 
@@ -441,6 +408,22 @@ fn sensitivity_when<'a>(scope: &Scope<'a>, errors: &mut Vec<Error>) -> Vec<Optio
         .collect()
 }
 
+/// The sensitivity analysis's sentences by part (`text`, `unchanged`, `says.N` for field N), as
+/// the owner names them and [`super::sensitivity_names`] gives their values.
+fn sensitivity_sentences(
+    s: &crate::policy::rules::Sensitivity,
+) -> Vec<(String, &Spanned<Explanation>)> {
+    let mut parts = vec![("text".to_owned(), &s.text)];
+    parts.extend(s.unchanged.iter().map(|u| ("unchanged".to_owned(), u)));
+    parts.extend(
+        s.fields
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("says.{i}"), &p.says)),
+    );
+    parts
+}
+
 /// Checks the sensitivity analysis's sentences as every text is checked (rows, phrases, the
 /// names read), over the values the analysis gives them ([`super::sensitivity_names`]; each
 /// sentence was compiled over its own when the owner was built, so a name another sentence has
@@ -450,14 +433,7 @@ fn sensitivity_texts(scope: &Scope<'_>, errors: &mut Vec<Error>) {
         return;
     };
     let s = &n.item;
-    let mut parts = vec![("text".to_owned(), &s.text)];
-    parts.extend(s.unchanged.iter().map(|u| ("unchanged".to_owned(), u)));
-    parts.extend(
-        s.fields
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (format!("says.{i}"), &p.says)),
-    );
+    let parts = sensitivity_sentences(s);
     let mut names: Vec<&str> = parts
         .iter()
         .flat_map(|(part, _)| super::sensitivity_names(part).iter().copied())

@@ -369,6 +369,7 @@ pub fn reference_checks(
     checks.extend(text_checks(owner, &slots, &base));
     Ok(checks)
 }
+
 /// Every sentence of a formula (a row's `says:`), said for each offer (a per-offer fact) or item
 /// (a select): the engine's text form against minijinja's render of its source, before either
 /// is reflowed.
@@ -410,8 +411,9 @@ fn sentence_checks(
     for node in &graph.compiled().nodes {
         match &node.body {
             Body::Fact(f) if f.per_offer => {
+                let sentences = f.expr.sentences();
                 for (i, offer) in offers.iter().enumerate() {
-                    for sentence in f.expr.sentences() {
+                    for &sentence in &sentences {
                         check_sentence(node.id, sentence, ("offer", offer.clone(), Some(i)));
                     }
                 }
