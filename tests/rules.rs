@@ -1181,6 +1181,77 @@ fn explanation_rows_are_checked_where_they_are_written() {
     assert_snapshot!(err);
 }
 
+/// A fact's sentence rows insert phrases as a text's rows do, and the phrases are checked the
+/// same way at load: a name that is no phrase of the fact, a phrase never inserted, a phrase
+/// said for each item of something that is not a list, a `when:` that is no condition.
+#[test]
+fn a_facts_phrases_are_checked_as_a_texts_are() {
+    let err = edited_error(&[
+        (
+            "plans.yaml",
+            "**{{ phrases.heading }}.** {{ phrases.ties }}.",
+            "**{{ phrases.heading }}.** {{ phrases.tiez }}.",
+        ),
+        (
+            "facts.yaml",
+            "    phrases:\n      nothing:",
+            "    phrases:\n      unused:\n        - says: never said\n      nothing:",
+        ),
+        (
+            "calibration.yaml",
+            "        each: model_band_rivals\n",
+            "        each: recommended_plan_cny\n",
+        ),
+        (
+            "training.yaml",
+            "        - when: training_speedup != 1\n",
+            "        - when: training_speedup * 2\n",
+        ),
+    ]);
+    for said in [
+        "`phrases.tiez` is not a phrase of this node",
+        "did you mean `phrases.ties`?",
+        "answer_said.phrases.unused",
+        "the phrase `unused` is never inserted",
+        "model_error_said.phrases.rival.each",
+        "not a list of items to say",
+        "training_estimate_said.phrases.speedup[0].when",
+        "plans.yaml:",
+        "facts.yaml:",
+        "calibration.yaml:",
+        "training.yaml:",
+    ] {
+        assert!(err.contains(said), "{said} not in\n{err}");
+    }
+}
+
+/// A fact's phrase said for each item of a list joins the items' sentences in each language,
+/// each item with its own phrases: the plans a model error could put ahead, each with its own
+/// error and its own verb.
+#[test]
+fn a_facts_phrase_said_for_each_item_joins_the_items() {
+    let profile = "examples/serving-70b-h100-or-910b.yaml";
+    let said = |lang: &str, from: &str, to: &str| {
+        let memo = common::run_ok(&[profile, "--as-of", "2026-09-04", "--lang", lang]);
+        let start = memo.find(from).unwrap_or_else(|| panic!("{memo}")) + from.len();
+        let end = memo[start..].find(to).unwrap_or_else(|| panic!("{memo}")) + start;
+        memo[start..end].to_owned()
+    };
+    let en = said("en", "That error could change the answer: ", ", less than that error.");
+    let items: Vec<&str> = en.split("; ").collect();
+    assert_eq!(items.len(), 3, "{en}");
+    for item in &items {
+        assert!(item.contains(" more (¥"), "{item}");
+        assert!(item.ends_with("at the 90th percentile)"), "{item}");
+    }
+    // Boxes "cost"; a count of container GPUs "costs".
+    assert!(items[0].contains(" × ") && items[0].contains(" cost "), "{}", items[0]);
+    assert!(items[2].contains("container GPUs of ") && items[2].contains(" costs "), "{}", items[2]);
+    let zh = said("zh", "这一偏差可能改变结论：", "，小于上述偏差。");
+    assert_eq!(zh.split('；').count(), 3, "{zh}");
+    assert!(zh.contains("台 RTX 5090") || zh.contains("台RTX 5090"), "{zh}");
+}
+
 /// Phrases may insert phrases, but not in a cycle; a phrase said for each item goes over a
 /// list; a sentence that does not compile is reported at its row.
 #[test]

@@ -14,6 +14,7 @@ use crate::graph::model::Node;
 use crate::graph::run::{BoundItem, Run};
 use crate::graph::scope::{self, Reads, Scope};
 use crate::lang::{Lang, Words};
+use crate::policy::explanation::{self, Phrases};
 use crate::policy::formula::FormulaText;
 use serde_saphyr::Spanned;
 
@@ -26,8 +27,9 @@ pub enum Formula<'a> {
     /// First-hit rows: a condition (none on the last row) and the value it gives.
     Cases(Vec<(Option<Expr<'a>>, Formula<'a>)>),
     /// A sentence in the graph's language, rendered with the node's item bound (as one
-    /// paragraph, as every rule text is), where it is written, and its source in that language.
-    Says(Text, serde_saphyr::Location, &'a str),
+    /// paragraph, as every rule text is), where it is written, and its source in that language
+    /// (with the node's phrases inserted).
+    Says(Text, serde_saphyr::Location, Box<str>),
 }
 
 /// Where a formula's expressions are compiled: the node, its file, the names it binds and
@@ -39,6 +41,58 @@ pub(crate) struct Place<'s> {
     pub offers: bool,
     /// Where the node's id is written: the place of an error about a formula with no part.
     pub id_at: serde_saphyr::Location,
+    /// The node's phrases, which its sentences insert.
+    pub phrases: &'s Phrases,
+}
+
+impl<'s> Place<'s> {
+    /// Checks the node's phrases against the sentences of `text` (written at `field`): see
+    /// [`Scope::formula_phrases`].
+    pub(crate) fn check_phrases<'a>(
+        &self,
+        scope: &Scope<'a>,
+        text: Option<&'a FormulaText>,
+        field: &str,
+    ) -> Result<()>
+    where
+        's: 'a,
+    {
+        let mut sentences = Vec::new();
+        if let Some(text) = text {
+            said_in(text, field, &mut sentences);
+        }
+        if sentences.is_empty() && self.phrases.is_empty() {
+            return Ok(());
+        }
+        scope.formula_phrases(
+            (self.file, self.node, self.id_at),
+            &sentences,
+            self.phrases,
+            self.bound,
+        )
+    }
+}
+
+/// Every sentence of `text` (written at `field`) with its field, in the order written.
+fn said_in<'a>(text: &'a FormulaText, field: &str, out: &mut Vec<(String, &'a Spanned<Words>)>) {
+    match text {
+        FormulaText::Expr(_) => {}
+        FormulaText::Record(fields) => {
+            for (k, f) in fields {
+                said_in(f, &format!("{field}.{k}"), out);
+            }
+        }
+        FormulaText::Cases(rows) => {
+            for (i, row) in rows.iter().enumerate() {
+                if let Some(then) = &row.then {
+                    said_in(then, &format!("{field}.{i}.then"), out);
+                }
+                if let Some(says) = &row.says {
+                    out.push((format!("{field}.{i}.says"), says));
+                }
+            }
+        }
+    }
 }
 
 const LAST_ROW: &str = "the last row of cases has no `when:` (it is what holds otherwise)";
@@ -73,9 +127,10 @@ fn says_text<'a>(
         return Err(fault(message).help(help));
     }
     let slots = Some((&*owner.names, owner.offer_list()));
-    let compile = |lang: Lang, source: &str, reads: &mut Reads| -> Result<Text> {
+    let compile = |lang: Lang, sentence: &str, reads: &mut Reads| -> Result<(Text, Box<str>)> {
         let name = format!("{}.{at}.{}", place.node, lang.code());
-        let text = Text::parse_bound(&name, source, slots, place.bound)
+        let source = explanation::with_phrases(sentence, lang, place.phrases);
+        let text = Text::parse_bound(&name, &source, slots, place.bound)
             .map_err(|e| fault(format!("`{at}` does not compile: {e}")))?;
         let names = &text.names;
         scope.resolve(
@@ -89,14 +144,14 @@ fn says_text<'a>(
         )?;
         match &text.fault {
             Some(why) => Err(fault(format!("`{at}` cannot be rendered: {why}"))),
-            None => Ok(text),
+            None => Ok((text, source.into_boxed_str())),
         }
     };
-    let mut kept = (compile(Lang::En, &words.en, reads)?, words.en.as_str());
+    let mut kept = compile(Lang::En, &words.en, reads)?;
     if let Some(zh) = &words.zh {
-        let text = compile(Lang::Zh, zh, reads)?;
+        let said = compile(Lang::Zh, zh, reads)?;
         if owner.lang == Lang::Zh {
-            kept = (text, zh.as_str());
+            kept = said;
         }
     }
     Ok(Formula::Says(kept.0, says.referenced, kept.1))
@@ -269,12 +324,12 @@ impl<'a> Formula<'a> {
 
     /// Every sentence of it (in the graph's language), each with its source, in the order
     /// written.
-    pub fn sentences(&self) -> Vec<(&Text, &'a str)> {
+    pub fn sentences(&self) -> Vec<(&Text, &str)> {
         match self {
             Formula::Expr(_) => Vec::new(),
             Formula::Record(_, values) => values.iter().flat_map(Formula::sentences).collect(),
             Formula::Cases(rows) => rows.iter().flat_map(|(_, then)| then.sentences()).collect(),
-            Formula::Says(text, _, source) => vec![(text, *source)],
+            Formula::Says(text, _, source) => vec![(text, &**source)],
         }
     }
 

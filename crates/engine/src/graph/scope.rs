@@ -15,6 +15,7 @@ use crate::error::suggest as suggest_name;
 use crate::error::{Error, Result};
 use crate::graph::Owner;
 use crate::graph::model::Body;
+use crate::lang::Words;
 use crate::policy::explanation::{self, EachItem, Explanation, Phrase, Phrases, SentenceRow};
 use crate::policy::formula::FormulaText;
 use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, Select, Table};
@@ -786,55 +787,77 @@ impl<'a> Scope<'a> {
             names.push(format!("{id}.{part}"));
         }
         if let Some((at, phrases)) = phrases {
-            let outer = items_around(phrases);
-            for (name, phrase) in phrases {
-                let field = format!("phrases.{name}");
-                let mut inner: Vec<&str> = bound.to_vec();
-                inner.extend(outer.get(name.as_str()).cloned().unwrap_or_default());
-                if let Phrase::Each(each) = phrase {
-                    inner.push(each.name.as_str());
-                    self.each(file, id, &field, each, &mut said, errors);
-                }
-                let list = RowList {
-                    file,
-                    id,
-                    field,
-                    rows: phrase.rows(),
-                    bound: &inner,
-                };
-                self.rows(&list, phrases, Some(name), &mut said, errors, &mut inserted);
-                if !inserted.contains(name.as_str()) {
-                    errors.push(
-                        self.owner
-                            .policy
-                            .error_at(
-                                file,
-                                at,
-                                format!(
-                                    "{}: the phrase `{name}` is never inserted",
-                                    subject(&self.owner.policy, id)
-                                ),
-                            )
-                            .field(format!("{id}.phrases.{name}"))
-                            .help(
-                                "insert it in a sentence with `{{ phrases.NAME }}`, or remove it",
-                            ),
-                    );
-                }
-            }
+            self.phrases(file, id, at, phrases, bound, &mut said, errors, &mut inserted);
         }
         reads.texts.extend(said.nodes.into_iter().chain(said.texts));
         names
     }
 
-    /// Checks a phrase said for each item of a list: `each:` an expression that gives a list,
-    /// `as:` a name, `where:` a condition on the item.
+    /// Checks a node's phrases (`at`: where they are written): each phrase's rows as a text's
+    /// are, a phrase said for each item as [`Scope::each`] checks it, and every phrase inserted
+    /// somewhere (`inserted`: the phrases the node's own sentences insert). A phrase may read
+    /// `bound` and the items of the phrases said for each item that insert it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn phrases(
+        &self,
+        file: usize,
+        id: &str,
+        at: Location,
+        phrases: &'a Phrases,
+        bound: &[&str],
+        said: &mut Reads,
+        errors: &mut Vec<Error>,
+        inserted: &mut HashSet<&'a str>,
+    ) {
+        let outer = items_around(phrases);
+        for (name, phrase) in phrases {
+            let field = format!("phrases.{name}");
+            let mut inner: Vec<&str> = bound.to_vec();
+            inner.extend(outer.get(name.as_str()).cloned().unwrap_or_default());
+            if let Phrase::Each(each) = phrase {
+                self.each(file, id, &field, each, &inner, said, errors);
+                inner.push(each.name.as_str());
+            }
+            let list = RowList {
+                file,
+                id,
+                field,
+                rows: phrase.rows(),
+                bound: &inner,
+            };
+            self.rows(&list, phrases, Some(name), said, errors, inserted);
+            if !inserted.contains(name.as_str()) {
+                errors.push(
+                    self.owner
+                        .policy
+                        .error_at(
+                            file,
+                            at,
+                            format!(
+                                "{}: the phrase `{name}` is never inserted",
+                                subject(&self.owner.policy, id)
+                            ),
+                        )
+                        .field(format!("{id}.phrases.{name}"))
+                        .help(
+                            "insert it in a sentence with `{{ phrases.NAME }}`, or remove it",
+                        ),
+                );
+            }
+        }
+    }
+
+    /// Checks a phrase said for each item of a list: `each:` an expression that gives a list
+    /// (it may read `bound`: the node's item and those of the phrases around it), `as:` a name,
+    /// `where:` a condition on the item.
+    #[allow(clippy::too_many_arguments)]
     fn each(
         &self,
         file: usize,
         id: &str,
         field: &str,
         each: &'a EachItem,
+        bound: &[&str],
         reads: &mut Reads,
         errors: &mut Vec<Error>,
     ) {
@@ -861,7 +884,7 @@ impl<'a> Scope<'a> {
                     .help("name the item with letters, digits and `_`, a name no node has (`as: claim`)"),
             );
         }
-        match self.expr(file, &each.each, id, &format!("{field}.each"), &[], reads) {
+        match self.expr(file, &each.each, id, &format!("{field}.each"), bound, reads) {
             Ok(list) if !matches!(list.ty, Type::List(_) | Type::Any) => errors.push(
                 policy
                     .error_at(
@@ -878,11 +901,99 @@ impl<'a> Scope<'a> {
             Ok(_) => {}
             Err(e) => errors.push(e),
         }
+        let mut with_item = bound.to_vec();
+        with_item.push(name);
         if let Some(filter) = &each.filter
-            && let Err(e) = self.expr(file, filter, id, &format!("{field}.where"), &[name], reads)
+            && let Err(e) = self.expr(file, filter, id, &format!("{field}.where"), &with_item, reads)
         {
             errors.push(e);
         }
+    }
+
+    /// Records the phrases sentence `says` (at field `path` of node `id`) inserts, once
+    /// whichever language inserts them, refusing a name that is no phrase of the node and one
+    /// that closes `in_cycle` (the cycle of phrases the sentence's own phrase is in, if any).
+    fn inserts(
+        &self,
+        (file, id, path): (usize, &str, &str),
+        says: &Spanned<Words>,
+        phrases: &'a Phrases,
+        in_cycle: Option<&[&str]>,
+        errors: &mut Vec<Error>,
+        inserted: &mut HashSet<&'a str>,
+    ) {
+        let policy = &self.owner.policy;
+        let fault = |at: Location, path: String, message: String| {
+            policy
+                .error_at(file, at, format!("{}: {message}", subject(policy, id)))
+                .field(format!("{id}.{path}"))
+        };
+        let words = &says.value;
+        let sentences = || std::iter::once(words.en.as_str()).chain(words.zh.as_deref());
+        let mut names: Vec<&str> = sentences().flat_map(explanation::phrase_names).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let Some((key, _)) = phrases.get_key_value(name) else {
+                let mut err = fault(
+                    says.referenced,
+                    path.to_owned(),
+                    format!("`phrases.{name}` is not a phrase of this node"),
+                );
+                if let Some(s) = suggest_name(name, phrases.keys().map(String::as_str)) {
+                    err = err.help(format!("did you mean `phrases.{s}`?"));
+                }
+                let known: Vec<&str> = phrases.keys().map(String::as_str).collect();
+                errors.push(err.help(format!(
+                    "the node's phrases: {}",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+                continue;
+            };
+            inserted.insert(key.as_str());
+            if let Some(cycle) = in_cycle
+                && cycle.get(1) == Some(&name)
+            {
+                errors.push(
+                    fault(
+                        says.referenced,
+                        path.to_owned(),
+                        format!(
+                            "phrases insert each other in a cycle: {}",
+                            cycle.join(" → ")
+                        ),
+                    )
+                    .help(
+                        "a phrase may insert other phrases, but none may come back to itself",
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Checks the phrases of a fact or select (`phrases`, written at `at`) against the sentences
+    /// of its rows (`sentences`, each with its field): every name a sentence inserts is a phrase
+    /// of the node, every phrase is inserted, and each phrase is checked as a text's are
+    /// ([`Scope::phrases`]). What the phrases read is read by the sentences that insert them.
+    pub(crate) fn formula_phrases(
+        &self,
+        (file, id, at): (usize, &str, Location),
+        sentences: &[(String, &Spanned<Words>)],
+        phrases: &'a Phrases,
+        bound: &[&str],
+    ) -> Result<()> {
+        let mut errors = Vec::new();
+        let mut inserted = HashSet::new();
+        for (path, says) in sentences {
+            self.inserts((file, id, path), says, phrases, None, &mut errors, &mut inserted);
+        }
+        let mut said = Reads::default();
+        self.phrases(file, id, at, phrases, bound, &mut said, &mut errors, &mut inserted);
+        Error::many(errors).map_or(Ok(()), Err)
     }
 
     /// Checks one list of sentence rows (a text's, or phrase `phrase`'s): each `when:` a
@@ -944,50 +1055,14 @@ impl<'a> Scope<'a> {
             for (message, help) in sentence_faults(sentences(), field) {
                 errors.push(fault(row.says.referenced, format!("{at}.says"), message).help(help));
             }
-            // Each phrase the row inserts, once whichever language inserts it.
-            let mut names: Vec<&str> = sentences().flat_map(explanation::phrase_names).collect();
-            names.sort_unstable();
-            names.dedup();
-            for name in names {
-                let Some((key, _)) = phrases.get_key_value(name) else {
-                    let mut err = fault(
-                        row.says.referenced,
-                        format!("{at}.says"),
-                        format!("`phrases.{name}` is not a phrase of this node"),
-                    );
-                    if let Some(s) = suggest_name(name, phrases.keys().map(String::as_str)) {
-                        err = err.help(format!("did you mean `phrases.{s}`?"));
-                    }
-                    let known: Vec<&str> = phrases.keys().map(String::as_str).collect();
-                    errors.push(err.help(format!(
-                        "the node's phrases: {}",
-                        if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        }
-                    )));
-                    continue;
-                };
-                inserted.insert(key.as_str());
-                if let Some(cycle) = &in_cycle
-                    && cycle.get(1) == Some(&name)
-                {
-                    errors.push(
-                        fault(
-                            row.says.referenced,
-                            format!("{at}.says"),
-                            format!(
-                                "phrases insert each other in a cycle: {}",
-                                cycle.join(" → ")
-                            ),
-                        )
-                        .help(
-                            "a phrase may insert other phrases, but none may come back to itself",
-                        ),
-                    );
-                }
-            }
+            self.inserts(
+                (file, id, &format!("{at}.says")),
+                &row.says,
+                phrases,
+                in_cycle.as_deref(),
+                errors,
+                inserted,
+            );
         }
     }
 }

@@ -183,6 +183,13 @@ fn chain<'p>(
     out
 }
 
+/// `sentence` (in `lang`) with each `{{ phrases.NAME }}` replaced by that phrase's rows as a
+/// template: what a fact's or a select's sentence row is compiled from.
+#[must_use]
+pub fn with_phrases(sentence: &str, lang: Lang, phrases: &Phrases) -> String {
+    insert_phrases(sentence, lang, phrases, &mut Vec::new())
+}
+
 /// `sentence` with each `{{ phrases.NAME }}` replaced by that phrase's rows as a template. An
 /// unknown name, or one that would insert itself, says nothing: the rules check (reading
 /// [`phrase_names`]) refuses the rules for both, where the sentence is written.

@@ -245,6 +245,10 @@ pub struct Fact {
     /// leaving out offers for which it is `none`.
     #[serde(default)]
     pub per_offer: bool,
+    /// Named phrases the sentences of its rows (`says:`) insert with `{{ phrases.NAME }}`:
+    /// first-hit rows, or rows said for each item of a list.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -441,6 +445,9 @@ pub struct Select {
     /// maps offer id to result, leaving out offers for which it is `none`.
     #[serde(default)]
     pub per_offer: bool,
+    /// Named phrases the sentences of `map:` insert with `{{ phrases.NAME }}`.
+    #[serde(default)]
+    pub phrases: Phrases,
 }
 
 /// A search: every combination of its variables' values is a candidate; the candidates that

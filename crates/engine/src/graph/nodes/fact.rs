@@ -40,8 +40,10 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                 bound: if f.per_offer { &["offer"] } else { &[] },
                 offers: f.per_offer,
                 id_at: f.id.referenced,
+                phrases: &f.phrases,
             };
             let expr = Formula::compile(scope, &place, e, "expr", &mut reads)?;
+            place.check_phrases(scope, Some(e), "expr")?;
             // What the expression gives must be what the fact declares, for every profile.
             let declared = super::super::scope::declared(f.kind);
             let gives = &expr.ty();

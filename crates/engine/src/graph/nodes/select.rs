@@ -77,12 +77,14 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, s: &'a Select) -> Node
         bound: item,
         offers: over_offers,
         id_at: s.id.referenced,
+        phrases: &s.phrases,
     };
     let map = s
         .map
         .as_ref()
         .map(|m| Formula::compile(scope, &place, m, "map", &mut reads))
         .transpose()?;
+    place.check_phrases(scope, s.map.as_ref(), "map")?;
     let from = if s.per_offer {
         scope.expr_over_offers(file, &s.from, id, "from", &["offer"], &mut reads)?
     } else {
