@@ -244,21 +244,8 @@ impl Memo {
                         .catalog
                         .get_item(&decide_lang::Value::from(decision.offer.as_str())),
                 );
-                // The catalog's hardware no quote prices at this date, said under the sources.
-                let not_on_offer: Vec<serde_json::Value> = graph
-                    .policy()
-                    .not_on_offer()
-                    .into_iter()
-                    .map(|(h, first)| {
-                        serde_json::json!({
-                            "id": h.item.id,
-                            "title": h.item.fields.get("title").map(|t| decide_engine::lang::localize(t, lang)),
-                            "first_quoted": first.map(|d| d.to_string()),
-                        })
-                    })
-                    .collect();
                 let ctx = minijinja::context! {
-                    not_on_offer => Serde(not_on_offer),
+                    not_on_offer => to_jinja(&owner.not_on_offer),
                     d => decision_view(decision),
                     values => Value::from_pairs(evaluation.values.iter().map(|(k, v)| (&**k, to_jinja(v))).collect::<Vec<_>>()),
                     offer => offer,

@@ -134,6 +134,19 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .zip(&offers)
             .map(|(o, v)| (Value::from(o.item.id.as_str()), v.clone())),
     );
+    let not_on_offer = Value::from_serialize(
+        &policy
+            .not_on_offer()
+            .into_iter()
+            .map(|(h, first)| {
+                serde_json::json!({
+                    "id": h.item.id,
+                    "title": h.item.fields.get("title").map(|t| crate::lang::localize(t, lang)),
+                    "first_quoted": first.map(|d| d.to_string()),
+                })
+            })
+            .collect::<Vec<_>>(),
+    );
     let mut parsed = HashMap::new();
     let mut sources = HashMap::new();
     for text in text_sources(&policy, lang) {
@@ -167,6 +180,7 @@ pub(crate) fn build_owner(policy: Policy, lang: Lang) -> Result<Owner> {
             .collect(),
         offers: Value::from(offers),
         catalog,
+        not_on_offer,
         policy,
         lang,
     })

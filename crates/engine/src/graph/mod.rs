@@ -52,6 +52,10 @@ pub struct Owner {
     /// The catalog's offer ids, in order.
     pub offer_ids: Arc<[Value]>,
     pub catalog: Value,
+    /// The catalog's hardware no quote prices at the policy's date ([`Policy::not_on_offer`]):
+    /// a record each of `id`, `title` and `first_quoted` (the first day a sheet quotes it, or
+    /// none), built once.
+    pub not_on_offer: Value,
     /// The language the graph's texts are in.
     pub lang: Lang,
 }

@@ -29,7 +29,8 @@ pub struct Run<'g> {
 }
 
 impl<'g> Run<'g> {
-    /// A run with the roots set (`profile`, `offers`, `catalog`, `as_of`) and no node evaluated.
+    /// A run with the roots set (`profile`, `offers`, `catalog`, `as_of`, `not_on_offer`) and
+    /// no node evaluated.
     pub fn new(graph: &'g Graph, profile: &'g Profile, as_of: jiff::civil::Date) -> Self {
         let owner = graph.owner();
         let slots: Arc<[OnceLock<Value>]> = (0..owner.names.index.len())
@@ -42,6 +43,7 @@ impl<'g> Run<'g> {
         set("offers", owner.offers.clone());
         set("catalog", owner.catalog.clone());
         set("as_of", Value::from(as_of.to_string()));
+        set("not_on_offer", owner.not_on_offer.clone());
         Run {
             graph,
             compiled: graph.compiled(),

@@ -411,6 +411,7 @@ impl<'a> Scope<'a> {
             "profile" | "catalog" => Some(Type::Map),
             "offers" => Some(Type::list_of(Type::Offer)),
             "as_of" => Some(Type::Text),
+            "not_on_offer" => Some(Type::list_of(Type::Map)),
             _ => None,
         }
     }

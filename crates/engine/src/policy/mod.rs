@@ -902,7 +902,7 @@ pub fn type_name(ty: FieldType) -> &'static str {
 }
 
 /// Names an expression may use that are not nodes.
-pub const ROOT_NAMES: &[&str] = &["profile", "offers", "catalog", "as_of"];
+pub const ROOT_NAMES: &[&str] = &["profile", "offers", "catalog", "as_of", "not_on_offer"];
 
 /// Words of the expression language that cannot be node ids.
 const KEYWORDS: &[&str] = &[
