@@ -17,7 +17,8 @@
 #
 # NAMED_FIX (optional) is a sed script applied to both sides' outputs before they are hashed:
 # the one change the note of the work names (e.g. NAMED_FIX='s/） = /）= /g'), so the rest is
-# still held byte for byte.
+# still held byte for byte. NAMED_FIX_CMD (optional) is a command both sides are piped through
+# as well, for a fix sed cannot say (e.g. a Perl one-liner over Unicode classes).
 set -euo pipefail
 old=$(realpath "$1")
 new=$(realpath "$2")
@@ -35,7 +36,7 @@ masked() {
     local revision
     revision=$(head -n 1 "$work/sample.jsonl" > "$work/one.jsonl" \
         && "$1" batch "$work/one.jsonl" --as-of "$as_of" 2> /dev/null | grep -o '"revision":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
-    sed -e "s/$revision/REVISION/g" -e "${NAMED_FIX:-}"
+    sed -e "s/$revision/REVISION/g" -e "${NAMED_FIX:-}" | ${NAMED_FIX_CMD:-cat}
 }
 hashes() {
     local bin=$1 side=$2

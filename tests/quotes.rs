@@ -295,6 +295,20 @@ fn before_every_quote_sheet_nothing_is_on_offer_and_the_error_names_the_first_da
     );
     assert!(err.contains(&format!("`--as-of {first}`")), "{err}");
     assert!(!err.contains("fault in the rules"), "{err}");
+    // The library tells the error apart by what it is, not by its text.
+    let as_of: jiff::civil::Date = before.parse().unwrap();
+    let graph = Graph::compile(Policy::embedded().unwrap().at(as_of)).unwrap();
+    let source = Source::new(
+        "examples/lora-7b-4090.yaml",
+        std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap(),
+    );
+    let refused = decide_tools::decide(&graph, &source, as_of).unwrap_err();
+    assert_eq!(
+        refused.fault(),
+        Some(&Fault::NothingOnOffer { as_of }),
+        "{}",
+        refused.render()
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use decide_engine::{ErrorKind, Evaluation};
+use decide_engine::{ErrorKind, Evaluation, Fault};
 use std::path::Path;
 
 #[test]
@@ -1462,7 +1462,7 @@ fn offers_are_ranked_on_what_the_job_bills() {
     }
     // Boxes ranked by the month: the 910B's two months are recommended over a plan cheaper
     // for the job (and sooner), and the invariants refuse it.
-    let err = refusal(
+    let (id, message) = violation(
         &[(
             "scenarios.yaml",
             "    where: offer.kind == 'bare_metal' and offer_fits[offer.id]\n    order_by: \"[offer_plan_cny[offer.id], offer_monthly_cny[offer.id]]\"",
@@ -1470,9 +1470,10 @@ fn offers_are_ranked_on_what_the_job_bills() {
         )],
         JOB_BILL,
     );
+    assert_eq!(id, "cheaper_options_say_why_they_lost");
     assert!(
-        err.contains("invariant `cheaper_options_say_why_they_lost` violated: cheaper than the recommendation with no reason given: h100-x8-ningxia1"),
-        "{err}"
+        message.contains("cheaper than the recommendation with no reason given: h100-x8-ningxia1"),
+        "{message}"
     );
 }
 
@@ -1684,7 +1685,7 @@ fn the_criteria_judge_the_plan_not_the_profile() {
 #[test]
 fn a_criterion_that_reads_the_profile_breaks_an_invariant() {
     // The criterion read from the profile again: a 64-GPU job "on one machine".
-    let err = refusal(
+    let (id, message) = violation(
         &[(
             "criteria.yaml",
             "needs_fast_links or (offer_job_machines[box_choice.id] > 1 and not container_possible)",
@@ -1692,13 +1693,14 @@ fn a_criterion_that_reads_the_profile_breaks_an_invariant() {
         )],
         CONSUMER_CLUSTER,
     );
+    assert_eq!(id, "criteria_read_the_plan");
     assert!(
-        err.contains("invariant `criteria_read_the_plan` violated: one job of the recommended 17 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) spans 17 machines, while the interconnect criterion says it needs no fabric"),
-        "{err}"
+        message.contains("one job of the recommended 17 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) spans 17 machines, while the interconnect criterion says it needs no fabric"),
+        "{message}"
     );
     // PCIe boxes allowed to span any number, and the 910B made as slow as the policy once took
     // it (so that the RTX 4090 boxes cost least): a cluster of them, caught too.
-    let err = refusal(
+    let (id, message) = violation(
         &[
             (
                 "criteria.yaml",
@@ -1714,9 +1716,10 @@ fn a_criterion_that_reads_the_profile_breaks_an_invariant() {
         ],
         CONSUMER_CLUSTER,
     );
+    assert_eq!(id, "criteria_read_the_plan");
     assert!(
-        err.contains("invariant `criteria_read_the_plan` violated: one job of the recommended 59 × RTX 4090 24G ×8 (Sichuan zone 2) spans 59 machines"),
-        "{err}"
+        message.contains("one job of the recommended 59 × RTX 4090 24G ×8 (Sichuan zone 2) spans 59 machines"),
+        "{message}"
     );
 }
 
@@ -1766,7 +1769,7 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
     }
 
     // The row obeyed whatever it costs: refused by the invariant.
-    let err = refusal(
+    let (id, message) = violation(
         &[(
             "scenarios.yaml",
             "is_training and scenario_offer is not none and offer.kind == 'bare_metal'",
@@ -1774,9 +1777,10 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
         )],
         DOMINATED_PREFERENCE,
     );
+    assert_eq!(id, "no_dominated_preference");
     assert!(
-        err.contains("invariant `no_dominated_preference` violated: H100 80G ×8 (Ningxia zone 1) is recommended (¥521,280 in all, the job done in 147.6 h), while Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) (¥381,600, 74.3 h)"),
-        "{err}"
+        message.contains("H100 80G ×8 (Ningxia zone 1) is recommended (¥521,280 in all, the job done in 147.6 h), while Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core) (¥381,600, 74.3 h)"),
+        "{message}"
     );
 }
 
@@ -1936,7 +1940,7 @@ fn a_container_replica_runs_on_a_listed_degree() {
     ] {
         assert_memo_says(THREE_GPU_REPLICAS, lang, said);
     }
-    let err = refusal(
+    let (id, message) = violation(
         &[(
             "sizing.yaml",
             "(replica_degree[offer.id] if offer.id in replica_degree",
@@ -1944,9 +1948,10 @@ fn a_container_replica_runs_on_a_listed_degree() {
         )],
         THREE_GPU_REPLICAS,
     );
+    assert_eq!(id, "replicas_on_listed_degrees");
     assert!(
-        err.contains("invariant `replicas_on_listed_degrees` violated: a replica runs on 3 container GPUs, a tensor-parallel degree the policy does not list (1, 2, 4, 8)"),
-        "{err}"
+        message.contains("a replica runs on 3 container GPUs, a tensor-parallel degree the policy does not list (1, 2, 4, 8)"),
+        "{message}"
     );
 }
 
@@ -1968,6 +1973,21 @@ fn a_bound_that_gives_no_number_is_an_error() {
         "{err}"
     );
     assert!(err.contains("sizing.yaml:"), "{err}");
+}
+
+/// The invariant deciding `profile` with a copy of the rules edited by `edits` finds broken, as
+/// the typed fault says it (`Fault::InvariantViolated`): its id and its message for this profile.
+/// Panics, with the error as rendered, where the profile is decided or refused otherwise.
+fn violation(edits: &[(&str, &str, &str)], profile: &str) -> (String, String) {
+    let rules = common::edited_rules(edits);
+    let graph = common::compile_dir(rules.path()).unwrap();
+    match common::decide_text(&graph, profile) {
+        Err(e) => match e.fault() {
+            Some(Fault::InvariantViolated { id, message, .. }) => (id.clone(), message.clone()),
+            _ => panic!("refused, but by no invariant:\n{}", e.render()),
+        },
+        Ok(e) => panic!("decided, as {}", e.decision.offer),
+    }
 }
 
 /// What deciding `profile` with a copy of the rules edited by `edits` refuses with, rendered
