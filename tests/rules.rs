@@ -313,7 +313,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
         "{err}"
     );
     // At the sentence at fault: a phrase's row, in English.
-    assert!(err.contains("checklist.yaml:189:13"), "{err}");
+    assert!(err.contains("checklist.yaml:242:13"), "{err}");
 }
 
 /// A text the engine's text form cannot render (a `set` inside a branch, a macro) is refused
@@ -1237,7 +1237,11 @@ fn a_facts_phrase_said_for_each_item_joins_the_items() {
         let end = memo[start..].find(to).unwrap_or_else(|| panic!("{memo}")) + start;
         memo[start..end].to_owned()
     };
-    let en = said("en", "That error could change the answer: ", ", less than that error.");
+    let en = said(
+        "en",
+        "That error could change the answer: ",
+        ", less than that error.",
+    );
     let items: Vec<&str> = en.split("; ").collect();
     assert_eq!(items.len(), 3, "{en}");
     for item in &items {
@@ -1245,11 +1249,22 @@ fn a_facts_phrase_said_for_each_item_joins_the_items() {
         assert!(item.ends_with("at the 90th percentile)"), "{item}");
     }
     // Boxes "cost"; a count of container GPUs "costs".
-    assert!(items[0].contains(" × ") && items[0].contains(" cost "), "{}", items[0]);
-    assert!(items[2].contains("container GPUs of ") && items[2].contains(" costs "), "{}", items[2]);
+    assert!(
+        items[0].contains(" × ") && items[0].contains(" cost "),
+        "{}",
+        items[0]
+    );
+    assert!(
+        items[2].contains("container GPUs of ") && items[2].contains(" costs "),
+        "{}",
+        items[2]
+    );
     let zh = said("zh", "这一偏差可能改变结论：", "，小于上述偏差。");
     assert_eq!(zh.split('；').count(), 3, "{zh}");
-    assert!(zh.contains("台 RTX 5090") || zh.contains("台RTX 5090"), "{zh}");
+    assert!(
+        zh.contains("台 RTX 5090") || zh.contains("台RTX 5090"),
+        "{zh}"
+    );
 }
 
 /// Phrases may insert phrases, but not in a cycle; a phrase said for each item goes over a
@@ -1718,7 +1733,9 @@ fn a_criterion_that_reads_the_profile_breaks_an_invariant() {
     );
     assert_eq!(id, "criteria_read_the_plan");
     assert!(
-        message.contains("one job of the recommended 59 × RTX 4090 24G ×8 (Sichuan zone 2) spans 59 machines"),
+        message.contains(
+            "one job of the recommended 59 × RTX 4090 24G ×8 (Sichuan zone 2) spans 59 machines"
+        ),
         "{message}"
     );
 }

@@ -788,7 +788,16 @@ impl<'a> Scope<'a> {
             names.push(format!("{id}.{part}"));
         }
         if let Some((at, phrases)) = phrases {
-            self.phrases(file, id, at, phrases, bound, &mut said, errors, &mut inserted);
+            self.phrases(
+                file,
+                id,
+                at,
+                phrases,
+                bound,
+                &mut said,
+                errors,
+                &mut inserted,
+            );
         }
         reads.texts.extend(said.nodes.into_iter().chain(said.texts));
         names
@@ -840,9 +849,7 @@ impl<'a> Scope<'a> {
                             ),
                         )
                         .field(format!("{id}.phrases.{name}"))
-                        .help(
-                            "insert it in a sentence with `{{ phrases.NAME }}`, or remove it",
-                        ),
+                        .help("insert it in a sentence with `{{ phrases.NAME }}`, or remove it"),
                 );
             }
         }
@@ -905,7 +912,14 @@ impl<'a> Scope<'a> {
         let mut with_item = bound.to_vec();
         with_item.push(name);
         if let Some(filter) = &each.filter
-            && let Err(e) = self.expr(file, filter, id, &format!("{field}.where"), &with_item, reads)
+            && let Err(e) = self.expr(
+                file,
+                filter,
+                id,
+                &format!("{field}.where"),
+                &with_item,
+                reads,
+            )
         {
             errors.push(e);
         }
@@ -968,9 +982,7 @@ impl<'a> Scope<'a> {
                             cycle.join(" → ")
                         ),
                     )
-                    .help(
-                        "a phrase may insert other phrases, but none may come back to itself",
-                    ),
+                    .help("a phrase may insert other phrases, but none may come back to itself"),
                 );
             }
         }
@@ -990,10 +1002,26 @@ impl<'a> Scope<'a> {
         let mut errors = Vec::new();
         let mut inserted = HashSet::new();
         for (path, says) in sentences {
-            self.inserts((file, id, path), says, phrases, None, &mut errors, &mut inserted);
+            self.inserts(
+                (file, id, path),
+                says,
+                phrases,
+                None,
+                &mut errors,
+                &mut inserted,
+            );
         }
         let mut said = Reads::default();
-        self.phrases(file, id, at, phrases, bound, &mut said, &mut errors, &mut inserted);
+        self.phrases(
+            file,
+            id,
+            at,
+            phrases,
+            bound,
+            &mut said,
+            &mut errors,
+            &mut inserted,
+        );
         Error::many(errors).map_or(Ok(()), Err)
     }
 
