@@ -141,6 +141,18 @@ fn evaluate_without_trace(b: divan::Bencher) {
     });
 }
 
+/// Evaluating one parsed profile for its record alone: the nodes the record needs, not the
+/// memo's sentences (`decide batch` of JSON lines).
+#[divan::bench]
+fn evaluate_record(b: divan::Bencher) {
+    let (graph, profile, as_of) = (&*GRAPH, profile(), as_of());
+    b.bench(|| {
+        graph
+            .evaluate_record(divan::black_box(&profile), as_of)
+            .unwrap()
+    });
+}
+
 /// Evaluating plus the JSON record.
 #[divan::bench]
 fn evaluate_json(b: divan::Bencher) {

@@ -317,3 +317,52 @@ fn an_unknown_focus_node_is_an_error_naming_near_ones() {
     let out = decide(&["graph", "--descendants"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A record alone evaluates the nodes the record needs and no memo sentence, and is the same
+/// record, byte for byte, as the whole evaluation gives, for every example and for generated
+/// profiles (`decide batch` of JSON lines relies on it).
+#[test]
+fn a_record_alone_is_the_whole_evaluations_record_without_the_memos_sentences() {
+    let graph = common::graph();
+    let as_of = common::as_of();
+    let mut sources: Vec<(String, String, decide_engine::Syntax)> = common::examples()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p.display().to_string(), text, decide_engine::Syntax::Yaml)
+        })
+        .collect();
+    let sample = common::run_ok(&["rules", "sample", "--count", "300", "--as-of", "2026-09-04"]);
+    sources.extend(sample.lines().enumerate().map(|(i, line)| {
+        (
+            format!("sample {i}"),
+            line.to_owned(),
+            decide_engine::Syntax::Json,
+        )
+    }));
+    let mut decided = 0;
+    for (name, text, syntax) in &sources {
+        let source = decide_engine::Source::new(name.as_str(), text.as_str());
+        let Ok(profile) = decide_engine::Profile::read(&source, *syntax) else {
+            continue;
+        };
+        let whole = graph.evaluate_without_trace(&profile, as_of);
+        let record = graph.evaluate_record(&profile, as_of);
+        match (whole, record) {
+            (Ok(whole), Ok(record)) => {
+                assert_eq!(
+                    serde_json::to_string(&whole.decision).unwrap(),
+                    serde_json::to_string(&record.decision).unwrap(),
+                    "{name}"
+                );
+                assert!(whole.values.contains_key("answer_said"), "{name}");
+                assert!(!record.values.contains_key("answer_said"), "{name}");
+                assert!(record.values.contains_key("recommended_offer"), "{name}");
+                decided += 1;
+            }
+            (Err(a), Err(b)) => assert_eq!(a.render(), b.render(), "{name}"),
+            (a, b) => panic!("{name}: {:?} against {:?}", a.err(), b.err()),
+        }
+    }
+    assert!(decided > 200, "only {decided} profiles decided");
+}

@@ -238,6 +238,7 @@ pub fn decide_one(graph: &Graph, memo: &Memo, item: &Item, options: Options) -> 
         let detail = crate::Detail {
             trace: options.trace,
             sensitivity: options.sensitivity || memo_wanted,
+            values: memo_wanted,
         };
         let (profile, evaluation) =
             crate::decide_text(graph, &item.source, item.syntax, options.as_of, detail)?;

@@ -58,6 +58,10 @@ pub struct Detail {
     pub trace: bool,
     /// What would change the answer (re-evaluates the rules a few hundred times).
     pub sensitivity: bool,
+    /// Every node's value, as a memo reads them; without it (and without the trace or what
+    /// would change the answer) only the nodes the record needs are evaluated
+    /// ([`Graph::evaluate_record`]).
+    pub values: bool,
 }
 
 impl Detail {
@@ -65,16 +69,19 @@ impl Detail {
     pub const FULL: Detail = Detail {
         trace: true,
         sensitivity: true,
+        values: true,
     };
     /// What would change the answer, without the trace: what `decide PROFILE` prints.
     pub const DEFAULT: Detail = Detail {
         trace: false,
         sensitivity: true,
+        values: true,
     };
     /// The decision only: what a batch of JSON lines carries by default.
     pub const LEAN: Detail = Detail {
         trace: false,
         sensitivity: false,
+        values: false,
     };
 }
 
@@ -113,8 +120,10 @@ pub fn decide_text(
     let profile = read_checked(graph, source, syntax).map_err(|e| quoted_later_hint(e, policy))?;
     let evaluation = if detail.trace {
         graph.evaluate(&profile, as_of)
-    } else {
+    } else if detail.values || detail.sensitivity {
         graph.evaluate_without_trace(&profile, as_of)
+    } else {
+        graph.evaluate_record(&profile, as_of)
     };
     let mut evaluation = evaluation.map_err(|e| not_on_offer_hint(e, policy, as_of))?;
     if detail.sensitivity {

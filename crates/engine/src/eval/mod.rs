@@ -64,6 +64,21 @@ impl Graph {
         Ok(evaluation)
     }
 
+    /// Like [`Graph::evaluate_without_trace`], evaluating only the nodes the decision record
+    /// needs ([`Compiled::record_order`]): `values` lacks the rest (the memo's sentences, read
+    /// by nothing else), so the evaluation renders no memo. For batches of records.
+    pub fn evaluate_record(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+    ) -> Result<Evaluation> {
+        let run = Run::new(self, profile, as_of);
+        let evaluation =
+            run.nodes_then_outputs(profile, as_of, false, &self.compiled().record_order)?;
+        run.check_invariants(profile)?;
+        Ok(evaluation)
+    }
+
     /// Like [`Graph::evaluate`], without building the trace (the record's `trace` is empty):
     /// for batches that do not print it.
     pub fn evaluate_without_trace(
@@ -222,12 +237,26 @@ impl Graph {
 }
 
 impl Run<'_> {
-    #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
+    /// Evaluates every node in order, then the texts, the trace (when `keep_trace`) and the
+    /// outputs: the whole evaluation.
     pub fn all(
         &self,
         profile: &Profile,
         as_of: jiff::civil::Date,
         keep_trace: bool,
+    ) -> Result<Evaluation> {
+        self.nodes_then_outputs(profile, as_of, keep_trace, &self.compiled.order)
+    }
+
+    /// Like [`Run::all`], evaluating only the nodes of `order` (the others stay undefined and
+    /// out of the values): [`Compiled::record_order`] for a record alone.
+    #[allow(clippy::too_many_lines)] // one pass: nodes, texts, trace, outputs
+    fn nodes_then_outputs(
+        &self,
+        profile: &Profile,
+        as_of: jiff::civil::Date,
+        keep_trace: bool,
+        order: &[usize],
     ) -> Result<Evaluation> {
         let c = self.compiled;
         let mut values = IndexMap::with_capacity(c.nodes.len());
@@ -247,7 +276,9 @@ impl Run<'_> {
         }
         // Node values by node index, beside `values` (by id) for the reads below.
         let mut by_node = vec![Value::Undefined; c.nodes.len()];
-        for &i in &c.order {
+        let mut evaluated = vec![false; c.nodes.len()];
+        for &i in order {
+            evaluated[i] = true;
             let node = &c.nodes[i];
             let value = match cached_at[i] {
                 Some(v) => v.clone(),
@@ -258,8 +289,7 @@ impl Run<'_> {
             values.insert(c.ids[i].clone(), value);
         }
         if cached.is_none() {
-            let free: Arc<[(usize, Value)]> = c
-                .order
+            let free: Arc<[(usize, Value)]> = order
                 .iter()
                 .filter(|&&i| c.profile_free[i])
                 .map(|&i| (i, by_node[i].clone()))
@@ -274,7 +304,11 @@ impl Run<'_> {
         // Texts render once every value is known; outcomes are listed in policy order.
         let mut outcomes = Outcomes::default();
         let mut why = Vec::with_capacity(c.nodes.len());
-        for (node, value) in c.nodes.iter().zip(&by_node) {
+        for ((node, value), &evaluated) in c.nodes.iter().zip(&by_node).zip(&evaluated) {
+            if !evaluated {
+                why.push(String::new());
+                continue;
+            }
             why.push(nodes::explain(
                 self,
                 node,

@@ -380,11 +380,13 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         let n = &nodes[i];
         profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
     }
+    let record_order = record_order(&nodes, &order, &output_reads, &invariants);
     Ok(Compiled {
         slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
         ids: nodes.iter().map(|n| Arc::from(n.id)).collect(),
         nodes,
         order,
+        record_order,
         outputs,
         output_deps: output_reads.nodes.into_iter().collect(),
         output_roots: output_reads.roots.into_iter().collect(),
@@ -392,6 +394,43 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         invariants,
         sensitivity_when,
     })
+}
+
+/// The nodes a decision record needs, in evaluation order: every criterion, warning, checklist
+/// item and table (their outcomes are the record's), the nodes the outputs and the invariants
+/// read (and their messages mention), and every node those read or their texts mention. The
+/// rest (the memo's sentences, read by nothing else) are evaluated only where every value is
+/// kept: for a memo or the trace.
+fn record_order(
+    nodes: &[Node<'_>],
+    order: &[usize],
+    outputs: &Reads,
+    invariants: &[InvariantCheck<'_>],
+) -> Vec<usize> {
+    let mut needed = vec![false; nodes.len()];
+    let mut stack: Vec<usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            !matches!(
+                n.body,
+                Body::Fact(_) | Body::Select(_) | Body::Search(_) | Body::Constant(_)
+            )
+        })
+        .map(|(i, _)| i)
+        .chain(outputs.nodes.iter().chain(&outputs.texts).copied())
+        .chain(
+            invariants
+                .iter()
+                .flat_map(|i| i.deps.iter().chain(&i.text_deps).copied()),
+        )
+        .collect();
+    while let Some(i) = stack.pop() {
+        if !std::mem::replace(&mut needed[i], true) {
+            stack.extend(nodes[i].deps.iter().chain(&nodes[i].text_deps).copied());
+        }
+    }
+    order.iter().copied().filter(|&i| needed[i]).collect()
 }
 
 /// Each sensitivity field's `when`, compiled like an output expression (it reads nodes and

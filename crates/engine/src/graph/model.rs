@@ -133,6 +133,9 @@ pub struct Compiled<'a> {
     pub nodes: Vec<Node<'a>>,
     /// Node indices in evaluation order.
     pub order: Vec<usize>,
+    /// The nodes a decision record needs, in evaluation order (`order` less the nodes only a
+    /// memo or the trace reads: see [`crate::Graph::evaluate_record`]).
+    pub record_order: Vec<usize>,
     /// Per node: its slot in an evaluation ([`decide_lang::Slots`]).
     pub slot: Vec<usize>,
     /// Per node: its id, shared by every evaluation's values (no allocation a node a profile).
