@@ -655,15 +655,16 @@ fn a_line_of_yaml_flow_mapping_in_json_lines_is_still_decided() {
     assert_eq!(records[0].as_ref().unwrap()["profile"], "bare keys");
 }
 
-/// A fact that cannot be written (65,536 decimals: Rust's formatter panics at that precision,
+/// A rule that cannot be written (65,536 decimals: Rust's formatter panics at that precision,
 /// and a panic on a worker used to leave the batch waiting for ever) fails every profile with
-/// the error at the fact, and the batch ends with its summary.
+/// the error at the rule, and the batch ends with its summary. (A warning's condition: the
+/// record reads every warning.)
 #[test]
 fn a_fact_that_cannot_be_written_fails_each_profile_and_the_batch_ends() {
     let rules = common::edited_rules(&[]);
     std::fs::write(
         rules.path().join("zz-precision.yaml"),
-        "facts:\n  - id: absurd_precision\n    title: t\n    expr: \"7920 | cny(65536)\"\n    type: string\n",
+        "warnings:\n  - id: absurd_precision\n    title: t\n    when: \"(7920 | cny(65536)) == ''\"\n    message: m\n",
     )
     .unwrap();
     let out = decide(&[
@@ -698,6 +699,50 @@ fn a_fact_that_cannot_be_written_fails_each_profile_and_the_batch_ends() {
             "{record}"
         );
     }
+}
+
+/// A fact no record reads is not evaluated for a batch of records (`Graph::evaluate_record`):
+/// the same unwritable fact fails each memo, which reads every value, and no record.
+#[test]
+fn a_fact_only_a_memo_reads_fails_the_memos_and_not_the_records() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("zz-precision.yaml"),
+        "facts:\n  - id: absurd_precision\n    title: t\n    expr: \"7920 | cny(65536)\"\n    type: string\n",
+    )
+    .unwrap();
+    let rules_dir = rules.path().to_str().unwrap();
+    let profiles = [
+        "examples/lora-7b-4090.yaml",
+        "examples/mixed-plan-nine-gpus.yaml",
+    ];
+    let records = decide(&["batch", profiles[0], profiles[1], "--rules", rules_dir]);
+    assert_eq!(
+        records.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&records.stderr)
+    );
+    assert_eq!(names(&records.stdout).len(), 2);
+    let out = tempfile::tempdir().unwrap();
+    let memos = decide(&[
+        "batch",
+        profiles[0],
+        profiles[1],
+        "--rules",
+        rules_dir,
+        "--format",
+        "md",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(memos.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&memos.stderr);
+    assert!(
+        err.contains("`cny` writes 0 to 20 decimals, not 65536"),
+        "{err}"
+    );
+    assert!(err.contains("2 profiles: 0 decided, 2 failed."), "{err}");
 }
 
 /// A folder's entry that is not a regular file is one failed profile, named, not one left out

@@ -380,7 +380,14 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
         let n = &nodes[i];
         profile_free[i] = n.profile_paths.is_empty() && n.deps.iter().all(|&d| profile_free[d]);
     }
-    let record_order = record_order(&nodes, &order, &output_reads, &invariants);
+    // The nodes the sensitivity analysis watches are the record's too (its `sensitivity`).
+    let watched: Vec<usize> = policy
+        .sensitivity
+        .iter()
+        .flat_map(|s| &s.item.watch)
+        .filter_map(|w| nodes.iter().position(|n| n.id == w.node.value))
+        .collect();
+    let record_order = record_order(&nodes, &order, &output_reads, &invariants, &watched);
     Ok(Compiled {
         slot: nodes.iter().map(|n| owner.names.index[n.id]).collect(),
         ids: nodes.iter().map(|n| Arc::from(n.id)).collect(),
@@ -398,14 +405,15 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
 
 /// The nodes a decision record needs, in evaluation order: every criterion, warning, checklist
 /// item and table (their outcomes are the record's), the nodes the outputs and the invariants
-/// read (and their messages mention), and every node those read or their texts mention. The
-/// rest (the memo's sentences, read by nothing else) are evaluated only where every value is
-/// kept: for a memo or the trace.
+/// read (and their messages mention), the nodes the sensitivity analysis watches (`watched`),
+/// and every node those read or their texts mention. The rest (the memo's sentences, read by
+/// nothing else) are evaluated only where every value is kept: for a memo or the trace.
 fn record_order(
     nodes: &[Node<'_>],
     order: &[usize],
     outputs: &Reads,
     invariants: &[InvariantCheck<'_>],
+    watched: &[usize],
 ) -> Vec<usize> {
     let mut needed = vec![false; nodes.len()];
     let mut stack: Vec<usize> = nodes
@@ -424,6 +432,7 @@ fn record_order(
                 .iter()
                 .flat_map(|i| i.deps.iter().chain(&i.text_deps).copied()),
         )
+        .chain(watched.iter().copied())
         .collect();
     while let Some(i) = stack.pop() {
         if !std::mem::replace(&mut needed[i], true) {
