@@ -1453,6 +1453,7 @@ mod fake_browser {
             sigterm_while_a_batch_prints_stops_the_browser_and_the_batch,
             a_flood_on_standard_error_gives_a_short_message,
             the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped,
+            a_chinese_memo_without_a_chinese_font_is_refused_before_the_browser_starts,
         ]
     }
 
@@ -1578,6 +1579,53 @@ mod fake_browser {
             &err[err.len().saturating_sub(2000)..]
         );
         assert!(err.len() < 8192, "a message of {} bytes", err.len());
+    }
+
+    /// A memo with Chinese text, on a machine whose fontconfig lists no font for Chinese (a
+    /// fake `fc-list` first on `PATH`), is refused before the browser starts, naming the
+    /// packages that bring one; the same memo prints once a font is listed.
+    fn a_chinese_memo_without_a_chinese_font_is_refused_before_the_browser_starts() {
+        let fake = Fake::new(
+            "pid browser $$\n\
+             for a; do case $a in --print-to-pdf=*) out=${a#--print-to-pdf=};; esac; done\n\
+             printf '%%PDF-1.4 fake' > \"$out\"\nexit 0",
+        );
+        let bin = tempfile::tempdir().unwrap();
+        let fc_list = bin.path().join("fc-list");
+        let path = format!(
+            "{}:{}",
+            bin.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = fake.out.path().join("memo.pdf");
+        let mut args = printing(out.to_str().unwrap()).to_vec();
+        args.extend(["--lang", "zh"]);
+        for (listed, printed) in [("", false), ("WenQuanYi Micro Hei\n", true)] {
+            std::fs::write(&fc_list, format!("#!/bin/sh\nprintf '{listed}'\n")).unwrap();
+            std::fs::set_permissions(&fc_list, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let mut command = fake.command(&args);
+            command.env("PATH", &path);
+            let (code, _) = run(&mut command, |_| {});
+            let err = fake.stderr();
+            if printed {
+                assert_eq!(code, Some(0), "{err}");
+                assert_eq!(std::fs::read_to_string(&out).unwrap(), "%PDF-1.4 fake");
+            } else {
+                assert_eq!(code, Some(1), "{err}");
+                assert!(
+                    err.contains("no font on this machine covers Chinese"),
+                    "{err}"
+                );
+                assert!(err.contains("fonts-wqy-microhei"), "{err}");
+                assert!(err.contains("scripts/install-browser.sh"), "{err}");
+                assert!(!out.exists(), "a PDF was written");
+                assert!(
+                    !fake.state.path().join("browser.pid").exists(),
+                    "the browser was started"
+                );
+            }
+            assert_eq!(fake.scratch_left(), Vec::<String>::new());
+        }
     }
 
     fn the_scratch_folder_is_private_and_removed_and_leftovers_are_stopped() {

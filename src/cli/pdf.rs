@@ -123,6 +123,49 @@ pub fn browser() -> Result<PathBuf> {
         })
 }
 
+/// The program that lists the fonts fontconfig sees (the fonts Chromium prints with on Linux).
+const FC_LIST: &str = "fc-list";
+
+/// Whether a font on this machine covers the Chinese of `html`, where it has any: a browser
+/// with none prints each Chinese character as a box, and exits 0. Asked of fontconfig
+/// (`fc-list :lang=zh`), the font source Chromium uses on Linux; elsewhere (macOS, Windows:
+/// Chinese fonts come with the system), or where `fc-list` cannot be run, nothing is asked.
+///
+/// # Errors
+/// The memo has Chinese text and fontconfig lists no font for Chinese: the error names the
+/// packages that bring one.
+pub fn fonts_cover(html: &str) -> Result<()> {
+    if !cfg!(target_os = "linux") || !html.chars().any(is_chinese) {
+        return Ok(());
+    }
+    let Ok(listed) = Command::new(FC_LIST)
+        .args([":lang=zh", "family"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Ok(());
+    };
+    if !listed.status.success() || !listed.stdout.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Io,
+        "the memo has Chinese text and no font on this machine covers Chinese, so its PDF would show every Chinese character as a box",
+    )
+    .help(
+        "install a Chinese font (Debian and Ubuntu: `apt-get install fonts-wqy-microhei` or \
+         `fonts-noto-cjk`; `scripts/install-browser.sh` in the project installs Chromium and the \
+         first), then print again; or write `--format html`, which any browser with such a font \
+         shows",
+    ))
+}
+
+/// A CJK ideograph (the blocks Chinese text is written in).
+fn is_chinese(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
 /// The first of `names` found in a folder of `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -201,6 +244,7 @@ impl Printer {
     /// The scratch folder cannot be written, or the browser fails, times out or prints no PDF
     /// (its last lines of standard error are shown).
     pub fn print(&self, html: &str, stop: &dyn Fn() -> Option<Signal>) -> Result<Printed> {
+        fonts_cover(html)?;
         let browser = self.browser.as_path();
         // Declared before the browser, so dropped after it: the browser is stopped before its
         // folder is removed.
