@@ -1313,7 +1313,15 @@ mod fake_browser {
             let path = fake.browser();
             std::fs::write(&path, script).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            // The fonts of this machine are not the test's: fontconfig answers as told.
+            std::fs::create_dir(fake.state.path().join("bin")).unwrap();
+            fake.fonts_for_chinese("WenQuanYi Micro Hei\n");
             fake
+        }
+
+        /// Makes `fc-list :lang=zh family` list `listed` (empty: no font covers Chinese).
+        fn fonts_for_chinese(&self, listed: &str) {
+            super::common::write_fc_list(&self.state.path().join("bin"), listed);
         }
 
         fn browser(&self) -> PathBuf {
@@ -1327,6 +1335,7 @@ mod fake_browser {
                 .args(args)
                 .args(["--as-of", super::common::AS_OF])
                 .env("DECIDE_BROWSER", self.browser())
+                .env("PATH", self.path())
                 .env("TMPDIR", self.tmp.path())
                 .env_remove("DECIDE_PDF_TIMEOUT_SECS")
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -1334,6 +1343,11 @@ mod fake_browser {
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(self.state.path().join("stderr")).unwrap());
             command
+        }
+
+        /// `PATH` with the fake `fc-list` first.
+        fn path(&self) -> String {
+            super::common::path_with(&self.state.path().join("bin"))
         }
 
         /// The pid the script recorded as `name`, waiting up to [`LIMIT`] for it.
@@ -1590,22 +1604,12 @@ mod fake_browser {
              for a; do case $a in --print-to-pdf=*) out=${a#--print-to-pdf=};; esac; done\n\
              printf '%%PDF-1.4 fake' > \"$out\"\nexit 0",
         );
-        let bin = tempfile::tempdir().unwrap();
-        let fc_list = bin.path().join("fc-list");
-        let path = format!(
-            "{}:{}",
-            bin.path().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         let out = fake.out.path().join("memo.pdf");
         let mut args = printing(out.to_str().unwrap()).to_vec();
         args.extend(["--lang", "zh"]);
         for (listed, printed) in [("", false), ("WenQuanYi Micro Hei\n", true)] {
-            std::fs::write(&fc_list, format!("#!/bin/sh\nprintf '{listed}'\n")).unwrap();
-            std::fs::set_permissions(&fc_list, std::fs::Permissions::from_mode(0o755)).unwrap();
-            let mut command = fake.command(&args);
-            command.env("PATH", &path);
-            let (code, _) = run(&mut command, |_| {});
+            fake.fonts_for_chinese(listed);
+            let (code, _) = run(&mut fake.command(&args), |_| {});
             let err = fake.stderr();
             if printed {
                 assert_eq!(code, Some(0), "{err}");

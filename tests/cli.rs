@@ -449,11 +449,13 @@ fn errors_are_plain_when_not_on_a_terminal_or_with_no_color() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'));
 }
 
-/// `decide` with `DECIDE_BROWSER` set to `browser`.
+/// `decide` with `DECIDE_BROWSER` set to `browser` (and a Chinese font, as fontconfig says).
 fn decide_with_browser(browser: &str, args: &[&str]) -> Output {
+    let (_fonts, path) = common::fonts_for_chinese("WenQuanYi Micro Hei\n");
     Command::new(env!("CARGO_BIN_EXE_decide"))
         .args(args)
         .env("DECIDE_BROWSER", browser)
+        .env("PATH", path)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap()

@@ -78,6 +78,37 @@ fn one_case(dir: &std::path::Path, name: &str, expect: &str) -> String {
     path.to_str().unwrap().to_owned()
 }
 
+#[test]
+fn a_case_without_a_date_is_refused_with_the_newest_quote_date_to_write() {
+    // Judged at today's date, the case would pass today and fail by itself once the quotes are
+    // older than the policy allows: a policy test names its day.
+    let dir = tempfile::tempdir().unwrap();
+    let dated = one_case(dir.path(), "dated.yaml", "{deployment: bare_metal}");
+    let text = std::fs::read_to_string(&dated).unwrap();
+    let undated = dir.path().join("undated.yaml");
+    std::fs::write(&undated, text.replace("as_of: 2026-09-04\n", "")).unwrap();
+    let out = decide(&["test", undated.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("case `LoRA on eight cards` has no date"),
+        "{err}"
+    );
+    assert!(err.contains("cases[0].as_of"), "{err}");
+    assert!(err.contains("undated.yaml:1:1"), "{err}");
+    assert!(err.contains("write `as_of: 2026-09-04`"), "{err}");
+    // The case's own date is enough.
+    let own = dir.path().join("own.yaml");
+    std::fs::write(
+        &own,
+        text.replace("as_of: 2026-09-04\n", "")
+            .replace("  - profile:", "  - as_of: 2026-09-04\n    profile:"),
+    )
+    .unwrap();
+    let out = decide(&["test", own.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
 /// The percentage after "Coverage (by passing cases): ".
 fn coverage_of(text: &str) -> f64 {
     let line = text

@@ -164,9 +164,13 @@ fn sigterm_while_a_browser_prints_stops_it_and_the_server_within_seconds() {
     )
     .unwrap();
     std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (_fonts, path) = common::fonts_for_chinese("WenQuanYi Micro Hei\n");
     let server = Server::start_with(
         &["--addr", "127.0.0.1:0", "--as-of", common::AS_OF],
-        &[("DECIDE_BROWSER", browser.to_str().unwrap())],
+        &[
+            ("DECIDE_BROWSER", browser.to_str().unwrap()),
+            ("PATH", path.as_str()),
+        ],
     );
     let addr = server.addr.clone();
     let download = std::thread::spawn(move || {

@@ -117,8 +117,10 @@ pub fn browser() -> Result<PathBuf> {
                 "--format pdf prints the HTML memo with a Chromium-family browser, and none was found",
             )
             .help(format!(
-                "install Chromium, Chrome or Edge (Debian: `apt-get install chromium`), or set \
-                 {BROWSER_VAR} to one; or write `--format html` and print it from any browser"
+                "install Chromium, Chrome or Edge with a Chinese font (Debian and Ubuntu: \
+                 `apt-get install chromium fonts-wqy-microhei`; `scripts/install-browser.sh` in \
+                 the project installs both), or set {BROWSER_VAR} to one; or write `--format \
+                 html` and print it from any browser"
             ))
         })
 }

@@ -112,6 +112,34 @@ pub fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A folder holding an `fc-list` that answers `fc-list :lang=zh family` with `listed`, and
+/// `PATH` with it first: `--format pdf` asks fontconfig whether a font covers the memo's
+/// Chinese (its terms are quoted in Chinese in every language), and a test with a fake browser
+/// must not pass or fail by the fonts of the machine it runs on.
+pub fn fonts_for_chinese(listed: &str) -> (tempfile::TempDir, String) {
+    let bin = tempfile::tempdir().unwrap();
+    write_fc_list(bin.path(), listed);
+    let path = path_with(bin.path());
+    (bin, path)
+}
+
+/// Writes into `dir` an `fc-list` that prints `listed` (see [`fonts_for_chinese`]).
+pub fn write_fc_list(dir: &Path, listed: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let fc_list = dir.join("fc-list");
+    std::fs::write(&fc_list, format!("#!/bin/sh\nprintf '{listed}'\n")).unwrap();
+    std::fs::set_permissions(&fc_list, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `PATH` with `dir` first.
+pub fn path_with(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// Standard output of a `decide` run that must succeed (exit 0).
 pub fn run_ok(args: &[&str]) -> String {
     let out = run(args);

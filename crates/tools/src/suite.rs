@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use decide_engine::error::{Error, ErrorKind, Result};
+use decide_engine::error::{Error, ErrorKind, Position, Result};
 use decide_engine::eval::Evaluation;
 use decide_engine::graph::{Body, Graph};
 use decide_engine::kind::NodeKind;
@@ -29,7 +29,8 @@ use decide_engine::source::Source;
 #[schemars(title = "decide policy test cases", extend("$id" = "https://decide.invalid/schema/cases.schema.json"))]
 pub struct CaseFile {
     /// The date every case of the file is decided at (YYYY-MM-DD), so that price-age warnings
-    /// do not change with the calendar. Default: today.
+    /// do not change with the calendar. A case without a date here or of its own is refused:
+    /// judged at today's date, it would fail by itself once the quotes age.
     #[serde(default)]
     pub as_of: Option<String>,
     pub cases: Vec<Case>,
@@ -187,14 +188,12 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
             .field("as_of")
         })
     };
-    let file_as_of = match &file.as_of {
-        Some(text) => date(text)?,
-        None => decide_engine::today::today(),
-    };
-    for case in file.cases {
-        let as_of = match &case.as_of {
-            Some(text) => date(text)?,
-            None => file_as_of,
+    let file_as_of = file.as_of.as_deref().map(date).transpose()?;
+    for (index, case) in file.cases.into_iter().enumerate() {
+        let as_of = match (&case.as_of, file_as_of) {
+            (Some(text), _) => date(text)?,
+            (None, Some(as_of)) => as_of,
+            (None, None) => return Err(undated(graph, source, index, &case.profile.name)),
         };
         let name = case.profile.name.clone();
         // A case dated where other quotes are in force is decided with the policy priced then.
@@ -231,6 +230,33 @@ fn run_file(graph: &Graph, source: &Source, file: CaseFile, outcome: &mut Outcom
         outcome.results.push(result);
     }
     Ok(())
+}
+
+/// The fault of a case with no date: the file's `as_of:` and the case's are both missing.
+fn undated(graph: &Graph, source: &Source, index: usize, name: &str) -> Error {
+    let newest = graph.policy().newest_quote_date();
+    Error::new(
+        ErrorKind::Profile,
+        format!(
+            "case `{name}` has no date: a policy test is decided at the date it names, so that \
+             it passes or fails the same on every day"
+        ),
+    )
+    .at(
+        &source.name,
+        &source.text,
+        Some(Position { line: 1, column: 1 }),
+    )
+    .field(format!("cases[{index}].as_of"))
+    .help(match newest {
+        Some(day) => format!(
+            "write `as_of: {day}` (the newest quote sheet's date) at the top of the file for \
+             every case, or in the case for that one"
+        ),
+        None => "write `as_of: YYYY-MM-DD` at the top of the file for every case, or in the \
+                 case for that one"
+            .to_owned(),
+    })
 }
 
 /// Every difference between `expect` and the decision, as a line a person reads.

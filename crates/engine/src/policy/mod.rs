@@ -192,6 +192,12 @@ impl Policy {
         in_force(Some(date)) == in_force(self.prices_at)
     }
 
+    /// The date of the newest quote of any sheet (none without quote sheets).
+    #[must_use]
+    pub fn newest_quote_date(&self) -> Option<jiff::civil::Date> {
+        self.quotes.iter().map(|q| q.valid_from).max()
+    }
+
     /// The catalog's hardware that no quote prices at [`Policy::prices_at`], each with the
     /// first day it is quoted (none when no sheet quotes it).
     #[must_use]
