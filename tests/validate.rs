@@ -137,6 +137,63 @@ fn the_shipped_rules_are_clean_on_the_first_sheets_day() {
     );
 }
 
+#[test]
+fn validate_with_progress_says_each_step_as_it_starts_and_the_time_at_the_end() {
+    // Off a terminal, `--progress` writes a line a step to stderr; the report on stdout is the
+    // one printed without it.
+    let out = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["validate", "--as-of", common::AS_OF, "--progress"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(report.ends_with("Clean: no findings.\n"), "{report}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"Validating the embedded rules at 2026-09-04"),
+        "{err}"
+    );
+    let steps: Vec<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l.split(" (").next().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "[1/5] loading and compiling the rules and templates",
+            "[2/5] checking nodes and offer ids",
+            "[3/5] analysing the decision tables",
+            "[4/5] searching generated profiles for a broken invariant",
+            "[5/5] holding each configuration search to its reference lists",
+        ],
+        "{err}"
+    );
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("Checked in ") && last.ends_with('s'),
+        "{err}"
+    );
+    // Rules that do not load end the progress there.
+    let rules = common::edited_rules(&[("criteria.yaml", "criteria:", "criteria: [")]);
+    let out = Command::new(env!("CARGO_BIN_EXE_decide"))
+        .args(["validate", "--progress", "--rules"])
+        .arg(rules.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .starts_with("Loaded with faults in "),
+        "{err}"
+    );
+    assert!(!err.contains("[2/5]"), "{err}");
+}
+
 /// The reports of `decide validate`'s table analysis on the shipped rules plus `extra.yaml`
 /// holding `tables` (YAML under `tables:`), for the tables it adds.
 fn table_reports(tables: &str) -> Vec<decide_tools::check::tables::TableReport> {

@@ -46,6 +46,10 @@ and the line the profile starts at. A profile that cannot be read or decided has
 Exit codes: 0 every profile decided, 1 some profile failed (after deciding the rest) or an
 input cannot be read or a memo cannot be written, 2 usage error, 128 + N stopped by signal N
 (130 SIGINT, 143 SIGTERM, 129 SIGHUP; the --output file is left as it was).")]
+#[command(mut_args(super::config::arg_help(
+    "progress",
+    "Show progress on stderr from the first profile (count, total when known, rate, ETA): `auto` on a terminal unless the records go to it too; `--progress` alone is `always` (plain lines, one a second, when stderr is not a terminal)"
+)))]
 pub struct Args {
     /// Profile files, folders of them, JSON-lines or multi-document YAML files; `-` for stdin.
     #[arg(value_name = "INPUT", required = true)]
@@ -77,18 +81,8 @@ pub struct Args {
     /// The language of the memos and of the records' texts.
     #[arg(long, value_parser = super::lang_parser(), default_value_t = decide_engine::Lang::En)]
     pub lang: decide_engine::Lang,
-    /// Show progress on stderr from the first profile (count, total when known, rate, ETA):
-    /// `auto` on a terminal unless the records go to it too; `--progress` alone is `always`
-    /// (plain lines, one a second, when stderr is not a terminal).
-    #[arg(
-        long,
-        value_enum,
-        value_name = "WHEN",
-        default_value_t = progress::When::Auto,
-        num_args = 0..=1,
-        default_missing_value = "always"
-    )]
-    pub progress: progress::When,
+    #[command(flatten)]
+    pub progress: progress::ProgressArgs,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -106,7 +100,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     // Records printed to a terminal would be broken into by a line redrawn on it.
     let records_on_terminal =
         !format.is_memo() && args.output.is_none() && std::io::stdout().is_terminal();
-    let mode = progress::Mode::of(args.progress, records_on_terminal);
+    let mode = progress::Mode::of(args.progress.progress, records_on_terminal);
     let (profiles, inputs, total) = read_inputs(args, format, mode != progress::Mode::Hidden)?;
     let mut records = Records {
         file: match (&args.output, format) {

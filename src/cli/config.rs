@@ -39,8 +39,13 @@ pub struct AsOfArgs {
 /// `--as-of`'s help for a command that reads the date otherwise than the deciding commands. (In
 /// place: `mut_arg` would move the flag to the end of the list the shell completions follow.)
 pub(crate) fn as_of_help(help: &'static str) -> impl FnMut(clap::Arg) -> clap::Arg {
+    arg_help("as_of", help)
+}
+
+/// The help of the flattened argument `id`, said for the command it is in.
+pub(crate) fn arg_help(id: &'static str, help: &'static str) -> impl FnMut(clap::Arg) -> clap::Arg {
     move |arg| {
-        if arg.get_id() == "as_of" {
+        if arg.get_id() == id {
             arg.help(help)
         } else {
             arg

@@ -1,6 +1,7 @@
-//! A batch's progress on standard error, never on standard output: one line redrawn in place on
-//! a terminal, or plain lines (for a log) when asked for off a terminal; with the total and an
-//! ETA when the number of profiles is known, the count so far and the rate when it is not.
+//! Progress on standard error, never on standard output: one line redrawn in place on a
+//! terminal, or plain lines (for a log) when asked for off a terminal. A batch's counts its
+//! profiles (with the total and an ETA when known, the count so far and the rate when not); a
+//! long check's ([`Phases`]) names the step it is on and ends with the time it took.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -18,6 +19,23 @@ pub enum When {
     Always,
     /// Never.
     Never,
+}
+
+/// `--progress [WHEN]`; a command says what its progress shows with
+/// `#[command(mut_args(super::config::arg_help("progress", "...")))]`.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ProgressArgs {
+    /// Show progress on stderr: `auto` on a terminal; `--progress` alone is `always` (plain
+    /// lines when stderr is not a terminal).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = When::Auto,
+        num_args = 0..=1,
+        default_missing_value = "always"
+    )]
+    pub progress: When,
 }
 
 /// How progress is drawn.
@@ -130,13 +148,7 @@ impl Progress {
             text.push_str(&rate);
         }
         self.push_failed(&mut text);
-        match self.mode {
-            Mode::Hidden => {}
-            Mode::Terminal => self.emit(&format!("\r{text}\x1b[K\n")),
-            Mode::Lines => self.emit(&format!("{text}\n")),
-        }
-        self.on_screen = false;
-        self.mode = Mode::Hidden;
+        finish(&mut self.mode, &mut self.on_screen, &text);
     }
 
     /// The line as it stands: `12/40 profiles (30%), 1 failed, 8.2/s, ETA 3.4s`, or without a
@@ -191,12 +203,96 @@ impl Progress {
         self.emit(&text);
     }
 
-    /// Writes to standard error; once it is closed, progress is no longer drawn.
     fn emit(&mut self, text: &str) {
-        if stdio::err(text) == Pipe::Closed {
-            self.mode = Mode::Hidden;
-            self.on_screen = false;
+        emit(&mut self.mode, &mut self.on_screen, text);
+    }
+}
+
+/// The progress of a command that runs in named steps (`decide validate`): a header at once,
+/// the step it is on (`[3/5] searching … (2.4s)`), and the time it took at the end.
+pub struct Phases {
+    mode: Mode,
+    steps: usize,
+    step: usize,
+    start: Instant,
+    on_screen: bool,
+}
+
+impl Phases {
+    /// Writes `header` (a whole line) and starts the clock; `steps` is how many [`Phases::step`]
+    /// calls follow.
+    #[must_use]
+    pub fn start(mode: Mode, header: &str, steps: usize) -> Self {
+        let mut phases = Phases {
+            mode,
+            steps,
+            step: 0,
+            start: Instant::now(),
+            on_screen: false,
+        };
+        if mode != Mode::Hidden {
+            phases.emit(&format!("{header}\n"));
         }
+        phases
+    }
+
+    /// The next step begins: `[n/steps] doing (elapsed so far)`, redrawn on a terminal, a line
+    /// of its own in a log.
+    pub fn step(&mut self, doing: &str) {
+        self.step += 1;
+        let text = format!(
+            "[{}/{}] {doing} ({})",
+            self.step,
+            self.steps,
+            duration(self.start.elapsed())
+        );
+        match self.mode {
+            Mode::Hidden => {}
+            Mode::Terminal => {
+                self.on_screen = true;
+                self.emit(&format!("\r{text}\x1b[K"));
+            }
+            Mode::Lines => self.emit(&format!("{text}\n")),
+        }
+    }
+
+    /// The last line: `what in 12s`, replacing the step's line on a terminal.
+    pub fn finish(&mut self, what: &str) {
+        let text = format!("{what} in {}", duration(self.start.elapsed()));
+        finish(&mut self.mode, &mut self.on_screen, &text);
+    }
+
+    fn emit(&mut self, text: &str) {
+        emit(&mut self.mode, &mut self.on_screen, text);
+    }
+}
+
+impl Drop for Phases {
+    /// A step's line left on a terminal (the command failed) is cleared.
+    fn drop(&mut self) {
+        if self.on_screen {
+            let _ = stdio::err("\r\x1b[K");
+        }
+    }
+}
+
+/// Writes the last line, `text`, whole (replacing a line drawn on a terminal); nothing is drawn
+/// after it.
+fn finish(mode: &mut Mode, on_screen: &mut bool, text: &str) {
+    match *mode {
+        Mode::Hidden => {}
+        Mode::Terminal => emit(mode, on_screen, &format!("\r{text}\x1b[K\n")),
+        Mode::Lines => emit(mode, on_screen, &format!("{text}\n")),
+    }
+    *on_screen = false;
+    *mode = Mode::Hidden;
+}
+
+/// Writes to standard error; once it is closed, progress is no longer drawn.
+fn emit(mode: &mut Mode, on_screen: &mut bool, text: &str) {
+    if stdio::err(text) == Pipe::Closed {
+        *mode = Mode::Hidden;
+        *on_screen = false;
     }
 }
 

@@ -11,6 +11,7 @@ use decide_tools::check::{
 };
 
 use super::Outcome;
+use super::progress::{self, Phases};
 
 /// Check a rules folder: every static check, each finding with its place and a fix.
 ///
@@ -24,17 +25,24 @@ use super::Outcome;
 Examples:
   decide validate
   decide validate --rules my-rules
+  decide validate --progress 2> validate.log
 
 Exit codes: 0 clean, 1 findings, 2 usage error.")]
 // `--as-of` says what this command reads at the date.
 #[command(mut_args(super::config::as_of_help(
     "The date facts such as price age are computed at (YYYY-MM-DD); default today"
 )))]
+#[command(mut_args(super::config::arg_help(
+    "progress",
+    "Show on stderr what is being checked and, at the end, how long it took: `auto` on a terminal (one line redrawn); `--progress` alone is `always` (a line a step when stderr is not a terminal)"
+)))]
 pub struct Args {
     #[command(flatten)]
     pub rules: super::RulesArgs,
     #[command(flatten)]
     pub as_of: super::AsOfArgs,
+    #[command(flatten)]
+    pub progress: progress::ProgressArgs,
 }
 
 pub fn run(args: &Args) -> Result<Outcome> {
@@ -43,6 +51,14 @@ pub fn run(args: &Args) -> Result<Outcome> {
         || "the embedded rules".to_owned(),
         |p| p.display().to_string(),
     );
+    let as_of = config.as_of();
+    // The report is printed whole at the end: the progress line is gone by then.
+    let mut phases = Phases::start(
+        progress::Mode::of(args.progress.progress, false),
+        &format!("Validating {name} at {as_of}"),
+        1 + check::Phase::ALL.len(),
+    );
+    phases.step("loading and compiling the rules and templates");
     let (sources, origin) = config.rules().sources()?;
     // Every fault at once: loading faults, then whatever compiling what loaded finds.
     let (policy, mut errors) = Policy::from_sources_lenient(&sources, origin);
@@ -54,7 +70,6 @@ pub fn run(args: &Args) -> Result<Outcome> {
         Ok(templates) => errors.extend(templates.check()),
         Err(e) => errors.push(e),
     }
-    let as_of = config.as_of();
     let graph = policy.and_then(|policy| match Graph::compile(policy.priced_at(as_of)) {
         Ok(graph) => Some(graph),
         Err(e) => {
@@ -65,6 +80,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     let graph = match (graph, Error::many(errors)) {
         (Some(graph), None) => graph,
         (_, Some(e)) => {
+            phases.finish("Loaded with faults");
             super::print(&load_faults(&name, &e, &languages))?;
             return Ok(Outcome::Flagged);
         }
@@ -82,9 +98,31 @@ pub fn run(args: &Args) -> Result<Outcome> {
             })
             .flat_map(|f| f.cases.into_iter().map(|c| c.profile))
             .collect();
-    let report = check::check(&graph, as_of, &witnesses);
+    let report = check::check_with(&graph, as_of, &witnesses, &mut |phase| {
+        phases.step(phase.doing());
+    });
+    phases.finish("Checked");
+    let mut out = report_text(&name, &report, &languages);
+    let findings = report.all_findings().count() + languages.len();
+    if findings == 0 {
+        out.push_str("Clean: no findings.\n");
+        super::print(&out)?;
+        Ok(Outcome::Clean)
+    } else {
+        let _ = writeln!(
+            out,
+            "{findings} {}.",
+            if findings == 1 { "finding" } else { "findings" }
+        );
+        super::print(&out)?;
+        Ok(Outcome::Flagged)
+    }
+}
+
+/// The report of rules that loaded: every finding, then what was checked.
+fn report_text(name: &str, report: &check::Report, languages: &[Error]) -> String {
     let mut out = String::new();
-    for l in &languages {
+    for l in languages {
         out.push_str(&l.render());
         out.push_str("\n\n");
     }
@@ -126,20 +164,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
         );
     }
     let _ = writeln!(out, "{}", expressions_line(&report.expressions));
-    let findings = report.all_findings().count() + languages.len();
-    if findings == 0 {
-        out.push_str("Clean: no findings.\n");
-        super::print(&out)?;
-        Ok(Outcome::Clean)
-    } else {
-        let _ = writeln!(
-            out,
-            "{findings} {}.",
-            if findings == 1 { "finding" } else { "findings" }
-        );
-        super::print(&out)?;
-        Ok(Outcome::Flagged)
-    }
+    out
 }
 
 /// The report of rules that do not load: every fault, then the texts missing a language, and

@@ -66,7 +66,52 @@ pub fn check(
     as_of: jiff::civil::Date,
     witnesses: &[decide_engine::profile::Profile],
 ) -> Report {
+    check_with(graph, as_of, witnesses, &mut |_| {})
+}
+
+/// The checks [`check_with`] runs, in order, for a caller that shows its progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Unused nodes and offer ids.
+    Nodes,
+    /// The decision tables: gaps, overlaps, rows no profile reaches.
+    Tables,
+    /// The search for a decision that breaks an invariant.
+    Invariants,
+    /// Each configuration search held to its reference lists.
+    Searches,
+}
+
+impl Phase {
+    /// Every phase, in the order run.
+    pub const ALL: [Phase; 4] = [
+        Phase::Nodes,
+        Phase::Tables,
+        Phase::Invariants,
+        Phase::Searches,
+    ];
+
+    /// What the phase does, as a progress line says it.
+    #[must_use]
+    pub fn doing(self) -> &'static str {
+        match self {
+            Phase::Nodes => "checking nodes and offer ids",
+            Phase::Tables => "analysing the decision tables",
+            Phase::Invariants => "searching generated profiles for a broken invariant",
+            Phase::Searches => "holding each configuration search to its reference lists",
+        }
+    }
+}
+
+/// Like [`check`], calling `on_phase` as each phase starts.
+pub fn check_with(
+    graph: &Graph,
+    as_of: jiff::civil::Date,
+    witnesses: &[decide_engine::profile::Profile],
+    on_phase: &mut dyn FnMut(Phase),
+) -> Report {
     let policy = graph.policy();
+    on_phase(Phase::Nodes);
     let mut findings = unused_nodes(graph);
     findings.extend(unknown_offer_ids(graph));
     let mut counts: Vec<(NodeKind, usize)> = Vec::new();
@@ -76,11 +121,17 @@ pub fn check(
             None => counts.push((node.kind, 1)),
         }
     }
+    on_phase(Phase::Tables);
+    let tables = tables::analyse(graph, as_of, witnesses);
+    on_phase(Phase::Invariants);
+    let invariants = invariants::search(graph, as_of);
+    on_phase(Phase::Searches);
+    let searches = invariants::prove_searches(graph, as_of);
     Report {
         findings,
-        tables: tables::analyse(graph, as_of, witnesses),
-        invariants: invariants::search(graph, as_of),
-        searches: invariants::prove_searches(graph, as_of),
+        tables,
+        invariants,
+        searches,
         expressions: ExpressionReport::of(graph),
         counts,
         offers: policy.offers.len(),
