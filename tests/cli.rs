@@ -516,9 +516,12 @@ fn decide_in(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Every shipped file is in the exported folder `p`, byte for byte, where a rules folder holds
-/// it, and nothing else is.
+/// Every shipped file is in the exported folder `p`, byte for byte (but for the editor's schema
+/// line, which points into the folder's own `schema/`), where a rules folder holds it, and
+/// nothing else is; every schema line names a schema the folder holds, the committed one.
 fn assert_exported_as_shipped(p: &Path) {
+    const MARK: &str = "# yaml-language-server: $schema=";
+    let mut pointed = 0;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for (from, to) in [
         ("rules", ""),
@@ -534,9 +537,34 @@ fn assert_exported_as_shipped(p: &Path) {
             if path.is_file() {
                 let name = path.file_name().unwrap().to_owned();
                 let copy = p.join(to).join(&name);
+                let shipped = std::fs::read_to_string(&path).unwrap();
+                let exported = std::fs::read_to_string(&copy).unwrap_or_default();
+                let line = |text: &str| {
+                    text.lines()
+                        .find(|l| l.starts_with(MARK))
+                        .map(str::to_owned)
+                };
+                if let Some(line) = line(&exported) {
+                    let target = copy.parent().unwrap().join(&line[MARK.len()..]);
+                    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("schema")
+                        .join(target.file_name().unwrap());
+                    assert_eq!(
+                        std::fs::read_to_string(&target).ok(),
+                        std::fs::read_to_string(&committed).ok(),
+                        "{}: `{line}` names no schema of the folder, or another one",
+                        copy.display()
+                    );
+                    assert!(target.starts_with(p), "{line} points outside the folder");
+                    pointed += 1;
+                }
+                let unpointed = |text: &str| match line(text) {
+                    Some(l) => text.replacen(&l, MARK, 1),
+                    None => text.to_owned(),
+                };
                 assert_eq!(
-                    std::fs::read(&path).unwrap(),
-                    std::fs::read(&copy).unwrap_or_default(),
+                    unpointed(&shipped),
+                    unpointed(&exported),
                     "{} is not exported as {}",
                     path.display(),
                     copy.display()
@@ -550,6 +578,30 @@ fn assert_exported_as_shipped(p: &Path) {
             .count();
         assert_eq!(exported, names.len(), "{to}/ holds files {from}/ does not");
     }
+    assert!(pointed > 40, "only {pointed} files name a schema");
+    assert_eq!(
+        std::fs::read_dir(p.join("schema")).unwrap().count(),
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema"))
+            .unwrap()
+            .count(),
+        "schema/ holds other files than the project's"
+    );
+}
+
+#[test]
+fn an_example_named_where_there_is_none_says_how_to_get_the_examples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = decide_in(tmp.path(), &["examples/lora-7b-4090.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("file not found"), "{err}");
+    assert!(
+        err.contains("`decide rules export my-rules` writes them to my-rules/examples/"),
+        "{err}"
+    );
+    // Any other missing file is only missing.
+    let out = decide_in(tmp.path(), &["mine.yaml"]);
+    assert!(!stderr(&out).contains("rules export"), "{}", stderr(&out));
 }
 
 /// What the README promises an installed binary: from an empty folder, export the embedded

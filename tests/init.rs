@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::path::Path;
 use std::time::Duration;
 
 use rexpect::session::spawn_command;
@@ -81,6 +82,20 @@ fn no_requirements(p: &mut rexpect::session::PtySession) {
     }
 }
 
+/// The terminal got the memo's answer (`said`, as read: a char a byte) and not the memo, which
+/// is beside the profile `file` and starts with `title`.
+fn answer_said_and_memo_beside(said: &str, file: &Path, title: &str) {
+    let said: Vec<u8> = said.chars().map(|c| c as u8).collect();
+    let said = String::from_utf8_lossy(&said);
+    let memo = std::fs::read_to_string(file.with_extension("memo.md")).unwrap();
+    assert!(memo.starts_with(title), "{memo}");
+    let answer = memo.lines().find(|l| l.starts_with("> **")).unwrap();
+    let answer = answer.trim_start_matches("> **").trim_end_matches("**");
+    let start: String = answer.chars().take(16).collect();
+    assert!(said.contains(&start), "{start} is not in: {said}");
+    assert!(!said.contains("## "), "the terminal got the memo: {said}");
+}
+
 #[test]
 fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_a_memo() {
     let dir = tempfile::tempdir().unwrap();
@@ -148,9 +163,9 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     p.exp_string("Wrote ").unwrap();
     p.exp_string("Decide it now?").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
-    p.exp_string("# GPU procurement memo: Pilot 7B full")
-        .unwrap();
+    let said = p.exp_string("The whole memo").unwrap();
     p.exp_eof().unwrap();
+    answer_said_and_memo_beside(&said, &file, "# GPU procurement memo: Pilot 7B full");
 
     // The file is a profile `decide` accepts, with the answers in it and no inference fields.
     let text = std::fs::read_to_string(&file).unwrap();
@@ -400,10 +415,11 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
     p.exp_string(&as_read("已写入 ")).unwrap();
     p.exp_string(&as_read("现在就用它做决策？")).unwrap();
     keys(&mut p, &format!("是{ENTER}"));
-    // The memo is the Chinese one: its title and the workload's name.
-    p.exp_string(&as_read("# GPU 采购备忘录：中文试点"))
-        .unwrap();
+    // The answer and where the memo went are said in Chinese; the memo is the Chinese one:
+    // its title and the workload's name.
+    let said = p.exp_string(&as_read("完整备忘录")).unwrap();
     p.exp_eof().unwrap();
+    answer_said_and_memo_beside(&said, &file, "# GPU 采购备忘录：中文试点");
 
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("# 由 `decide init` 生成"), "{text}");

@@ -1,7 +1,8 @@
 //! `decide init`: a questionnaire in the terminal that writes a workload profile.
 
+use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use inquire::validator::Validation;
 use serde_json::{Map, Value as J};
@@ -138,7 +139,7 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
             ErrorKind::Usage,
             "`decide init` asks questions and needs a terminal",
         )
-        .help("write the profile by hand instead: see examples/ and `decide schema profile`"));
+        .help("write the profile by hand instead: `decide rules export my-rules` writes example profiles to my-rules/examples/, and `decide schema profile` prints every field"));
     }
     if args.file.exists() && !args.force {
         return Err(Error::new(ErrorKind::Usage, "the file already exists")
@@ -222,9 +223,58 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
             &evaluation,
             decide_tools::Format::Markdown,
         )?;
-        super::print(&memo)?;
+        let out = write_memo(args, &texts, &file, &memo)?;
+        super::print(&out)?;
     }
     Ok(Outcome::Clean)
+}
+
+/// Writes `memo` beside the profile (kept if there already, unless `--force`) and returns what
+/// the terminal is told: the memo's answer and where the rest is.
+fn write_memo(args: &Args, texts: &Texts, file: &str, memo: &str) -> Result<String> {
+    // The memo goes beside the profile; the terminal gets its answer and where the rest is.
+    let path = memo_path(&args.file);
+    let shown_path = path.display().to_string();
+    let mut out = format!("\n{}\n\n", headline(memo));
+    if path.exists() && !args.force {
+        let _ = writeln!(
+            out,
+            "{}",
+            say(
+                texts,
+                |w| &w.memo_kept,
+                &[("file", &shown_path), ("profile", file)]
+            )
+        );
+    } else {
+        super::write_output(
+            &path,
+            &super::Inputs::of([args.file.as_path()]),
+            memo.as_bytes(),
+        )?;
+        let _ = writeln!(
+            out,
+            "{}",
+            say(texts, |w| &w.memo_wrote, &[("file", &shown_path)])
+        );
+    }
+    Ok(out)
+}
+
+/// Where `decide init` writes the memo of the profile at `profile`: beside it, `NAME.memo.md`.
+fn memo_path(profile: &Path) -> PathBuf {
+    profile.with_extension("memo.md")
+}
+
+/// The memo's answer: its first quoted block (the headline and the reason under it), as plain
+/// lines for the terminal.
+fn headline(memo: &str) -> String {
+    memo.lines()
+        .skip_while(|l| !l.starts_with('>'))
+        .take_while(|l| l.starts_with('>'))
+        .map(|l| l.trim_start_matches('>').trim().replace("**", ""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A yes/no question in the questionnaire's language: `y`/`n` (and, in Chinese, `是`/`否`).

@@ -319,10 +319,31 @@ pub fn run() -> std::result::Result<(), u8> {
         Ok(Outcome::Failed) => Err(2),
         Ok(Outcome::Interrupted(code)) => Err(code),
         Err(e) => {
+            let e = examples_hint(e);
             // A closed standard error does not change the exit code the error calls for.
             stdio::err(&format!("{}\n", render(&e)));
             Err(u8::try_from(e.exit_code()).unwrap_or(1))
         }
+    }
+}
+
+/// "file not found" for a file under an `examples/` folder: the examples the docs name come with
+/// the project's source, and an installed `decide` writes them out with the rules.
+fn examples_hint(e: Error) -> Error {
+    let under_examples = e.origin().is_some_and(|o| {
+        Path::new(&o.name)
+            .components()
+            .any(|c| c.as_os_str() == decide_engine::policy::EXAMPLES_FOLDER)
+    });
+    if under_examples && e.message() == "file not found" {
+        e.help(format!(
+            "the example profiles come with the project's source; `decide rules export \
+             my-rules` writes them to my-rules/{}/ (with the rules they are decided by), and \
+             `decide init` writes a profile of your own",
+            decide_engine::policy::EXAMPLES_FOLDER
+        ))
+    } else {
+        e
     }
 }
 

@@ -2,10 +2,13 @@
 //! `decide` can start a policy change; `decide rules sample`: generated profiles to check a change
 //! against.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use decide_engine::error::{Error, ErrorKind, Result};
+
+use decide_tools::schema;
 
 use super::Outcome;
 
@@ -48,8 +51,9 @@ pub struct SampleArgs {
 }
 
 /// Write the embedded policy to a new folder, ready for `--rules DIR`: the rule files, the
-/// quote sheets (`quotes/`), the policy tests (`tests/`), the memo templates (`templates/`) and
-/// the example profiles (`examples/`).
+/// quote sheets (`quotes/`), the policy tests (`tests/`), the memo templates (`templates/`),
+/// the example profiles (`examples/`) and the JSON Schemas an editor checks them with
+/// (`schema/`).
 ///
 /// DIR must not exist yet, or be an empty folder: nothing is overwritten. The folder appears
 /// whole or not at all (it is written beside DIR, then renamed).
@@ -88,7 +92,7 @@ fn export(args: &ExportArgs) -> Result<Outcome> {
     let dir = &args.dir;
     let shown = dir.display().to_string();
     refuse_existing(dir, &shown)?;
-    let files = decide_engine::policy::embedded_files();
+    let files = exported_files();
     let scratch = scratch_beside(dir)?;
     let written = write_all(&scratch, &files).and_then(|()| {
         // An empty DIR is replaced by the rename (POSIX renames onto an empty folder); removed
@@ -163,20 +167,47 @@ fn scratch_beside(dir: &Path) -> Result<PathBuf> {
     .in_file(dir.display().to_string()))
 }
 
+/// The embedded files as a rules folder holds them, and the JSON Schemas their editor lines
+/// name (`schema/`), each line pointed at the folder's own copy: in the project the rule files
+/// point at `../schema/`, which is outside an exported folder.
+fn exported_files() -> Vec<(String, Cow<'static, str>)> {
+    let mut files: Vec<(String, Cow<'static, str>)> = decide_engine::policy::embedded_files()
+        .into_iter()
+        .map(|(path, text)| {
+            let text = if Path::new(&path)
+                .extension()
+                .is_some_and(|e| e == "yaml" || e == "yml")
+            {
+                schema::repoint(text, path.matches('/').count())
+            } else {
+                Cow::Borrowed(text)
+            };
+            (path, text)
+        })
+        .collect();
+    files.extend(schema::files().into_iter().map(|(name, value)| {
+        (
+            format!("{}/{name}", schema::FOLDER),
+            Cow::Owned(schema::to_text(&value)),
+        )
+    }));
+    files
+}
+
 /// Writes every file under `root`, creating subfolders as they come.
-fn write_all(root: &Path, files: &[(String, &str)]) -> std::io::Result<()> {
+fn write_all(root: &Path, files: &[(String, Cow<'_, str>)]) -> std::io::Result<()> {
     for (path, text) in files {
         let path = root.join(path);
         if let Some(folder) = path.parent() {
             std::fs::create_dir_all(folder)?;
         }
-        std::fs::write(&path, text)?;
+        std::fs::write(&path, text.as_bytes())?;
     }
     Ok(())
 }
 
 /// What was written, by folder, and what to do next.
-fn summary(dir: &str, files: &[(String, &str)]) -> String {
+fn summary(dir: &str, files: &[(String, Cow<'_, str>)]) -> String {
     let count = |folder: Option<&str>| {
         files
             .iter()
@@ -206,6 +237,7 @@ fn summary(dir: &str, files: &[(String, &str)]) -> String {
             Some(decide_engine::policy::EXAMPLES_FOLDER),
             "example profiles",
         ),
+        (Some(schema::FOLDER), "JSON Schemas"),
     ] {
         let place = folder.map_or_else(|| format!("{dir}/"), |f| format!("{dir}/{f}/"));
         let _ = writeln!(out, "  {:>3} {what:<17} {place}", count(folder));

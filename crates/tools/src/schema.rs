@@ -63,6 +63,35 @@ pub fn quote_sheet(draft: Draft) -> Value {
     generate::<decide_engine::policy::quotes::QuoteRecord>(draft)
 }
 
+/// The folder the committed schemas are in, beside the rules and examples that point at them.
+pub const FOLDER: &str = "schema";
+
+/// Every schema by the file name it is committed as in [`FOLDER`] (draft-07, as editors read
+/// them): what `decide rules export` writes beside the files that point at them.
+#[must_use]
+pub fn files() -> [(&'static str, Value); 4] {
+    [
+        ("profile.schema.json", profile(Draft::Draft7)),
+        ("rules.schema.json", rules(Draft::Draft7)),
+        ("cases.schema.json", cases(Draft::Draft7)),
+        ("quote-sheet.schema.json", quote_sheet(Draft::Draft7)),
+    ]
+}
+
+/// The editor's schema line of a YAML file (`# yaml-language-server: $schema=PATH`) pointed at
+/// `schema/NAME` of the folder the file is `depth` folders inside; a text without one is
+/// returned as it is.
+#[must_use]
+pub fn repoint(text: &str, depth: usize) -> std::borrow::Cow<'_, str> {
+    const MARK: &str = "# yaml-language-server: $schema=";
+    let Some(line) = text.lines().find(|l| l.starts_with(MARK)) else {
+        return text.into();
+    };
+    let name = line[MARK.len()..].rsplit('/').next().unwrap_or_default();
+    let pointed = format!("{MARK}{}{FOLDER}/{name}", "../".repeat(depth));
+    text.replacen(line, &pointed, 1).into()
+}
+
 /// A schema as the committed files hold it: pretty JSON with a trailing newline.
 #[must_use]
 pub fn to_text(schema: &Value) -> String {

@@ -728,6 +728,12 @@ pub struct PromptWords {
     pub wrote: Template,
     #[schemars(with = "Words")]
     pub decide_now: Template,
+    /// After deciding: the memo was written to `{file}` (beside the profile), or `{file}`
+    /// was there already and kept (`{profile}` is the profile's file, to say the command).
+    #[schemars(with = "Words")]
+    pub memo_wrote: Template,
+    #[schemars(with = "Words")]
+    pub memo_kept: Template,
     /// The first line of the profile file written.
     #[schemars(with = "Words")]
     pub file_header: Template,
@@ -756,7 +762,7 @@ pub struct PromptWords {
 impl PromptWords {
     /// Every entry by name, with the placeholders it must contain.
     #[must_use]
-    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 28] {
+    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 30] {
         [
             ("none", &self.none, &[]),
             ("select_help", &self.select_help, &[]),
@@ -783,6 +789,8 @@ impl PromptWords {
             ("write", &self.write, &[]),
             ("wrote", &self.wrote, &["file"]),
             ("decide_now", &self.decide_now, &[]),
+            ("memo_wrote", &self.memo_wrote, &["file"]),
+            ("memo_kept", &self.memo_kept, &["file", "profile"]),
             ("file_header", &self.file_header, &[]),
             ("offer_label", &self.offer_label, &["title", "price"]),
             ("back_hint", &self.back_hint, &[]),
