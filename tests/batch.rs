@@ -104,7 +104,11 @@ fn json_lines_keep_input_order_and_a_bad_profile_does_not_stop_the_rest() {
         "{err}"
     );
     assert!(err.contains("By deployment: "), "{err}");
-    assert!(err.contains("Total monthly cost: ¥"), "{err}");
+    assert!(err.contains("Monthly cost a profile: median ¥"), "{err}");
+    assert!(
+        err.contains(" for the 299 together, where they are one fleet's)."),
+        "{err}"
+    );
 }
 
 #[test]

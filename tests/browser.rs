@@ -57,6 +57,9 @@ const WIDTH: u32 = 800;
 /// A phone's window, where a wide table must scroll inside its own box and not the page: the
 /// room a wider font would take from the table at [`WIDTH`], and more.
 const NARROW: u32 = 360;
+/// A phone's window (an iPhone 12 to 15) and a laptop's, for the served page.
+const PHONE: u32 = 390;
+const DESKTOP: u32 = 1366;
 /// Pages a memo may print to: more means a runaway table or a broken page break.
 const MAX_PAGES: usize = 14;
 /// The page's top and bottom margins in points (`@page` in `templates/memo.html.j2`: 16 mm and
@@ -1666,7 +1669,7 @@ mod page {
     use serde_json::{Value, json};
 
     use super::common::{self, server::Server};
-    use super::{Browser, Tools, WIDTH, answer_line, pdf_pages, squeezed};
+    use super::{Browser, DESKTOP, PHONE, Tools, WIDTH, answer_line, pdf_pages, squeezed};
 
     /// The longest the memo may take to follow an answer.
     const FOLLOW: Duration = Duration::from_secs(30);
@@ -1754,6 +1757,41 @@ mod page {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// At a phone's width (390 px) the page scrolls and nothing else does: nothing is wider than
+    /// the window, and the memo, after the form, is in a frame as tall and no wider than the
+    /// memo; at a desktop's (1366 px) nothing is wider than the window either.
+    fn phone_and_desktop(browser: &mut Browser, session: &str, what: &str) {
+        const FRAME: &str = "(() => { const f = document.querySelector('#memo iframe'); \
+            const m = f.contentDocument.documentElement; \
+            return [m.scrollWidth - m.clientWidth, m.scrollHeight - f.clientHeight, \
+                    f.getBoundingClientRect().top > document.querySelector('#questions').getBoundingClientRect().top]; })()";
+        browser.resize(session, PHONE);
+        let start = Instant::now();
+        loop {
+            let [wider, taller, after] = browser
+                .evaluate(session, FRAME)
+                .as_array()
+                .cloned()
+                .unwrap()
+                .try_into()
+                .unwrap();
+            let fits = wider.as_i64() == Some(0) && taller.as_i64().is_some_and(|t| t <= 1);
+            if fits && after == json!(true) {
+                break;
+            }
+            assert!(
+                start.elapsed() < FOLLOW,
+                "{what} at {PHONE} px: the memo is {wider} px wider than its frame and {taller} px \
+                 taller (a scroll inside the page), after the form: {after}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        browser.fits(session, PHONE, what);
+        browser.resize(session, DESKTOP);
+        browser.fits(session, DESKTOP, what);
+        browser.resize(session, WIDTH);
     }
 
     /// Nothing wider than the window, no console message or error, no request off `origin`.
@@ -1917,6 +1955,7 @@ mod page {
             "the answers changed the memo"
         );
         memo_shows(&mut browser, &session, &second, "7B service");
+        phone_and_desktop(&mut browser, &session, "the English page");
         clean(&mut browser, &session, &origin, &url, "the English page");
         picture(&mut browser, &session, "serve.en.png");
 
@@ -1974,6 +2013,7 @@ mod page {
             "zh",
         ]);
         memo_shows(browser, session, &from_file, "the uploaded profile");
+        phone_and_desktop(browser, session, "the Chinese page after the upload");
         clean(browser, session, origin, url, "the page after the upload");
     }
 
@@ -1989,6 +2029,11 @@ mod page {
             let url = format!("{origin}{path}");
             let session = browser.open(&url);
             clean(browser, &session, origin, &url, what);
+            for width in [PHONE, DESKTOP] {
+                browser.resize(&session, width);
+                browser.fits(&session, width, what);
+            }
+            browser.resize(&session, WIDTH);
             if path.contains("node=") {
                 let drawn = browser.evaluate(
                     &session,

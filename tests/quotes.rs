@@ -184,6 +184,81 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     );
 }
 
+/// A vendor quoting the H100 box in Beijing zone 3 (the catalog's is Ningxia zone 1): its offer
+/// is titled with its region, in each language, wherever an offer's title is shown; the
+/// catalog vendor's keeps the catalog's.
+#[test]
+fn a_vendors_own_region_is_in_its_offers_title() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules.path().join("quotes/2026-09-10-bjcloud.csv"),
+        "offer,vendor,region,region_zh,unit,list_price,discounted_price,currency,\
+         discount_commits,min_term,vat,invoice,valid_from,source\n\
+         h100-x8-ningxia1,bjcloud,Beijing zone 3,北京三区,month,99000,79000,CNY,month,1 month,\
+         unknown,unknown,2026-09-10,bjcloud quote e-mail of 2026-09-10\n",
+    )
+    .unwrap();
+    let dir = rules.path().to_str().unwrap();
+    let listing: serde_json::Value = serde_json::from_str(&common::run_ok(&[
+        "offers",
+        "--as-of",
+        "2026-09-10",
+        "--rules",
+        dir,
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let title = |id: &str| {
+        listing["offers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == id)
+            .unwrap_or_else(|| panic!("no {id} in {listing}"))["title"]
+            .clone()
+    };
+    assert_eq!(
+        title("h100-x8-ningxia1@bjcloud"),
+        "H100 80G ×8 (Beijing zone 3)"
+    );
+    assert_eq!(title("h100-x8-ningxia1"), "H100 80G ×8 (Ningxia zone 1)");
+    // A 70B service that the Beijing box wins at ¥79,000: the memo's answer names its region,
+    // in Chinese too, and not the catalog's (which the sources still give for the marketplace's
+    // quote of the same hardware).
+    for (lang, region, catalog) in [
+        ("en", "Beijing zone 3", "Ningxia zone 1"),
+        ("zh", "北京三区", "宁夏一区"),
+    ] {
+        let memo = common::run_ok(&[
+            "examples/serving-70b-h100-or-910b.yaml",
+            "--as-of",
+            "2026-09-10",
+            "--rules",
+            dir,
+            "--lang",
+            lang,
+        ]);
+        let answer = memo.lines().find(|l| l.starts_with("> **")).unwrap();
+        assert!(answer.contains("H100 80G ×8"), "{answer}");
+        assert!(answer.contains(region), "{answer}");
+        assert!(!answer.contains(catalog), "{answer}");
+        // The catalog knows Ningxia zone 1 is western, not where this vendor delivers from.
+        let delivery = memo
+            .lines()
+            .find(|l| l.contains("**Delivery date.**") || l.contains("**交付时间。**"))
+            .unwrap();
+        assert!(
+            !delivery.contains("western") && !delivery.contains("西部"),
+            "{delivery}"
+        );
+        assert!(
+            delivery.contains("own region") || delivery.contains("供应商自己的区域"),
+            "{delivery}"
+        );
+    }
+}
+
 #[test]
 fn decide_offers_lists_the_quotes_in_force() {
     assert_snapshot!(
@@ -903,6 +978,24 @@ fn a_quote_without_vat_is_compared_with_vat_added() {
     assert!(
         text.contains("VAT not stated: compared as quoted, as if included (¥8,395 if 6% is added)"),
         "{text}"
+    );
+    // `decide quotes check` shows the price as compared and as the sheet wrote it.
+    let sheet = rules.path().join("quotes/2026-09-10-gpuhub.csv");
+    let checked = common::run_ok(&[
+        "quotes",
+        "check",
+        sheet.to_str().unwrap(),
+        "--rules",
+        rules.path().to_str().unwrap(),
+        "--as-of",
+        "2026-09-10",
+    ]);
+    assert!(
+        checked.contains(
+            ": 7950 with VAT (7500 as quoted, without VAT; 6% VAT added so that every price \
+             compares with VAT in) (first quote of this offer and vendor)"
+        ),
+        "{checked}"
     );
     // `vat_added` must name a `vat` value and come with a rate.
     let bad = common::edited_rules(&[(

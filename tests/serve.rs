@@ -52,6 +52,16 @@ fn serves_the_page_and_the_api_then_stops_cleanly_on_sigterm() {
 #[test]
 fn off_the_loopback_address_it_warns_and_a_token_is_asked_for() {
     let server = Server::start(&["--addr", "0.0.0.0:0", "--as-of", common::AS_OF]);
+    // 0.0.0.0 is no address to send: the line to share names the machine.
+    let port = server.addr.rsplit(':').next().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    assert_eq!(
+        server.shared_line,
+        format!(
+            "decide serve: colleagues open http://{}:{port}/\n",
+            host.trim()
+        )
+    );
     assert!(
         server
             .first_line
@@ -73,9 +83,15 @@ fn off_the_loopback_address_it_warns_and_a_token_is_asked_for() {
         "{}",
         server.first_line
     );
-    let (status, _) = server.request("GET /healthz HTTP/1.1", "");
+    let (status, _) = server.request("GET /api/offers HTTP/1.1", "");
     assert_eq!(status, 401);
-    let (status, _) = server.request("GET /healthz HTTP/1.1\r\nAuthorization: Bearer s3cret", "");
+    let (status, _) = server.request(
+        "GET /api/offers HTTP/1.1\r\nAuthorization: Bearer s3cret",
+        "",
+    );
+    assert_eq!(status, 200);
+    // The health check needs no token.
+    let (status, _) = server.request("GET /healthz HTTP/1.1", "");
     assert_eq!(status, 200);
     assert_eq!(server.stop(), Some(0));
 }
@@ -136,9 +152,12 @@ fn a_token_that_a_header_cannot_carry_is_refused_at_start_and_one_in_a_file_is_u
         "{}",
         server.first_line
     );
-    let (status, _) = server.request("GET /healthz HTTP/1.1\r\nAuthorization: Bearer s3cret", "");
+    let (status, _) = server.request(
+        "GET /api/offers HTTP/1.1\r\nAuthorization: Bearer s3cret",
+        "",
+    );
     assert_eq!(status, 200);
-    let (status, _) = server.request("GET /healthz HTTP/1.1", "");
+    let (status, _) = server.request("GET /api/offers HTTP/1.1", "");
     assert_eq!(status, 401);
     assert_eq!(server.stop(), Some(0));
     std::fs::write(&file, "s3cret \n").unwrap();

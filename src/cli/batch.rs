@@ -354,11 +354,21 @@ fn summary_text(s: &Summary, unwritten: usize) -> String {
     if s.decided > 0 {
         let _ = writeln!(out, "By deployment: {}.", join(&s.by_deployment));
         let _ = writeln!(out, "By offer: {}.", join(&s.by_offer));
-        let _ = writeln!(
-            out,
-            "Total monthly cost: ¥{}.",
-            group_thousands(s.monthly_cny, 0)
-        );
+        // Profiles of one fleet add up; profiles generated to test a policy do not: the
+        // spread comes first, the sum last, named for what it is.
+        if let Some(spread) = s.monthly_spread() {
+            let cny = |x: f64| format!("¥{}", group_thousands(x, 0));
+            let _ = writeln!(
+                out,
+                "Monthly cost a profile: median {}, 90th percentile {}, highest {} ({} for the {} \
+                 together, where they are one fleet's).",
+                cny(spread.median),
+                cny(spread.p90),
+                cny(spread.highest),
+                cny(spread.total),
+                count(spread.count)
+            );
+        }
         if s.warned == 0 {
             out.push_str("Warnings: none.\n");
         } else {

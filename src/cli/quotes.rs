@@ -125,9 +125,18 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
                 ),
                 None => "first quote of this offer and vendor".to_owned(),
             };
+            // A price written without VAT is compared with VAT added: both are shown.
+            let price = match q.vat_added() {
+                Some((quoted, rate)) => format!(
+                    "{now} with VAT ({quoted} as quoted, without VAT; {}% VAT added so that \
+                     every price compares with VAT in)",
+                    decide_lang::group_thousands(rate * 100.0, 1).trim_end_matches(".0")
+                ),
+                None => now.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "  line {}: {} from {}, valid from {}: {now} ({change})",
+                "  line {}: {} from {}, valid from {}: {price} ({change})",
                 q.line, q.hardware, q.vendor, q.valid_from
             );
         }

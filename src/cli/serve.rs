@@ -145,6 +145,18 @@ fn memory_given_back() {
     let _ = command.args(args).env(MMAP_THRESHOLD_VAR, "131072").exec();
 }
 
+/// This machine's name, as other machines on its network usually reach it (`THIS-MACHINE` where
+/// it cannot be read).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_graphic()))
+        .unwrap_or_else(|| "THIS-MACHINE".to_owned())
+}
+
 /// Serves until SIGINT or SIGTERM; requests in flight finish first.
 pub fn run(args: &Args) -> Result<Outcome> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -190,6 +202,14 @@ pub fn run(args: &Args) -> Result<Outcome> {
         stdio::err(&format!(
             "decide serve: http://{bound}/{with_token} (the API: POST /api/decide); Ctrl-C stops it\n"
         ));
+        // 0.0.0.0 is where the server listens, not an address a colleague can open.
+        if bound.ip().is_unspecified() {
+            stdio::err(&format!(
+                "decide serve: colleagues open http://{}:{}/{with_token}\n",
+                host_name(),
+                bound.port()
+            ));
+        }
     })
     .map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot serve on {}: {e}", args.addr))

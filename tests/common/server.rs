@@ -11,6 +11,8 @@ pub struct Server {
     child: Child,
     pub addr: String,
     pub first_line: String,
+    /// On every interface (`0.0.0.0`), the line after the address's: the one to share.
+    pub shared_line: String,
 }
 
 impl Server {
@@ -50,12 +52,17 @@ impl Server {
             text.push_str(&line);
             if let Some(rest) = line.split("http://").nth(1) {
                 let addr = rest.split('/').next().unwrap().to_owned();
+                let mut shared_line = String::new();
+                if addr.starts_with("0.0.0.0:") {
+                    stderr.read_line(&mut shared_line).unwrap();
+                }
                 // Keep reading standard error so the server never blocks on it.
                 std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
                 return Server {
                     child,
                     addr,
                     first_line,
+                    shared_line,
                 };
             }
         }

@@ -244,9 +244,48 @@ pub(crate) fn plural(value: &Value, noun: &str) -> Result<String, MjError> {
 /// except that whitespace between two East Asian wide characters (CJK ideographs, kana,
 /// Hangul, full-width punctuation) disappears: Chinese puts no spaces between them, and a
 /// folded YAML line break (`>-`) arrives here as a space. So a Chinese text may be wrapped
-/// anywhere in its YAML (CSS Text 3 treats segment breaks the same way).
+/// anywhere in its YAML (CSS Text 3 treats segment breaks the same way). And a Chinese
+/// character next to a Latin letter or a digit gets one space between them (`变为 H100`,
+/// `为 70B 模型`), however the sentence and the values put into it were written: the one
+/// place the memos' Chinese spacing is decided.
 #[must_use]
 pub fn flow_text(text: &str) -> String {
+    let flowed = flow_whitespace(text);
+    if flowed.is_ascii() {
+        flowed
+    } else {
+        spaced_between_scripts(&flowed)
+    }
+}
+
+/// `text` with a space between each Han character (or kana, Hangul) and a Latin letter or
+/// digit written against it.
+fn spaced_between_scripts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut before: Option<char> = None;
+    for c in text.chars() {
+        if let Some(b) = before
+            && ((is_letter_of_cjk(b) && c.is_ascii_alphanumeric())
+                || (b.is_ascii_alphanumeric() && is_letter_of_cjk(c)))
+        {
+            out.push(' ');
+        }
+        out.push(c);
+        before = Some(c);
+    }
+    out
+}
+
+/// A Han character, kana or Hangul: a letter of CJK text, not its punctuation or a full-width
+/// form of a Latin letter.
+fn is_letter_of_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115F | 0x3041..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
+        | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0x20000..=0x3FFFD)
+}
+
+/// [`flow_text`]'s whitespace rule alone.
+fn flow_whitespace(text: &str) -> String {
     if text.is_ascii() {
         // No wide characters: words joined by one space (the loop below, without its checks).
         let mut out = String::with_capacity(text.len());
@@ -401,10 +440,30 @@ mod tests {
         );
         // Spaces typed on one line stay.
         assert_eq!(flow_text("8 张 GPU"), "8 张 GPU");
+        // A Chinese character against a Latin letter or a digit gets a space, either way; not
+        // against punctuation, a sign or a mark.
+        assert_eq!(flow_text("变为H100"), "变为 H100");
+        assert_eq!(flow_text("目前为70B 模型"), "目前为 70B 模型");
+        assert_eq!(flow_text("8张GPU"), "8 张 GPU");
+        assert_eq!(
+            flow_text("（`h100-x8`）的**¥7,920**，共3台。"),
+            "（`h100-x8`）的**¥7,920**，共 3 台。"
+        );
+        assert_eq!(flow_text("増値 VAT"), "増値 VAT");
     }
 
-    /// `flow_text`'s rule written character by character, as it was first implemented.
+    /// `flow_text`'s whitespace rule written character by character, as it was first
+    /// implemented, then the spacing between scripts.
     fn flow_text_by_chars(text: &str) -> String {
+        let flowed = flow_whitespace_by_chars(text);
+        if flowed.is_ascii() {
+            flowed
+        } else {
+            spaced_between_scripts(&flowed)
+        }
+    }
+
+    fn flow_whitespace_by_chars(text: &str) -> String {
         let mut out = String::new();
         let mut chars = text.trim().chars().peekable();
         while let Some(c) = chars.next() {

@@ -17,6 +17,26 @@
     if (event.target.name === '_lang') form.requestSubmit();
     else later();
   });
+  // Where the memo follows the form (a narrow window), its frame is as tall as the memo: the
+  // page scrolls, not a frame inside it. Beside the form (a wide window) it keeps the height the
+  // style gives it, and scrolls on its own while the form stays in view.
+  const frame = document.querySelector('#memo iframe');
+  const beside = window.matchMedia('(min-width: 72rem)');
+  const fit = () => {
+    const memo = frame.contentDocument && frame.contentDocument.documentElement;
+    if (beside.matches || !memo) {
+      frame.style.height = '';
+      return;
+    }
+    frame.style.height = '0px'; // so that the memo's height is its own, not the frame's
+    const borders = frame.offsetHeight - frame.clientHeight;
+    frame.style.height = `${memo.scrollHeight + borders}px`;
+  };
+  if (frame) {
+    frame.addEventListener('load', fit);
+    window.addEventListener('resize', fit);
+    fit();
+  }
   const file = document.getElementById('upload-file');
   if (file) file.addEventListener('change', () => file.files.length && file.form.requestSubmit());
 

@@ -75,7 +75,7 @@ impl Asked {
                 .find(|(n, ..)| *n == name)
                 .ok_or_else(|| Refused {
                     message: format!("`format` is `{name}`"),
-                    help: "give `format=json`, `md` or `html`",
+                    help: "give `format=json`, `md`, `html` or (where the server prints) `pdf`",
                 })?,
         };
         let lang = match lang {
@@ -126,17 +126,37 @@ pub(crate) async fn decide(
         Ok(Query(p)) => p,
         Err(e) => return bad_query(&e, "`format`, `lang` and `as_of`"),
     };
-    let asked = match Asked::read(
-        params.format.as_deref(),
-        params.lang.as_deref(),
-        params.as_of.as_deref(),
-    ) {
+    // A PDF is the HTML memo printed by the site's browser, as the page's download is.
+    let pdf = params.format.as_deref() == Some("pdf");
+    if pdf && site.settings().pdf.is_none() {
+        return reply::refuse(
+            StatusCode::BAD_REQUEST,
+            "this server prints no PDFs: it found no browser when it started",
+            "ask for `format=html` and print it, or start `decide serve` where Chromium is installed",
+        );
+    }
+    let format = if pdf {
+        Some("html")
+    } else {
+        params.format.as_deref()
+    };
+    let asked = match Asked::read(format, params.lang.as_deref(), params.as_of.as_deref()) {
         Ok(asked) => asked,
         Err(refused) => return refused.response(),
     };
     let body = match body {
         Ok(body) => body,
         Err(e) => return body_refused(&e),
+    };
+    // A printer is waited for before anything is decided: a PDF nobody can print now costs no
+    // decision.
+    let turn = if pdf {
+        match crate::print::turn(&site, asked.lang).await {
+            Ok(turn) => Some(turn),
+            Err(response) => return response,
+        }
+    } else {
+        None
     };
     let syntax = if is_json(&headers) {
         Syntax::Json
@@ -145,8 +165,21 @@ pub(crate) async fn decide(
     };
     let as_of = site.as_of(asked.as_of);
     let decided = off_thread(&site, body.to_vec(), syntax, &asked, as_of).await;
-    match decided {
-        Ok(Ok(text)) => {
+    match (decided, turn) {
+        (Ok(Ok(html)), Some(turn)) => {
+            match crate::print::pdf(&site, turn, html, asked.lang).await {
+                Ok(bytes) => {
+                    let mut response = bytes.into_response();
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        axum::http::HeaderValue::from_static("application/pdf"),
+                    );
+                    response
+                }
+                Err(response) => response,
+            }
+        }
+        (Ok(Ok(text)), None) => {
             let mut response = reply::text(asked.content_type, text);
             // An HTML memo opened from the API runs nothing and loads nothing either.
             if asked.format == Format::Html {
@@ -154,8 +187,8 @@ pub(crate) async fn decide(
             }
             response
         }
-        Ok(Err(e)) => reply::failure(&site, &e),
-        Err(response) => response,
+        (Ok(Err(e)), _) => reply::failure(&site, &e),
+        (Err(response), _) => response,
     }
 }
 

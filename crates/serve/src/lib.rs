@@ -79,7 +79,37 @@ pub fn router(site: Arc<Site>) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             settings.request_timeout,
         ))
+        // Outermost: the line says the status the client got, timeouts and panics included.
+        .layer(middleware::from_fn_with_state(site.clone(), log_request))
         .with_state(site)
+}
+
+/// One line a request in the log ([`Settings::log`]): method, path, status and time taken
+/// (`GET /offers 200 1.2 ms`). Never the query (a link may carry the token), a header or the
+/// body.
+async fn log_request(
+    axum::extract::State(site): axum::extract::State<Arc<Site>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let mut path = request.uri().path().to_owned();
+    if path.len() > 200 {
+        let mut end = 200;
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        path.truncate(end);
+        path.push('…');
+    }
+    let response = next.run(request).await;
+    (site.settings().log)(&format!(
+        "{method} {path} {} {:.1} ms",
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    ));
+    response
 }
 
 /// Serves `site` on `addr` until SIGINT or SIGTERM, then lets the requests in flight finish

@@ -2,6 +2,7 @@
 //! shape of a batch's error records and with the words the command line uses; a 500 with an id
 //! that the log has beside the cause; a 401 without the token; a 404 for any other path.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -178,6 +179,10 @@ pub(crate) async fn authorise(
             "open it as http://127.0.0.1:PORT/ or http://localhost:PORT/; to serve other machines, start it with --addr and --token",
         );
     }
+    // The health check says nothing secret: a monitor asks it without the token.
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
     let Some(token) = &site.settings().token else {
         return next.run(request).await;
     };
@@ -212,15 +217,76 @@ pub(crate) async fn authorise(
     if carried {
         return next.run(request).await;
     }
-    let mut response = refuse(
-        StatusCode::UNAUTHORIZED,
-        "this server needs a token",
-        "send `Authorization: Bearer TOKEN`, or open the page once as /?token=TOKEN in a browser, with the token `decide serve` was started with",
-    );
+    // A person's browser gets a page that asks for the token; a script, the JSON 401.
+    let mut response = if wants_page(&request) {
+        token_page(request.uri().path(), &rest, !given.is_empty())
+    } else {
+        refuse(
+            StatusCode::UNAUTHORIZED,
+            "this server needs a token",
+            "send `Authorization: Bearer TOKEN`, or open the page once as /?token=TOKEN in a browser, with the token `decide serve` was started with",
+        )
+    };
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
+}
+
+/// Whether a browser asks for a page: a GET or HEAD that accepts HTML (a script's request
+/// does not say so, and keeps getting JSON).
+fn wants_page(request: &Request) -> bool {
+    matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    ) && request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"))
+}
+
+/// The 401 page that asks a person for the token: a form that opens `path` again with
+/// `?token=` (which sets the cookie), keeping the query's `rest`; `wrong` when a token was given
+/// and was not this server's.
+fn token_page(path: &str, rest: &[(String, String)], wrong: bool) -> Response {
+    use decide_tools::html::escape;
+    let lang = rest
+        .iter()
+        .find(|(name, _)| name == "lang")
+        .map_or(decide_engine::Lang::En, |(_, code)| crate::page::lang(code));
+    let mut body = crate::page::fill_words("<p>{{w.token_ask}}</p>", lang);
+    if wrong {
+        body.push_str(&crate::page::error_box(&crate::page::word(
+            "token_wrong",
+            lang,
+        )));
+    }
+    let mut kept = String::new();
+    for (name, value) in rest {
+        let _ = write!(
+            kept,
+            "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+            escape(name),
+            escape(value)
+        );
+    }
+    body.push_str(&crate::page::fill(
+        &crate::page::fill_words(
+            "<form method=\"get\" action=\"{{path}}\">{{kept}}<label>{{w.token_field}} \
+             <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required \
+             autofocus></label> <button type=\"submit\">{{w.token_send}}</button></form>",
+            lang,
+        ),
+        &[
+            (
+                "path",
+                &escape(&format!("/{}", path.trim_start_matches(['/', '\\']))),
+            ),
+            ("kept", &kept),
+        ],
+    ));
+    crate::page::render(StatusCode::UNAUTHORIZED, "", lang, "token_title", &body)
 }
 
 /// Whether the request names an `Origin` other than the server it was sent to (its `Host`):

@@ -214,7 +214,7 @@ async fn a_body_over_the_size_limit_is_a_413() {
 async fn a_bad_parameter_is_a_400_that_says_what_would_be_valid() {
     let profile = example("lora-7b-4090.yaml");
     for (query, says) in [
-        ("format=pdf", "`format=json`, `md` or `html`"),
+        ("format=docx", "`format=json`, `md`, `html` or"),
         ("lang=fr", "`lang=en` or `zh`"),
         ("as_of=2026-13-01", "YYYY-MM-DD"),
         ("as_of=2020-01-01", "first quote"),
@@ -266,7 +266,7 @@ async fn with_a_token_every_request_must_carry_it() {
         Some("s3cret"),
         Some("Bearer s3cret2"),
     ] {
-        let mut request = Request::get("/healthz");
+        let mut request = Request::get("/api/offers");
         if let Some(auth) = auth {
             request = request.header(header::AUTHORIZATION, auth);
         }
@@ -274,11 +274,78 @@ async fn with_a_token_every_request_must_carry_it() {
         assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{auth:?}");
         assert_eq!(answer.headers[header::WWW_AUTHENTICATE], "Bearer");
     }
-    let request = Request::get("/healthz")
+    let request = Request::get("/api/offers")
         .header(header::AUTHORIZATION, "Bearer s3cret")
         .body(Body::empty())
         .unwrap();
-    assert_eq!(send(site, request).await.status, StatusCode::OK);
+    assert_eq!(send(site.clone(), request).await.status, StatusCode::OK);
+    // The health check says nothing secret: a monitor asks it without the token.
+    assert_eq!(get(site, "/healthz").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_browser_without_the_token_gets_a_page_that_asks_for_it() {
+    let site = site_with(Settings {
+        token: Some("s3cret".to_owned()),
+        ..Settings::default()
+    });
+    let page = |uri: &str| {
+        Request::get(uri)
+            .header(header::ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8")
+            .body(Body::empty())
+            .unwrap()
+    };
+    let answer = send(site.clone(), page("/offers?lang=zh")).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(answer.headers[header::WWW_AUTHENTICATE], "Bearer");
+    assert!(
+        answer.content_type.starts_with("text/html"),
+        "{}",
+        answer.content_type
+    );
+    assert_a_page_of_the_site(&answer, "zh");
+    // A form that opens the same page again with the token (which sets the cookie), in the
+    // language asked.
+    assert!(
+        answer
+            .body
+            .contains("<form method=\"get\" action=\"&#x2f;offers\">"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer
+            .body
+            .contains("<input type=\"hidden\" name=\"lang\" value=\"zh\">"),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("name=\"token\""), "{}", answer.body);
+    assert!(
+        answer.body.contains("此服务器需要访问令牌"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        !answer.body.contains("这不是此服务器的令牌"),
+        "{}",
+        answer.body
+    );
+    // A wrong token typed in says so.
+    let wrong = send(site.clone(), page("/offers?token=guess")).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        wrong.body.contains("That is not this server"),
+        "{}",
+        wrong.body
+    );
+    // A script that does not ask for HTML gets the JSON 401 as before.
+    let script = get(site, "/offers").await;
+    assert_eq!(script.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        script.json()["error"]["message"],
+        "this server needs a token"
+    );
 }
 
 #[tokio::test]
@@ -301,7 +368,7 @@ async fn a_browser_trades_a_token_link_for_a_cookie_that_then_opens_every_page()
     );
     let pair = cookie.split(';').next().unwrap();
     let with = |cookie: &str| {
-        Request::get("/healthz")
+        Request::get("/api/offers")
             .header(header::COOKIE, cookie)
             .body(Body::empty())
             .unwrap()
@@ -426,12 +493,52 @@ async fn a_fault_of_the_rules_is_a_500_with_an_id_in_the_log() {
     let error = &answer.json()["error"];
     let id = error["id"].as_str().unwrap().to_owned();
     assert_eq!(error["kind"], "eval");
+    // The failure under its id, and the request's own line: method, path, status, time.
     let logged = logged.lock().unwrap();
-    assert_eq!(logged.len(), 1);
+    assert_eq!(logged.len(), 2, "{logged:?}");
     assert!(
         logged[0].starts_with(&format!("error {id}: ")),
         "{logged:?}"
     );
+    assert!(logged[1].starts_with("POST /api/decide 500 "), "{logged:?}");
+    assert!(logged[1].ends_with(" ms"), "{logged:?}");
+}
+
+#[tokio::test]
+async fn every_request_is_one_line_of_the_log_without_its_query_or_body() {
+    let logged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = logged.clone();
+    let site = site_with(Settings {
+        token: Some("s3cret".to_owned()),
+        log: Arc::new(move |line| sink.lock().unwrap().push(line.to_owned())),
+        ..Settings::default()
+    });
+    get(site.clone(), "/offers?lang=zh&token=s3cret").await;
+    get(site.clone(), "/no/such/page").await;
+    let request = Request::post("/api/decide?format=md")
+        .header(header::AUTHORIZATION, "Bearer s3cret")
+        .body(Body::from(example("lora-7b-4090.yaml")))
+        .unwrap();
+    send(site, request).await;
+    let logged = logged.lock().unwrap();
+    let lines: Vec<Vec<&str>> = logged.iter().map(|l| l.split(' ').collect()).collect();
+    let heads: Vec<String> = lines.iter().map(|l| l[..3].join(" ")).collect();
+    assert_eq!(
+        heads,
+        [
+            "GET /offers 303",
+            "GET /no/such/page 401",
+            "POST /api/decide 200"
+        ],
+        "{logged:?}"
+    );
+    for line in logged.iter() {
+        assert!(
+            !line.contains("s3cret") && !line.contains("lang="),
+            "{line}"
+        );
+        assert!(line.ends_with(" ms"), "{line}");
+    }
 }
 
 /// The embedded rules with one fact made to divide by zero.
@@ -671,8 +778,8 @@ async fn downloads_are_the_memo_the_record_and_the_profile_of_the_answers() {
     );
 }
 
-#[tokio::test]
-async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
+/// A site whose printer keeps the HTML it is given and answers a stand-in PDF.
+fn site_with_a_printer() -> (Arc<Site>, Arc<Mutex<String>>) {
     let printed = Arc::new(Mutex::new(String::new()));
     let seen = printed.clone();
     let site = site_with(Settings {
@@ -682,6 +789,12 @@ async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
         })),
         ..Settings::default()
     });
+    (site, printed)
+}
+
+#[tokio::test]
+async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
+    let (site, printed) = site_with_a_printer();
     let page = send(site.clone(), form_post("/", &SERVICE)).await;
     assert!(page.body.contains("data-file=\"memo.pdf\""));
     let answer = send(site, form_post("/download/memo.pdf", &SERVICE)).await;
@@ -692,6 +805,34 @@ async fn the_pdf_is_the_html_memo_printed_by_the_servers_printer() {
     assert_eq!(
         *printed.lock().unwrap(),
         engine(&profile, Format::Html, Lang::En)
+    );
+}
+
+#[tokio::test]
+async fn the_api_prints_a_pdf_where_the_server_has_a_printer() {
+    let (site, printed) = site_with_a_printer();
+    let profile = example("lora-7b-4090.yaml");
+    let answer = post(site, "/api/decide?format=pdf&lang=zh", profile.clone()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(answer.content_type, "application/pdf");
+    assert_eq!(answer.body, "%PDF-1.7 stand-in");
+    assert_eq!(
+        *printed.lock().unwrap(),
+        engine(&profile, Format::Html, Lang::Zh)
+    );
+    // Without a printer, the 400 says what to ask for instead.
+    let answer = post(
+        site_with(Settings::default()),
+        "/api/decide?format=pdf",
+        profile,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(
+        answer.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("prints no PDFs")
     );
 }
 
@@ -1022,7 +1163,7 @@ async fn a_profile_that_does_not_read_is_a_422_naming_which_one() {
     assert!(answer.body.contains(&decide_tools::html::escape(&bad)));
     let answer = send(site(), compare(&a, "  ", "zh")).await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(answer.body.contains("请在两个框中各粘贴一份画像"));
+    assert!(answer.body.contains("请在两个框中各粘贴一份工作负载描述"));
     let answer = send(
         site(),
         compare(&a, &a, "en").map(|_| Body::from("first=a&first=b&second=c")),

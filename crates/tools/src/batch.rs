@@ -62,6 +62,17 @@ pub struct Decided {
     pub warnings: Vec<String>,
 }
 
+/// How a batch's monthly costs spread over its profiles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub p90: f64,
+    pub highest: f64,
+    pub total: f64,
+    /// How many profiles had a cost.
+    pub count: usize,
+}
+
 /// Counts over a whole batch, for the closing summary.
 #[derive(Debug, Default)]
 pub struct Summary {
@@ -73,10 +84,32 @@ pub struct Summary {
     pub by_warning: BTreeMap<String, usize>,
     /// How many decided profiles raised at least one warning.
     pub warned: usize,
-    pub monthly_cny: f64,
+    /// The headline monthly cost of each decided profile that has one, in the order decided.
+    pub monthly_cny: Vec<f64>,
 }
 
 impl Summary {
+    /// The monthly costs' median, 90th percentile and highest (nearest rank), and their sum;
+    /// none without a cost.
+    #[must_use]
+    pub fn monthly_spread(&self) -> Option<Spread> {
+        let mut costs = self.monthly_cny.clone();
+        costs.sort_by(f64::total_cmp);
+        let highest = *costs.last()?;
+        let at = |percent: usize| {
+            // Nearest rank: the smallest cost with at least `percent` of the costs at or below.
+            let rank = (percent * costs.len()).div_ceil(100).max(1);
+            costs[rank.min(costs.len()) - 1]
+        };
+        Some(Spread {
+            median: at(50),
+            p90: at(90),
+            highest,
+            total: costs.iter().sum(),
+            count: costs.len(),
+        })
+    }
+
     /// Adds one result.
     pub fn add(&mut self, result: &Result<Decided>) {
         match result {
@@ -91,7 +124,7 @@ impl Summary {
                     }
                 }
                 self.warned += usize::from(!d.warnings.is_empty());
-                self.monthly_cny += d.monthly_cny.unwrap_or(0.0);
+                self.monthly_cny.extend(d.monthly_cny);
             }
             Err(_) => self.failed += 1,
         }
@@ -299,4 +332,31 @@ pub fn decide_all(
         .par_iter()
         .map(|item| decide_one(graph, memo, item, options))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Summary;
+
+    #[test]
+    fn the_spread_is_by_nearest_rank_and_the_sum_comes_with_it() {
+        let none = Summary::default();
+        assert_eq!(none.monthly_spread(), None);
+        let summary = Summary {
+            monthly_cny: (1..=10).rev().map(|n| f64::from(n) * 100.0).collect(),
+            ..Summary::default()
+        };
+        let spread = summary.monthly_spread().unwrap();
+        assert!((spread.median - 500.0).abs() < 1e-9, "{spread:?}");
+        assert!((spread.p90 - 900.0).abs() < 1e-9, "{spread:?}");
+        assert!((spread.highest - 1000.0).abs() < 1e-9, "{spread:?}");
+        assert!((spread.total - 5500.0).abs() < 1e-9, "{spread:?}");
+        assert_eq!(spread.count, 10);
+        let one = Summary {
+            monthly_cny: vec![7920.0],
+            ..Summary::default()
+        };
+        let spread = one.monthly_spread().unwrap();
+        assert!((spread.median - 7920.0).abs() < 1e-9 && (spread.p90 - 7920.0).abs() < 1e-9);
+    }
 }

@@ -261,6 +261,19 @@ impl Quote {
     pub fn discounted(&self) -> Option<f64> {
         self.fields.get("price")?.get("discounted_cny")?.as_f64()
     }
+
+    /// Where the sheet's price leaves VAT out and VAT was added to compare it
+    /// (`quote_sheets.vat_added`): the price paid as the sheet wrote it, and the rate added.
+    #[must_use]
+    pub fn vat_added(&self) -> Option<(f64, f64)> {
+        let quoted = self
+            .fields
+            .get("price")?
+            .get("quoted_discounted_cny")?
+            .as_f64()?;
+        let rate = self.fields.get("billing")?.get("vat_rate")?.as_f64()?;
+        Some((quoted, rate))
+    }
 }
 
 /// Reads one sheet: every quote whose row is valid, and an error for every bad row (all of
@@ -925,6 +938,52 @@ fn offer_fields(
     given
 }
 
+/// A catalog title names the catalog's region (`H100 80G ×8 (Ningxia zone 1)`): a vendor that
+/// quotes the hardware in another region (`region`) gets that region in the title, in each
+/// language, so that every title, table and checklist item names where this vendor delivers.
+/// A title that does not name the catalog's region is kept. Whether the title changed.
+fn retitle(fields: &mut Map<String, J>, catalog: &J, quoted: &J) -> bool {
+    let words = |value: &J, lang: &str| -> Option<String> {
+        match value {
+            J::String(text) => Some(text.clone()),
+            J::Object(map) => map
+                .get(lang)
+                .or_else(|| map.get("en"))
+                .and_then(J::as_str)
+                .map(str::to_owned),
+            _ => None,
+        }
+    };
+    let swap = |title: &str, lang: &str| -> Option<String> {
+        let (from, to) = (words(catalog, lang)?, words(quoted, lang)?);
+        (!from.is_empty() && from != to && title.contains(&from))
+            .then(|| title.replacen(&from, &to, 1))
+    };
+    let Some(title) = fields.get_mut("title") else {
+        return false;
+    };
+    match title {
+        J::String(text) => match swap(text, "en") {
+            Some(new) => {
+                *text = new;
+                true
+            }
+            None => false,
+        },
+        J::Object(map) => {
+            let mut changed = false;
+            for (lang, text) in map.iter_mut() {
+                if let Some(new) = text.as_str().and_then(|t| swap(t, lang)) {
+                    *text = J::from(new);
+                    changed = true;
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
 /// The error of a sheet whose file name is not plain (letters, digits, spaces and `-_.()+`):
 /// the memo and `decide offers` show the name in a code span, where it must stay text.
 fn sheet_name_error(source: &Source) -> Option<Error> {
@@ -1317,12 +1376,19 @@ pub fn resolve(
                 fields.insert("previous".into(), previous.clone());
             }
             fields.insert("history".into(), J::Array(history));
+            let mut texts = current.texts.clone();
+            if let (Some(quoted), Some(region)) =
+                (current.fields.get("region"), h.item.fields.get("region"))
+                && retitle(&mut fields, region, quoted)
+            {
+                texts.push("title");
+            }
             offers.push(Located {
                 file: h.file,
                 item: Offer {
                     id,
                     fields,
-                    texts: current.texts.clone(),
+                    texts,
                     location: h.item.location,
                 },
             });
