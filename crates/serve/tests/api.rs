@@ -784,7 +784,7 @@ fn site_with_a_printer() -> (Arc<Site>, Arc<Mutex<String>>) {
     let seen = printed.clone();
     let site = site_with(Settings {
         pdf: Some(Arc::new(move |html: &str, _: &dyn Fn() -> bool| {
-            *seen.lock().unwrap() = html.to_owned();
+            html.clone_into(&mut seen.lock().unwrap());
             Ok(b"%PDF-1.7 stand-in".to_vec())
         })),
         ..Settings::default()
