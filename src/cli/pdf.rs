@@ -137,7 +137,14 @@ const FC_LIST: &str = "fc-list";
 /// The memo has Chinese text and fontconfig lists no font for Chinese: the error names the
 /// packages that bring one.
 pub fn fonts_cover(html: &str) -> Result<()> {
-    if !cfg!(target_os = "linux") || !html.chars().any(is_chinese) {
+    // Once a Chinese font was found it stays installed for the rest of the run: a batch of PDFs
+    // or `decide serve` asks fontconfig once, not once a memo. A refusal is not remembered, so
+    // a font installed while the server runs is found at the next print.
+    static FOUND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !cfg!(target_os = "linux")
+        || FOUND.load(std::sync::atomic::Ordering::Relaxed)
+        || !html.chars().any(is_chinese)
+    {
         return Ok(());
     }
     let Ok(listed) = Command::new(FC_LIST)
@@ -148,7 +155,11 @@ pub fn fonts_cover(html: &str) -> Result<()> {
     else {
         return Ok(());
     };
-    if !listed.status.success() || !listed.stdout.iter().all(u8::is_ascii_whitespace) {
+    if !listed.status.success() {
+        return Ok(());
+    }
+    if !listed.stdout.iter().all(u8::is_ascii_whitespace) {
+        FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
         return Ok(());
     }
     Err(Error::new(
