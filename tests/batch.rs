@@ -204,6 +204,33 @@ fn folders_and_yaml_streams_and_stdin() {
     assert!(err.contains("<stdin>:7:"), "{err}");
     assert!(err.contains("usage.hours_per_gpu_month"), "{err}");
     assert!(err.contains("3 profiles: 2 decided, 1 failed."), "{err}");
+
+    // A document with two faults: its record lists both, at the stream's lines.
+    let stream = "name: a\nworkload: {task: inference, model_params_b: 7}\nusage: {gpus: 1, hours_per_gpu_month: 100}\n---\nname: b\nworkload: {task: inference, model_params_b: 0}\nusage: {gpus: 1, hours_per_gpu_month: 900}\n";
+    let out = batch_stdin(stream);
+    let record = &records(&out.stdout)[1];
+    let lines: Vec<(&str, u64)> = record["errors"]
+        .as_array()
+        .expect("every fault of the document")
+        .iter()
+        .map(|e| {
+            (
+                e["field"].as_str().unwrap(),
+                e["at"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("workload.model_params_b", 6),
+            ("usage.hours_per_gpu_month", 7)
+        ],
+        "{record}"
+    );
+    assert_eq!(record["error"], record["errors"][0]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<stdin>: 2 faults, each shown above"), "{err}");
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod stdio;
 mod test;
 mod validate;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::builder::TypedValueParser as _;
@@ -417,12 +418,24 @@ fn write_file(
 
 /// An error as stderr shows it: in colour when `--color` and the environment say so (by
 /// default on a terminal unless `NO_COLOR` is set, <https://no-color.org>), plain otherwise.
+/// A profile with several faults ends with how many, so that the first, scrolled off a
+/// terminal, is not taken for the only one.
 pub(crate) fn render(e: &Error) -> String {
-    if colour_stderr() {
+    let mut text = if colour_stderr() {
         e.render_styled()
     } else {
         e.render()
+    };
+    if e.count() > 1 && e.kind() == ErrorKind::Profile {
+        let file = e.origin().map_or("the profile", |o| o.name.as_str());
+        let _ = write!(
+            text,
+            "\n\n{}: {} faults, each shown above",
+            decide_engine::error::visible(file),
+            e.count()
+        );
     }
+    text
 }
 
 /// Writes `text` to standard output; a closed pipe (`| head`) is not an error: the command

@@ -220,6 +220,26 @@ impl Error {
         all
     }
 
+    /// This error with `f` applied to it and to every further one it carries.
+    #[must_use]
+    pub fn map_each(mut self, mut f: impl FnMut(Error) -> Error) -> Error {
+        let more: Vec<Error> = std::mem::take(&mut self.0.more)
+            .into_iter()
+            .flat_map(Error::into_all)
+            .collect();
+        let mut first = f(self);
+        first.0.more.extend(more.into_iter().map(f));
+        first
+    }
+
+    /// This error and every further one it carries, in order, by reference.
+    #[must_use]
+    pub fn each(&self) -> Vec<&Error> {
+        let mut all = vec![self];
+        all.extend(self.0.more.iter().flat_map(Error::each));
+        all
+    }
+
     /// How many errors this one stands for (itself and those it carries).
     #[must_use]
     pub fn count(&self) -> usize {
@@ -268,14 +288,17 @@ impl Error {
         self
     }
 
-    /// Says that the text the error points into starts at line `first_line` of its file (one
-    /// document of a multi-document stream), so that line numbers are the file's.
+    /// Says that the text the error (and each it carries) points into starts at line
+    /// `first_line` of its file (one document of a multi-document stream), so that line
+    /// numbers are the file's.
     #[must_use]
-    pub fn starting_at_line(mut self, first_line: usize) -> Self {
-        if let Some(origin) = &mut self.0.origin {
-            origin.first_line = first_line.max(1);
-        }
-        self
+    pub fn starting_at_line(self, first_line: usize) -> Self {
+        self.map_each(|mut e| {
+            if let Some(origin) = &mut e.0.origin {
+                origin.first_line = first_line.max(1);
+            }
+            e
+        })
     }
 
     /// The field (a dotted path such as `usage.gpus`) the error is about.

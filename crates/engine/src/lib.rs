@@ -30,6 +30,7 @@ pub mod eval;
 pub mod graph;
 pub mod kind;
 pub mod lang;
+pub mod places;
 pub mod policy;
 pub mod profile;
 pub mod revision;

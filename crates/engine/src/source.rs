@@ -295,37 +295,21 @@ impl Source {
             return Err(Error::new(kind, "file is empty, expected a YAML mapping")
                 .at(&self.name, &self.text, None));
         }
-        let options = serde_saphyr::options! { strict_booleans: true };
-        // Most files are valid: parse without path tracking first (about a fifth faster), and
-        // parse again with it only to word an error.
-        let fast = serde_saphyr::from_str_with_options::<T>(&self.text, options.clone());
-        if let Ok(value) = fast {
-            return Ok(value);
-        }
-        let path = RefCell::new(String::new());
-        let parsed =
-            serde_saphyr::with_deserializer_from_str_with_options(&self.text, options, |de| {
-                serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
-                    // `Spanned<T>` shows up as a `value` step after a list index; people
-                    // wrote `offers[0].price`, not `offers[0].value.price`.
-                    *path.borrow_mut() = e.path().to_string().replace("].value.", "].");
-                    e.into_inner()
-                })
-            });
-        parsed.map_err(|e| self.yaml_error(kind, &e, &path.into_inner()))
+        read_yaml(&self.text).map_err(|refusal| self.refused(kind, &refusal, refusal.position))
     }
 
-    /// Turns a serde-saphyr error into ours: message without its location suffix, the field
-    /// path, the position, and a hint for the most common mistakes.
-    fn yaml_error(&self, kind: ErrorKind, e: &serde_saphyr::Error, path: &str) -> Error {
-        let position = e.location().map(|l| Position {
-            line: usize::try_from(l.line()).unwrap_or(usize::MAX),
-            column: usize::try_from(l.column()).unwrap_or(usize::MAX),
-        });
-        let raw = e.without_snippet().to_string();
-        let (message, help) = crate::error::split_help(strip_location_suffix(&raw));
+    /// The error `refusal` of the YAML reader is, worded for people, pointing at `position` of
+    /// this source's text (the refusal's own, or its place in this text when the refusal was
+    /// of a copy with faults masked: [`crate::profile`]'s every-fault pass).
+    pub(crate) fn refused(
+        &self,
+        kind: ErrorKind,
+        refusal: &Refusal,
+        position: Option<Position>,
+    ) -> Error {
+        let (message, help) = crate::error::split_help(&refusal.message);
         let mut error = Error::new(kind, humanize(message)).at(&self.name, &self.text, position);
-        error = error.field(path);
+        error = error.field(&refusal.path);
         if let Some(help) = help {
             error = error.help(help);
         }
@@ -345,6 +329,56 @@ impl Source {
         }
         error
     }
+}
+
+/// What the YAML reader refused, before it is worded as an [`Error`]: its message (without its
+/// location suffix), the path of the field it was reading and where in the text.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal {
+    pub message: String,
+    pub path: String,
+    pub position: Option<Position>,
+}
+
+impl Refusal {
+    /// The refusal is of the text as YAML (a scanner's error: a tab, an unclosed quote) or of
+    /// the document as a whole (not a mapping), not of a field: no field is being read, and no
+    /// field is missing from the top.
+    pub fn is_syntax(&self) -> bool {
+        (self.path.is_empty() || self.path == ".") && !self.message.starts_with("missing field")
+    }
+}
+
+/// Reads `text` as one YAML document into `T`, with strict booleans.
+pub(crate) fn read_yaml<T: DeserializeOwned>(text: &str) -> std::result::Result<T, Refusal> {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    // Most files are valid: parse without path tracking first (about a fifth faster), and
+    // parse again with it only to word an error.
+    let fast = serde_saphyr::from_str_with_options::<T>(text, options.clone());
+    if let Ok(value) = fast {
+        return Ok(value);
+    }
+    let path = RefCell::new(String::new());
+    let parsed = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+        serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
+            // `Spanned<T>` shows up as a `value` step after a list index; people wrote
+            // `offers[0].price`, not `offers[0].value.price`.
+            *path.borrow_mut() = e.path().to_string().replace("].value.", "].");
+            e.into_inner()
+        })
+    });
+    parsed.map_err(|e| {
+        let position = e.location().map(|l| Position {
+            line: usize::try_from(l.line()).unwrap_or(usize::MAX),
+            column: usize::try_from(l.column()).unwrap_or(usize::MAX),
+        });
+        let raw = e.without_snippet().to_string();
+        Refusal {
+            message: strip_location_suffix(&raw).to_owned(),
+            path: path.into_inner(),
+            position,
+        }
+    })
 }
 
 /// A file that cannot be opened or read, in plain words (`file not found`), for `kind`.

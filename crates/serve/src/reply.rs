@@ -16,10 +16,12 @@ use decide_tools::batch::ErrorFields;
 
 use crate::site::Site;
 
-/// `{"error": {"kind": ..., "message": ..., "field": ..., "at": {...}, "help": [...]}}` with
-/// `status`.
+/// `{"error": {"kind": ..., "message": ..., "field": ..., "at": {...}, "help": [...]},
+/// "errors": [...]}` with `status`: `error` the first fault, `errors` every one (a profile's
+/// faults are found in one pass).
 pub(crate) fn error(status: StatusCode, e: &decide_engine::Error) -> Response {
-    let body = serde_json::json!({ "error": ErrorFields::of(e) });
+    let each: Vec<ErrorFields> = e.each().into_iter().map(ErrorFields::of).collect();
+    let body = serde_json::json!({ "error": ErrorFields::of(e), "errors": each });
     (status, axum::Json(body)).into_response()
 }
 

@@ -176,6 +176,43 @@ async fn a_bad_profile_is_a_422_with_the_field_line_and_words_of_the_command_lin
 }
 
 #[tokio::test]
+async fn every_fault_of_a_profile_is_in_the_422s_list_each_at_its_line() {
+    let profile = "name: x\nworkload:\n  task: inferense\n  model_params_b: 13B\nusage:\n  hours_per_gpu_month: 100\nbudget: {monthly_cny: 0}\n";
+    let answer = post(site(), "/api/decide", profile).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        answer.body
+    );
+    let body = answer.json();
+    let errors = body["errors"].as_array().expect("a list of errors");
+    let placed: Vec<(&str, u64)> = errors
+        .iter()
+        .map(|e| {
+            (
+                e["field"].as_str().unwrap(),
+                e["at"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("workload.task", 3),
+            ("workload.model_params_b", 4),
+            ("usage", 6),
+            ("budget.monthly_cny", 7)
+        ],
+        "{body}"
+    );
+    // The first is `error`, as for a profile with one fault; the shorthand's number is said.
+    assert_eq!(body["error"], errors[0]);
+    let help = errors[1]["help"].to_string();
+    assert!(help.contains("`model_params_b: 13`"), "{help}");
+}
+
+#[tokio::test]
 async fn a_body_that_is_not_text_or_not_yaml_is_a_422() {
     for body in [vec![0xff, 0xfe, 0x00], b"name: [unclosed".to_vec()] {
         let answer = post(site(), "/api/decide", body).await;

@@ -147,6 +147,9 @@ struct ErrorRecord<'a> {
     source: &'a str,
     line: usize,
     error: ErrorFields<'a>,
+    /// Every fault, where the profile has more than one (the first is `error`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<ErrorFields<'a>>,
 }
 
 /// An error as machine-readable output reports it (a batch's error record, the web API's error
@@ -204,10 +207,16 @@ struct At<'a> {
 /// `field`, `at` and `help` appear when the error has them.
 #[must_use]
 pub fn error_record(source: &str, line: usize, error: &Error) -> String {
+    let each = error.each();
     let record = ErrorRecord {
         source,
         line,
         error: ErrorFields::of(error),
+        errors: if each.len() > 1 {
+            each.into_iter().map(ErrorFields::of).collect()
+        } else {
+            Vec::new()
+        },
     };
     // Strings, numbers and lists of strings: nothing serde_json can refuse.
     let mut text = serde_json::to_string(&record).unwrap_or_default();

@@ -197,7 +197,8 @@ fn quoted_later_hint(e: Error, policy: &Policy) -> Error {
 /// JSON has no places, so a bad offer id in it is looked for again in the text read as YAML,
 /// whose error points at the id's line and column as for a YAML profile.
 fn read_checked(graph: &Graph, source: &Source, syntax: Syntax) -> Result<Profile> {
-    let profile = Profile::read(source, syntax)?;
+    let profile = Profile::read(source, syntax)
+        .map_err(|e| questionnaire::typed_number_hint(graph.policy(), e))?;
     match graph.check_profile(&profile, source) {
         Err(unplaced) if syntax == Syntax::Json => {
             // (A text JSON reads and YAML does not keeps the error without its place.)

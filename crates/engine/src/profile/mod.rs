@@ -16,6 +16,7 @@ use serde_saphyr::Spanned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 
+mod faults;
 pub mod fields;
 pub mod typed;
 
@@ -421,9 +422,12 @@ pub enum Syntax {
 }
 
 impl Profile {
-    /// Parses and range-checks a profile.
+    /// Parses and range-checks a profile. A profile with faults is refused with every one of
+    /// them ([`faults`]), each placed as if it were the only one.
     pub fn from_source(source: &Source) -> Result<Self> {
-        let profile: Self = source.parse_yaml(ErrorKind::Profile)?;
+        let profile: Self = source
+            .parse_yaml(ErrorKind::Profile)
+            .map_err(|first| faults::every(source).unwrap_or(first))?;
         profile.check_consistent(source)?;
         Ok(profile)
     }

@@ -296,6 +296,77 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
         .collect()
 }
 
+/// How the question `q` reads a typed number: its own shorthands, else the questionnaire's,
+/// and its unit's signs.
+fn reading_of(policy: &Policy, q: &decide_engine::policy::rules::Question) -> answer::Reading {
+    let shorthands = q.shorthands.as_ref().map_or_else(
+        || {
+            policy
+                .questionnaire
+                .as_ref()
+                .and_then(|q| q.item.shorthands.as_ref())
+                .map(|s| s.value.clone())
+                .unwrap_or_default()
+        },
+        |s| s.value.clone(),
+    );
+    answer::Reading {
+        shorthands,
+        symbols: q.symbols.clone(),
+    }
+}
+
+/// A number of a profile written as `decide init` reads an answer (`13B`, `24/7`, `2万`) is
+/// refused, as every number written other than in digits is, with the number to write: the
+/// question of that field reads it. The hint goes on each such fault of `error`.
+#[must_use]
+pub fn typed_number_hint(policy: &Policy, error: decide_engine::Error) -> decide_engine::Error {
+    if error.kind() != decide_engine::ErrorKind::Profile {
+        return error;
+    }
+    error.map_each(|fault| {
+        let Some(field) = fault.field_path().map(str::to_owned) else {
+            return fault;
+        };
+        let field = field.as_str();
+        let Some(q) = policy
+            .questions
+            .iter()
+            .find(|q| q.item.field.value == field)
+        else {
+            return fault;
+        };
+        let number = decide_engine::profile::field(field)
+            .is_some_and(|f| matches!(f.kind, FieldKind::Number(_)));
+        let written = fault
+            .origin()
+            .and_then(|o| o.text.as_deref())
+            .and_then(decide_engine::places::Places::of)
+            .and_then(|places| places.get(field).copied())
+            .zip(fault.origin().and_then(|o| o.text.clone()));
+        let (Some((node, text)), true) = (written, number) else {
+            return fault;
+        };
+        let written: String = text
+            .chars()
+            .skip(node.start.offset)
+            .take(node.end.offset.saturating_sub(node.start.offset))
+            .collect();
+        let written = written.trim().trim_matches(['"', '\'']);
+        match reading_of(policy, &q.item).read(written) {
+            Ok(Some(value)) if written.parse::<f64>().is_err() => {
+                let name = field.rsplit('.').next().unwrap_or(field);
+                let value = answer::tidy(value);
+                fault.help(format!(
+                    "`{written}` is how `decide init` reads {value}; a profile writes the \
+                     number in digits: `{name}: {value}`"
+                ))
+            }
+            _ => fault,
+        }
+    })
+}
+
 /// The policy's questions in order, in `lang` (none when the policy has no `questionnaire:`
 /// words, which `decide validate` requires with questions).
 #[must_use]
@@ -305,12 +376,6 @@ pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
         return Vec::new();
     };
     let texts = Arc::new(texts);
-    let default_shorthands = policy
-        .questionnaire
-        .as_ref()
-        .and_then(|q| q.item.shorthands.as_ref())
-        .map(|s| s.value.clone())
-        .unwrap_or_default();
     let offers = offer_labels(policy, &texts);
     policy
         .questions
@@ -331,13 +396,7 @@ pub fn prompts(policy: &Policy, lang: decide_engine::Lang) -> Vec<Prompt> {
                     .collect()
             };
             let nullable = field.nullable;
-            let reading = answer::Reading {
-                shorthands: q
-                    .shorthands
-                    .as_ref()
-                    .map_or_else(|| default_shorthands.clone(), |s| s.value.clone()),
-                symbols: q.symbols.clone(),
-            };
+            let reading = reading_of(policy, q);
             let unit = q.unit.as_ref().map(|u| u.get(lang).to_owned());
             let number_rule = |bounds: &decide_engine::profile::fields::Bounds,
                                nullable: bool,
