@@ -173,8 +173,13 @@ fn not_on_offer_hint(e: Error, policy: &Policy, as_of: jiff::civil::Date) -> Err
 }
 
 /// A profile that names an offer the policy has, but not at this date (no quote valid yet):
-/// the error says from when it is quoted.
+/// the error (each fault of it) says from when it is quoted.
 fn quoted_later_hint(e: Error, policy: &Policy) -> Error {
+    e.map_each(|e| quoted_later(e, policy))
+}
+
+/// [`quoted_later_hint`] for one fault.
+fn quoted_later(e: Error, policy: &Policy) -> Error {
     let Some(Fault::UnknownOffer { id }) = e.fault() else {
         return e;
     };

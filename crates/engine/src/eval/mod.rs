@@ -30,10 +30,11 @@ pub struct Evaluation {
 }
 
 impl Graph {
-    /// Checks the profile's references into the catalog (proposal and job offer ids), then that
-    /// every measured offer has claimed hours.
+    /// Checks the profile's references into the catalog (proposal and job offer ids) and that
+    /// every measured offer has claimed hours: every fault at once.
     pub fn check_profile(&self, profile: &Profile, source: &Source) -> Result<()> {
         let ids: Vec<&str> = self.policy().offer_ids().collect();
+        let mut faults = Vec::new();
         for (offer, field) in profile.offer_references() {
             if !ids.contains(&offer.value.as_str()) {
                 let mut err = Error::of(Fault::UnknownOffer {
@@ -48,10 +49,20 @@ impl Graph {
                 if let Some(s) = crate::error::suggest(&offer.value, ids.iter().copied()) {
                     err = err.help(format!("did you mean `{s}`?"));
                 }
-                return Err(err.help(format!("offers in the catalog: {}", ids.join(", "))));
+                faults.push(err.help(format!("offers in the catalog: {}", ids.join(", "))));
             }
         }
-        profile.check_measured(source)
+        // Every offer id the catalog does not have, then the measured hours, at once.
+        let unknown: Vec<&str> = faults
+            .iter()
+            .filter_map(|e| match e.fault() {
+                Some(Fault::UnknownOffer { id }) => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let measured = profile.check_measured(source, &unknown).err();
+        faults.extend(measured);
+        Error::many(faults).map_or(Ok(()), Err)
     }
 
     /// Evaluates every node over `profile` at date `as_of`, reads off the decision and checks

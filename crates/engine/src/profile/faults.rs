@@ -49,9 +49,11 @@ pub(super) fn every(source: &Source) -> Option<Error> {
             && let Some(what) = &field.description
         {
             let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
+            // Its first sentence, without the detail after a colon.
             let first = what
                 .split_inclusive(". ")
                 .next()
+                .and_then(|s| s.split(": ").next())
                 .unwrap_or(&what)
                 .trim_end();
             error = error.help(format!("`{key}`: {first}"));
@@ -150,6 +152,14 @@ impl Masked {
             } else {
                 join(&path, key)
             };
+            // A misspelt field (`hours_per_gpu_mnth`) is read as the field it was meant to
+            // be, so that its value is checked too and it is not also said to be missing.
+            if let Some(meant) = meant(&entry, key, places)
+                && let Some(node) = places.get(&entry)
+                && self.rename(node, key, meant)
+            {
+                return Mended::Blanked;
+            }
             return if self.take_out(&entry, places) {
                 Mended::Blanked
             } else {
@@ -204,6 +214,31 @@ impl Masked {
             return true;
         }
         self.blank_entry(path, node, places);
+        true
+    }
+
+    /// Writes the key `key` of `node` as `meant`; false where the key is not written as `key`
+    /// (plain or quoted) at its place.
+    fn rename(&mut self, node: &Node, key: &str, meant: &str) -> bool {
+        let Some(at) = node.key else {
+            return false;
+        };
+        let quoted = matches!(self.chars.get(at.offset), Some('"' | '\''));
+        let start = at.offset + usize::from(quoted);
+        let old: Vec<char> = key.chars().collect();
+        if self.chars.get(start..start + old.len()) != Some(&old[..]) {
+            return false;
+        }
+        let by = signed(meant.chars().count()) - signed(old.len());
+        self.chars.splice(start..start + old.len(), meant.chars());
+        let column = at.column + usize::from(quoted) + old.len();
+        if by != 0 {
+            self.edits.push(Edit::Shift {
+                line: at.line,
+                from: column.saturating_add_signed(by),
+                by,
+            });
+        }
         true
     }
 
@@ -371,6 +406,23 @@ fn quoted<'m>(message: &'m str, prefix: &str) -> Option<&'m str> {
     rest.split('`').next()
 }
 
+/// The field an unknown `key` (at `entry`) was likely meant to be: the nearest name of its
+/// section's fields, if that field is not written there already.
+fn meant(entry: &str, key: &str, places: &Places) -> Option<&'static str> {
+    let section = entry.rsplit_once('.').map_or("", |(head, _)| head);
+    let names: Vec<&'static str> = if section.is_empty() {
+        fields::fields()
+            .iter()
+            .filter(|f| !f.path.contains('.'))
+            .map(|f| f.path.as_str())
+            .collect()
+    } else {
+        fields::children(section).map(Field::name).collect()
+    };
+    let meant = crate::error::suggest(key, names.iter().copied())?;
+    places.get(&join(section, meant)).is_none().then_some(meant)
+}
+
 /// The profile's field at `path`, or the nearest one holding it (the list of
 /// `workload.parallelism.1`, the map of `job.hours.h100`).
 fn declared(path: &str) -> Option<&'static Field> {
@@ -512,6 +564,26 @@ mod tests {
         assert!(got[0].contains("5:10 workload.nodes: is 4"), "{got:#?}");
         let text = "name: t\nworkload:\n  task: pretrain\n  model_params_b: 7\n  nodes: 4\nusage:\n  gpus: many\n  hours_per_gpu_month: 10\n";
         assert_eq!(faults(text).len(), 1);
+    }
+
+    #[test]
+    fn a_misspelt_field_is_read_as_the_field_it_was_meant_to_be() {
+        // Not also said to be missing, and its value is checked under its name.
+        let text = "name: t\nworkload: {task: pretrain, model_params_b: 7}\nusage:\n  gpus: 8\n  hours_per_gpu_mnth: 800\n";
+        let got = faults(text);
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert!(
+            got[0].starts_with("5:3 usage.hours_per_gpu_mnth: unknown field"),
+            "{got:#?}"
+        );
+        assert!(
+            got[1].starts_with("5:23 usage.hours_per_gpu_month: must be between"),
+            "{got:#?}"
+        );
+        // Where the field is written already, the misspelt one is taken out.
+        let text = "name: t\nworkload: {task: pretrain, model_params_b: 7}\nusage: {gpus: 8, gpu: 2, hours_per_gpu_month: 10}\n";
+        let got = faults(text);
+        assert_eq!(got.len(), 1, "{got:#?}");
     }
 
     #[test]
