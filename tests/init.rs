@@ -219,17 +219,19 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     p.exp_string("On how many machines do the replicas run")
         .unwrap();
     keys(&mut p, ENTER);
-    p.exp_string("For inference: how much concurrency?")
-        .unwrap();
-    keys(&mut p, &format!("High{ENTER}"));
     p.exp_string("which number format do the weights run in?")
         .unwrap();
     keys(&mut p, &format!("FP8{ENTER}"));
+    // Without the traffic: what sizes the memory is asked instead.
+    p.exp_string("traffic at its peak").unwrap();
+    keys(&mut p, &format!("n{ENTER}"));
+    p.exp_string("For inference: how much concurrency?")
+        .unwrap();
+    keys(&mut p, &format!("High{ENTER}"));
     p.exp_string("tokens of context per sequence?").unwrap();
     keys(&mut p, &format!("8192{ENTER}"));
-    p.exp_string("sequences served at once?").unwrap();
-    keys(&mut p, &format!("32{ENTER}"));
-    // The serving targets: a yes opens them; `2k` prompt tokens read as 2,048.
+    go_back_through_a_number_a_choice_and_a_yes_no(&mut p);
+    // The traffic, this time: the serving targets, and concurrency and context not asked.
     p.exp_string("traffic at its peak").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
     p.exp_string("Output tokens a second across the whole service")
@@ -240,14 +242,21 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     p.exp_string("Output tokens of a typical request?").unwrap();
     keys(&mut p, &format!("300{ENTER}"));
     p.exp_string("between two output tokens").unwrap();
-    keys(&mut p, &format!("50{ENTER}"));
+    keys(&mut p, &format!("50ms{ENTER}")); // the unit the question names is read
     p.exp_string("wait for the first token").unwrap();
     keys(&mut p, ENTER); // none
     let shown = next_question(&mut p, "How many GPUs are kept busy at once?");
-    assert!(!shown.contains("how many tokens, in billions?"), "{shown}");
-    keys(&mut p, &format!("2{ENTER}"));
+    for question in [
+        "how many tokens, in billions?",
+        "how much concurrency?",
+        "tokens of context per sequence?",
+        "sequences served at once?",
+    ] {
+        assert!(!shown.contains(question), "asked {question:?}:\n{shown}");
+    }
+    keys(&mut p, &format!("2 GPUs{ENTER}"));
     p.exp_string("How many hours a month").unwrap();
-    keys(&mut p, &format!("300{ENTER}"));
+    keys(&mut p, &format!("300h{ENTER}"));
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
     no_requirements(&mut p);
@@ -274,10 +283,13 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     let text = std::fs::read_to_string(&file).unwrap();
     let profile: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(profile["workload"]["task"], "inference", "{text}");
-    assert_eq!(profile["workload"]["concurrency"], "high", "{text}");
     assert_eq!(profile["workload"]["precision"], "fp8", "{text}");
-    assert_eq!(profile["workload"]["context_tokens"], 8192, "{text}");
-    assert_eq!(profile["workload"]["concurrent_sequences"], 32, "{text}");
+    // The answers undone by going back are not in the profile: the traffic is said once.
+    for field in ["concurrency", "context_tokens", "concurrent_sequences"] {
+        assert!(profile["workload"].get(field).is_none(), "{field}: {text}");
+    }
+    assert_eq!(profile["usage"]["gpus"], 2, "{text}");
+    assert_eq!(profile["usage"]["hours_per_gpu_month"], 300, "{text}");
     assert!(profile["workload"].get("tokens_b").is_none(), "{text}");
     assert!(profile.get("job").is_none(), "{text}");
     assert_eq!(
@@ -374,7 +386,8 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
     keys(&mut p, &format!("２０亿{ENTER}")); // full-width digits and 亿: 2 billion tokens
     p.exp_string(&as_read("２０亿 → 2 十亿 token")).unwrap();
     p.exp_string(&as_read("同时有多少张 GPU 在忙？")).unwrap();
-    keys(&mut p, &format!("８{ENTER}"));
+    keys(&mut p, &format!("８张{ENTER}")); // the unit the question counts in is read
+    p.exp_string(&as_read("８张 → 8 张卡")).unwrap();
     p.exp_string(&as_read("每张卡每月忙多少小时？")).unwrap();
     keys(&mut p, &format!("８００{ENTER}")); // above the bound: refused in Chinese
     p.exp_string(&as_read("不能大于 744")).unwrap();
@@ -385,7 +398,8 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
     keys(&mut p, ENTER);
     p.exp_string(&as_read("数据是否必须放在独占的物理机上？"))
         .unwrap();
-    p.exp_string(&as_read("是/否")).unwrap(); // the yes/no hint
+    // The yes/no hint says the default in words (Chinese has no capital letter to show it).
+    p.exp_string(&as_read("是/否，默认否")).unwrap();
     keys(&mut p, &format!("好{ENTER}")); // neither yes nor no: asked again, in Chinese
     p.exp_string(&as_read("请输入“是”或“否”")).unwrap();
     keys(&mut p, "\u{7f}");
@@ -411,6 +425,7 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
         .unwrap();
     keys(&mut p, ENTER); // none
     p.exp_string(&as_read("写入该文件？")).unwrap();
+    p.exp_string(&as_read("是/否，默认是")).unwrap();
     keys(&mut p, &format!("是{ENTER}"));
     p.exp_string(&as_read("已写入 ")).unwrap();
     p.exp_string(&as_read("现在就用它做决策？")).unwrap();
@@ -444,7 +459,9 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
 fn go_back_twice_to_the_hours_a_month(p: &mut rexpect::session::PtySession) {
     p.exp_string("For how many months?").unwrap();
     keys(p, &format!("<{ENTER}"));
+    // The answer given before is offered again: Enter keeps it, typing replaces it.
     p.exp_string("How many hours a month").unwrap();
+    p.exp_string("(600)").unwrap();
     keys(p, &format!("500{ENTER}"));
     p.exp_string("For how many months?").unwrap();
     // Esc asks before anything is thrown away; going back from there works too.
@@ -452,8 +469,30 @@ fn go_back_twice_to_the_hours_a_month(p: &mut rexpect::session::PtySession) {
     p.exp_string("Stop here?").unwrap();
     keys(p, &format!("back{ENTER}")); // type to filter: "Go back one question"
     p.exp_string("How many hours a month").unwrap();
+    p.exp_string("(500)").unwrap();
     keys(p, &format!("24/7{ENTER}"));
     p.exp_string(&as_read("24/7 → 720 hours a month")).unwrap();
+}
+
+/// At the sequences question (after no traffic, high concurrency and 8,192 tokens of context):
+/// `<` goes back through a number, a choice (by Esc's menu) and a yes/no, each with the answer
+/// given before offered again, to the number format, kept as it was (FP8).
+fn go_back_through_a_number_a_choice_and_a_yes_no(p: &mut rexpect::session::PtySession) {
+    p.exp_string("sequences served at once?").unwrap();
+    keys(p, &format!("<{ENTER}"));
+    p.exp_string("tokens of context per sequence?").unwrap();
+    p.exp_string("(8192)").unwrap();
+    keys(p, &format!("<{ENTER}"));
+    p.exp_string("how much concurrency?").unwrap();
+    keys(p, "\u{1b}");
+    p.exp_string("Stop here?").unwrap();
+    keys(p, &format!("back{ENTER}"));
+    p.exp_string("traffic at its peak").unwrap();
+    p.exp_string("y/N").unwrap(); // no, as answered
+    keys(p, &format!("<{ENTER}"));
+    p.exp_string("which number format do the weights run in?")
+        .unwrap();
+    keys(p, ENTER); // FP8, where the cursor is
 }
 
 /// Esc does not throw the answers away at once: it asks, and going on asks the same question

@@ -163,6 +163,8 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
     // The questions answered so far, each with the answers before it: `<` (or "go back" after
     // Esc) asks the last one again with the answers before it kept.
     let mut answered: Vec<(usize, J)> = Vec::new();
+    // The answer of the question gone back to, offered again as it was given.
+    let mut given: Option<(usize, J)> = None;
     let mut next = 0;
     while let Some(prompt) = prompts.get(next) {
         if let Some(when) = &prompt.when {
@@ -173,7 +175,8 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
                 continue;
             }
         }
-        let flow = match ask(prompt, &texts, &profile)? {
+        let old = given.take().filter(|(i, _)| *i == next).map(|(_, v)| v);
+        let flow = match ask(prompt, &texts, &profile, old.as_ref())? {
             Ok(answer) => {
                 answered.push((next, profile.clone()));
                 questionnaire::set(&mut profile, &prompt.path, answer);
@@ -186,6 +189,10 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
         if flow == Flow::Back
             && let Some((index, before)) = answered.pop()
         {
+            given = prompts
+                .get(index)
+                .and_then(|p| profile.pointer(&format!("/{}", p.path.join("/"))))
+                .map(|v| (index, v.clone()));
             next = index;
             profile = before;
         }
@@ -200,7 +207,7 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
         return Err(e.help("this is a bug in the questionnaire: please report it with the answers"));
     }
     super::print(&format!("\n{}\n", shown_lines(&yaml)))?;
-    let confirmed = confirm(&say(&texts, |w| &w.write, &[]), None, true, &texts)?;
+    let confirmed = confirm(&say(&texts, |w| &w.write, &[]), None, true, &texts, false)?;
     if confirmed != Ok(true) {
         return Err(Error::new(
             ErrorKind::Usage,
@@ -214,7 +221,13 @@ fn ask_and_decide(args: &Args, written: &std::cell::Cell<bool>) -> Result<Outcom
         "{}\n",
         say(&texts, |w| &w.wrote, &[("file", &file)])
     ))?;
-    let now = confirm(&say(&texts, |w| &w.decide_now, &[]), None, true, &texts)?;
+    let now = confirm(
+        &say(&texts, |w| &w.decide_now, &[]),
+        None,
+        true,
+        &texts,
+        false,
+    )?;
     if now == Ok(true) {
         let (profile, evaluation) = decide_tools::decide(&graph, &source, config.as_of())?;
         let memo = config.memo()?.render(
@@ -277,15 +290,52 @@ fn headline(memo: &str) -> String {
         .join("\n")
 }
 
-/// A yes/no question in the questionnaire's language: `y`/`n` (and, in Chinese, `是`/`否`).
-fn confirm(question: &str, help: Option<&str>, default: bool, texts: &Texts) -> Result<Step<bool>> {
+/// An answer to a yes/no question, or `<` typed to go back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum YesNo {
+    Yes,
+    No,
+    Back,
+}
+
+impl std::str::FromStr for YesNo {
+    type Err = ();
+
+    /// Never used: [`confirm`] reads an answer with the questionnaire's words.
+    fn from_str(_: &str) -> std::result::Result<Self, ()> {
+        Err(())
+    }
+}
+
+impl std::fmt::Display for YesNo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            YesNo::Yes => "y",
+            YesNo::No => "n",
+            YesNo::Back => BACK,
+        })
+    }
+}
+
+/// A yes/no question in the questionnaire's language: `y`/`n` (and, in Chinese, `是`/`否`),
+/// its default said in the hint in words of the rules (a language without letter case cannot
+/// show it as `Y/n`); with `back`, `<` goes back one question.
+fn confirm(
+    question: &str,
+    help: Option<&str>,
+    default: bool,
+    texts: &Texts,
+    back: bool,
+) -> Result<Step<bool>> {
     let (yes, no) = (texts.typed(true), texts.typed(false));
     let parser = move |s: &str| {
         let s = s.trim().to_lowercase();
-        if yes.contains(&s) {
-            Ok(true)
+        if back && s == BACK {
+            Ok(YesNo::Back)
+        } else if yes.contains(&s) {
+            Ok(YesNo::Yes)
         } else if no.contains(&s) {
-            Ok(false)
+            Ok(YesNo::No)
         } else {
             Err(())
         }
@@ -294,25 +344,39 @@ fn confirm(question: &str, help: Option<&str>, default: bool, texts: &Texts) -> 
         say(texts, |w| &w.yes_shown, &[]),
         say(texts, |w| &w.no_shown, &[]),
     );
-    let shown = |b: bool| if b { yes_word.clone() } else { no_word.clone() };
-    let hint = |b: bool| {
-        if b {
-            format!("{}/{}", yes_word, no_word.to_lowercase())
+    let shown = |a: YesNo| match a {
+        YesNo::Yes => yes_word.clone(),
+        YesNo::No => no_word.clone(),
+        YesNo::Back => BACK.to_owned(),
+    };
+    let (yes_default, no_default) = (
+        say(texts, |w| &w.yes_default, &[]),
+        say(texts, |w| &w.no_default, &[]),
+    );
+    let hint = |a: YesNo| {
+        if a == YesNo::Yes {
+            yes_default.clone()
         } else {
-            format!("{}/{}", yes_word.to_lowercase(), no_word)
+            no_default.clone()
         }
     };
     let invalid = say(texts, |w| &w.yes_no_invalid, &[]);
-    let mut p = inquire::Confirm::new(question)
-        .with_default(default)
+    let line = back.then(|| help_line(&say(texts, |w| &w.back_hint, &[]), help));
+    let mut p = inquire::CustomType::<YesNo>::new(question)
+        .with_default(if default { YesNo::Yes } else { YesNo::No })
         .with_parser(&parser)
         .with_formatter(&shown)
         .with_default_value_formatter(&hint)
         .with_error_message(&invalid);
-    if let Some(h) = help {
+    if let Some(h) = line.as_deref().or(help) {
         p = p.with_help_message(h);
     }
-    step(p.prompt())
+    Ok(match step(p.prompt())? {
+        Ok(YesNo::Yes) => Ok(true),
+        Ok(YesNo::No) => Ok(false),
+        Ok(YesNo::Back) => Err(Flow::Back),
+        Err(flow) => Err(flow),
+    })
 }
 
 /// A number typed and checked against `rule`, echoed once answered with the value understood;
@@ -322,6 +386,7 @@ fn ask_number(
     help: Option<&str>,
     rule: &questionnaire::NumberRule,
     texts: &Texts,
+    old: Option<&J>,
 ) -> Result<Step<Option<J>>> {
     let check = rule.clone();
     let echo = rule.clone();
@@ -336,7 +401,11 @@ fn ask_number(
             })
         })
         .with_formatter(&formatter);
-    let default = rule.default.map(|d| d.to_string());
+    // The answer given before going back past the question, else the field's default: Enter
+    // keeps it, typing replaces it (and `<` still goes back).
+    let default = (old.and_then(J::as_f64))
+        .or(rule.default)
+        .map(|d| d.to_string());
     if let Some(d) = &default {
         p = p.with_default(d);
     }
@@ -398,8 +467,11 @@ fn help_line(keys: &str, help: Option<&str>) -> String {
     }
 }
 
-/// Asks one question, given the answers so far; `None` means "left empty" (or nothing to ask).
-fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
+/// Asks one question, given the answers so far and the answer `old` it was given before going
+/// back past it (offered again: the default Enter keeps, the choice under the cursor); `None`
+/// means "left empty" (or nothing to ask).
+#[allow(clippy::too_many_lines)] // one arm a kind of question
+fn ask(prompt: &Prompt, texts: &Texts, answers: &J, old: Option<&J>) -> Result<Step<Option<J>>> {
     let help = prompt.help.as_deref();
     let answer = match &prompt.kind {
         QuestionKind::Text {
@@ -409,43 +481,53 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
             let (nullable, max_chars) = (*nullable, *max_chars);
             let checker = texts.clone();
             let line = help_line(&say(texts, |w| &w.back_hint, &[]), help);
-            let text = answer!(step(
-                inquire::Text::new(&prompt.ask)
-                    .with_validator(move |s: &str| {
-                        Ok(match checker.check_text(s, nullable, max_chars) {
-                            Err(why) if s.trim() != BACK => {
-                                Validation::Invalid(shown(&why).into_owned().into())
-                            }
-                            _ => Validation::Valid,
-                        })
+            let mut p = inquire::Text::new(&prompt.ask)
+                .with_validator(move |s: &str| {
+                    Ok(match checker.check_text(s, nullable, max_chars) {
+                        Err(why) if s.trim() != BACK => {
+                            Validation::Invalid(shown(&why).into_owned().into())
+                        }
+                        _ => Validation::Valid,
                     })
-                    .with_help_message(&line)
-                    .prompt()
-            ));
+                })
+                .with_help_message(&line);
+            if let Some(given) = old.and_then(J::as_str) {
+                p = p.with_default(given);
+            }
+            let text = answer!(step(p.prompt()));
             if text.trim() == BACK {
                 return Ok(Err(Flow::Back));
             }
             texts.check_text(&text, nullable, max_chars).ok().flatten()
         }
-        QuestionKind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts)),
-        QuestionKind::Flag { default } => Some(J::from(answer!(confirm(
-            &prompt.ask,
-            help,
-            *default,
-            texts
-        )))),
-        QuestionKind::Section => {
-            answer!(confirm(&prompt.ask, help, false, texts)).then(|| J::Object(Map::new()))
+        QuestionKind::Number(rule) => answer!(ask_number(&prompt.ask, help, rule, texts, old)),
+        QuestionKind::Flag { default } => {
+            let default = old.and_then(J::as_bool).unwrap_or(*default);
+            Some(J::from(answer!(confirm(
+                &prompt.ask,
+                help,
+                default,
+                texts,
+                true
+            ))))
         }
+        QuestionKind::Section => answer!(confirm(&prompt.ask, help, old.is_some(), texts, true))
+            .then(|| J::Object(Map::new())),
         QuestionKind::Choice { options, nullable } => {
             let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
             if *nullable {
                 labels.insert(0, say(texts, |w| &w.none, &[]));
             }
             let line = help_line(&say(texts, |w| &w.select_help, &[]), help);
+            let offset = usize::from(*nullable);
+            let cursor = old
+                .and_then(J::as_str)
+                .and_then(|v| options.iter().position(|(o, _)| o == v))
+                .map_or(0, |i| i + offset);
             let picked = answer!(step(
                 inquire::Select::new(&prompt.ask, labels.clone())
                     .with_help_message(&line)
+                    .with_starting_cursor(cursor)
                     .prompt()
             ));
             options
@@ -456,15 +538,18 @@ fn ask(prompt: &Prompt, texts: &Texts, answers: &J) -> Result<Step<Option<J>>> {
         QuestionKind::Choices { options } => answer!(ask_several(
             prompt,
             &options.iter().collect::<Vec<_>>(),
-            texts
+            texts,
+            old
         )),
-        QuestionKind::Hours { offers, rule } => answer!(ask_hours(prompt, offers, rule, texts)),
+        QuestionKind::Hours { offers, rule } => {
+            answer!(ask_hours(prompt, offers, rule, texts, old))
+        }
         QuestionKind::Offers { offers, among } => {
             let options = questionnaire::offers_among(offers, among.as_deref(), answers);
             if options.is_empty() {
                 return Ok(Ok(None));
             }
-            answer!(ask_several(prompt, &options, texts))
+            answer!(ask_several(prompt, &options, texts, old))
         }
     };
     Ok(Ok(answer))
@@ -475,8 +560,18 @@ fn ask_several(
     prompt: &Prompt,
     options: &[&(String, String)],
     texts: &Texts,
+    old: Option<&J>,
 ) -> Result<Step<Option<J>>> {
     let labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
+    let given: Vec<usize> = old
+        .and_then(J::as_array)
+        .map(|picked| {
+            (options.iter().enumerate())
+                .filter(|(_, (v, _))| picked.iter().any(|p| p.as_str() == Some(v.as_str())))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
     let line = help_line(
         &say(texts, |w| &w.multiselect_help, &[]),
         prompt.help.as_deref(),
@@ -484,6 +579,7 @@ fn ask_several(
     let picked = answer!(step(
         inquire::MultiSelect::new(&prompt.ask, labels)
             .with_help_message(&line)
+            .with_default(&given)
             .prompt()
     ));
     let values: Vec<J> = options
@@ -501,11 +597,13 @@ fn ask_hours(
     offers: &[(String, String)],
     rule: &questionnaire::NumberRule,
     texts: &Texts,
+    old: Option<&J>,
 ) -> Result<Step<Option<J>>> {
     let mut hours = Map::new();
     for (id, title) in offers {
         let question = say(texts, |w| &w.hours_on, &[("offer", title)]);
-        if let Some(v) = answer!(ask_number(&question, Some(&prompt.ask), rule, texts)) {
+        let given = old.and_then(|o| o.get(id));
+        if let Some(v) = answer!(ask_number(&question, Some(&prompt.ask), rule, texts, given)) {
             hours.insert(id.clone(), v);
         }
     }

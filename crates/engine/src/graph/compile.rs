@@ -763,11 +763,14 @@ fn questionnaire(policy: &Policy, errors: &mut Vec<Error>) {
         .prices
         .iter()
         .map(|(unit, words)| (unit.as_str(), words, &["amount"][..]));
+    let committed = (q.item.words.committed.iter())
+        .map(|(commits, words)| (commits.as_str(), words, &["list", "committed"][..]));
     let entries = q.item.words.entries();
     let entries = entries
         .iter()
         .map(|(n, w, needs)| (*n, *w, *needs))
-        .chain(prices);
+        .chain(prices)
+        .chain(committed);
     for (name, words, needs) in entries {
         let fail = |message: String| {
             policy

@@ -680,11 +680,17 @@ pub struct PromptWords {
     /// The keys of a choice of several.
     #[schemars(with = "Words")]
     pub multiselect_help: Template,
-    /// Yes and no, as shown once answered and in the hint (`y/n`).
+    /// Yes and no, as shown once answered.
     #[schemars(with = "Words")]
     pub yes_shown: Template,
     #[schemars(with = "Words")]
     pub no_shown: Template,
+    /// The hint after a yes/no question whose default is yes, and whose default is no (`Y/n`,
+    /// `y/N`): in a language without letter case, the default said in words.
+    #[schemars(with = "Words")]
+    pub yes_default: Template,
+    #[schemars(with = "Words")]
+    pub no_default: Template,
     /// What may be typed for yes and for no, separated by `/` (`y/yes`).
     #[schemars(with = "Words")]
     pub yes_typed: Template,
@@ -757,18 +763,27 @@ pub struct PromptWords {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, Words>")]
     pub prices: IndexMap<String, Template>,
+    /// An offer whose price paid is lower than its list price for a commitment, by its
+    /// `billing.discount_commits` (`month`): `{list}` and `{committed}` are both prices in the
+    /// words of `prices` (the container's `¥1.96 a GPU-hour; ¥1.57 on a monthly payment`). A
+    /// commitment not here shows the price paid alone.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, Words>")]
+    pub committed: IndexMap<String, Template>,
 }
 
 impl PromptWords {
     /// Every entry by name, with the placeholders it must contain.
     #[must_use]
-    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 30] {
+    pub fn entries(&self) -> [(&'static str, &Template, &'static [&'static str]); 32] {
         [
             ("none", &self.none, &[]),
             ("select_help", &self.select_help, &[]),
             ("multiselect_help", &self.multiselect_help, &[]),
             ("yes_shown", &self.yes_shown, &[]),
             ("no_shown", &self.no_shown, &[]),
+            ("yes_default", &self.yes_default, &[]),
+            ("no_default", &self.no_default, &[]),
             ("yes_typed", &self.yes_typed, &[]),
             ("no_typed", &self.no_typed, &[]),
             ("yes_no_invalid", &self.yes_no_invalid, &[]),

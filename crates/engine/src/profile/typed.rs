@@ -94,17 +94,20 @@ impl Reading {
     /// `text` without the unit's signs at either end.
     fn strip_symbols(&self, text: &str) -> String {
         let mut text = text.trim().to_owned();
+        // The longest first: `hours a month` is read past whole, not its last `h`.
+        let mut symbols: Vec<String> = self.symbols.iter().map(|s| normalize(s)).collect();
+        symbols.sort_by_key(|s| std::cmp::Reverse(s.chars().count()));
         loop {
             let before = text.len();
-            for symbol in self.symbols.iter().map(|s| normalize(s)) {
+            for symbol in &symbols {
                 if symbol.is_empty() {
                     continue;
                 }
                 if let Some(rest) = text.strip_prefix(symbol.as_str()) {
-                    text = rest.trim().to_owned();
+                    text = String::from(rest.trim());
                 }
                 if let Some(rest) = text.strip_suffix(symbol.as_str()) {
-                    text = rest.trim().to_owned();
+                    text = String::from(rest.trim());
                 }
             }
             if text.len() == before {

@@ -279,11 +279,29 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
                 .and_then(|t| t.as_str().map(str::to_owned))
                 .unwrap_or_else(|| o.item.id.clone());
             let price = fields.get("price").and_then(|p| {
-                let amount = p.get("discounted_cny")?.as_f64()?;
                 let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
-                let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
-                let amount = decide_lang::group_thousands(amount, decimals);
-                Some(words.value.get(texts.lang).replace("{amount}", &amount))
+                let said = |amount: f64| {
+                    let decimals = if amount.fract() == 0.0 { 0 } else { 2 };
+                    let amount = decide_lang::group_thousands(amount, decimals);
+                    words.value.get(texts.lang).replace("{amount}", &amount)
+                };
+                let paid = p.get("discounted_cny")?.as_f64()?;
+                let list = p.get("list_cny").and_then(J::as_f64);
+                // The list price (by the hour, say) and the price on a commitment (a month
+                // paid ahead), where they differ and the words say how.
+                let commits = fields
+                    .get("billing")
+                    .and_then(|b| b.get("discount_commits"))
+                    .and_then(J::as_str)
+                    .and_then(|c| texts.words.committed.get(c));
+                Some(match (list, commits) {
+                    (Some(list), Some(commits)) if list > paid => commits
+                        .value
+                        .get(texts.lang)
+                        .replace("{list}", &said(list))
+                        .replace("{committed}", &said(paid)),
+                    _ => said(paid),
+                })
             });
             let label = match price {
                 Some(price) => {
@@ -310,9 +328,19 @@ fn reading_of(policy: &Policy, q: &decide_engine::policy::rules::Question) -> an
         },
         |s| s.value.clone(),
     );
+    // The unit the question names is read after a number too (`400 hours a month`, `16 张卡`).
+    let mut symbols = q.symbols.clone();
+    if let Some(unit) = &q.unit {
+        symbols.extend(
+            [Some(&unit.en), unit.zh.as_ref()]
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+    }
     answer::Reading {
         shorthands,
-        symbols: q.symbols.clone(),
+        symbols,
     }
 }
 
@@ -553,6 +581,64 @@ mod tests {
         // A shorthand of another question is not read here.
         let err = hours.check("13B").unwrap_err();
         assert!(err.starts_with("`B` is not understood here"), "{err}");
+    }
+
+    #[test]
+    fn the_unit_a_question_names_is_read_after_the_number() {
+        for lang in [Lang::En, Lang::Zh] {
+            let read = |field: &str, typed: &str| number_rule(field, lang).check(typed);
+            for typed in [
+                "400h",
+                "400 hours a month",
+                "400小时",
+                "400 小时/月",
+                "400 hrs",
+            ] {
+                assert_eq!(
+                    read("usage.hours_per_gpu_month", typed),
+                    Ok(Some(J::from(400)))
+                );
+            }
+            for typed in ["50ms", "50 毫秒", "50 milliseconds"] {
+                let ms = read("serving.time_per_output_token_ms", typed);
+                assert_eq!(ms, Ok(Some(J::from(50))), "{typed}");
+            }
+            for typed in ["16张", "16 张卡", "16 GPUs", "16卡"] {
+                assert_eq!(read("usage.gpus", typed), Ok(Some(J::from(16))), "{typed}");
+            }
+            assert_eq!(read("workload.nodes", "2台"), Ok(Some(J::from(2))));
+            assert_eq!(read("workload.nodes", "2 machines"), Ok(Some(J::from(2))));
+            assert_eq!(read("usage.months", "6个月"), Ok(Some(J::from(6))));
+            assert_eq!(read("job.deadline_days", "3天"), Ok(Some(J::from(3))));
+        }
+        // A unit is read past, not taken for a shorthand: `2万元` is still twenty thousand.
+        let budget = number_rule("budget.monthly_cny", Lang::Zh);
+        assert_eq!(budget.check("2万元"), Ok(Some(J::from(20_000))));
+    }
+
+    #[test]
+    fn a_container_is_offered_with_its_hourly_and_its_monthly_payment_rates() {
+        let policy = Policy::embedded()
+            .unwrap()
+            .at(jiff::civil::date(2026, 9, 4));
+        for (lang, said) in [
+            (
+                Lang::En,
+                "¥1.96 a GPU-hour; ¥1.57 a GPU-hour on a monthly payment",
+            ),
+            (Lang::Zh, "每卡时 ¥1.96；月付每卡时 ¥1.57"),
+        ] {
+            let texts = Texts::new(&policy, lang).unwrap();
+            let labels = offer_labels(&policy, &texts);
+            let container = labels
+                .iter()
+                .find(|(id, _)| id == "rtx4090-container")
+                .map(|(_, label)| label.as_str());
+            assert!(
+                container.is_some_and(|l| l.ends_with(said)),
+                "{container:?}"
+            );
+        }
     }
 
     #[test]
