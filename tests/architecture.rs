@@ -39,7 +39,8 @@ const LANG: Library = Library {
 
 const ENGINE: Library = Library {
     dir: "crates/engine",
-    modules: "canonical decision error eval graph kind lang policy profile revision source today",
+    modules: "canonical decision error eval graph kind lang places policy profile revision source \
+              today",
     never: &[
         "error kind lang revision ↛ canonical decision eval graph policy profile source today: a \
          leaf (the vocabulary every module shares) imports no other module",

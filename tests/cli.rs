@@ -675,8 +675,8 @@ fn an_installed_binary_exports_its_policy_and_diffs_a_change() {
     // The 4090 box the 7B LoRA memo rents gets ten times dearer: its decision changes, and
     // diff says so.
     let dearer = before.replace(
-        "rtx4090-x8-sichuan2,marketplace,month,9900,7920,",
-        "rtx4090-x8-sichuan2,marketplace,month,99000,79200,",
+        "rtx4090-x8-sichuan2,marketplace,the jygpu.com marketplace,极智算,month,9900,7920,",
+        "rtx4090-x8-sichuan2,marketplace,the jygpu.com marketplace,极智算,month,99000,79200,",
     );
     assert_ne!(dearer, before, "the container's quote line has moved");
     std::fs::write(&sheet, dearer).unwrap();

@@ -158,17 +158,34 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     assert!(
         text.contains(
             "Of the quotes for this hardware, gpuhub's (¥7,500, from 2026-09-10) won: \
-             marketplace's ¥7,920 (`rtx4090-x8-sichuan2`) costs ¥420 more a month."
+             the jygpu.com marketplace's ¥7,920 (`rtx4090-x8-sichuan2`) costs ¥420 more a month."
         ),
         "{text}"
     );
     // ¥420 is 5.6% of ¥7,500: the quotes are volatile, and the price lock names them.
     assert!(
         text.contains(
-            "Other vendors quote the same hardware: marketplace ¥7,920 from 2026-09-04 (¥420 more)"
+            "Other vendors quote the same hardware: the jygpu.com marketplace ¥7,920 from 2026-09-04 (¥420 more)"
         ),
         "{text}"
     );
+    // In Chinese, a vendor whose sheet gives its Chinese name (`vendor_name_zh`) is named by it;
+    // one whose sheet gives none, by its id.
+    let zh = common::run_ok(&[
+        profile,
+        "--as-of",
+        "2026-09-10",
+        "--lang",
+        "zh",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(
+        zh.contains("极智算 报 ¥7,920") || zh.contains("极智算报 ¥7,920"),
+        "{zh}"
+    );
+    assert!(zh.contains("gpuhub"), "{zh}");
+    assert!(!zh.contains("jygpu.com marketplace"), "{zh}");
     // The ids never change as sheets are added: the first vendor keeps the catalog id.
     let listing = common::run_ok(&[
         "offers",
@@ -513,8 +530,8 @@ fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_w
     // The 5090 box's quote moved to 2026-10-01: on 2026-09-04 it is not on offer.
     let rules = common::edited_rules(&[(
         "quotes/2026-09-04-marketplace.csv",
-        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-09-04",
-        "rtx5090-x8-anhui1,marketplace,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-10-01",
+        "rtx5090-x8-anhui1,marketplace,the jygpu.com marketplace,极智算,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-09-04",
+        "rtx5090-x8-anhui1,marketplace,the jygpu.com marketplace,极智算,month,19888,15910,CNY,month,\"1 month, paid ahead\",1 个月，预付,unknown,unknown,2026-10-01",
     )]);
     let text = memo(rules.path(), "examples/lora-7b-4090.yaml", "2026-09-04");
     assert!(
@@ -879,15 +896,18 @@ fn a_sheet_saved_with_crlf_and_a_bom_keeps_its_line_numbers() {
         sources
     );
     // An error in a row is reported on that row's line, at that cell.
-    let h100 = "h100-x8-ningxia1,marketplace,month,108600";
+    let h100 = "h100-x8-ningxia1,marketplace,the jygpu.com marketplace,极智算,month,108600";
     let line = lf.lines().position(|l| l.starts_with(h100)).unwrap() + 1;
-    let broken = crlf.replace(h100, "h100-x8-ningxia1,marketplace,month,abc");
+    let broken = crlf.replace(
+        h100,
+        "h100-x8-ningxia1,marketplace,the jygpu.com marketplace,极智算,month,abc",
+    );
     std::fs::write(crlf_dir.path().join(sheet), broken).unwrap();
     let out = common::run(&["validate", "--rules", crlf_dir.path().to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(&format!("2026-09-04-marketplace.csv:{line}:36")),
+        err.contains(&format!("2026-09-04-marketplace.csv:{line}:66")),
         "{err}"
     );
 }

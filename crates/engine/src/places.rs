@@ -39,7 +39,7 @@ impl Mark {
 
 /// How a node's value is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub enum Layout {
     /// A scalar or an alias.
     Scalar,
     /// A block mapping (one key a line).
@@ -52,14 +52,14 @@ pub enum Shape {
 
 /// One node of the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Node {
+pub struct Spot {
     /// Where its key starts (none for the root and for a list's items).
     pub key: Option<Mark>,
     /// Where its value starts.
     pub start: Mark,
     /// Where its value ends (exclusive).
     pub end: Mark,
-    pub shape: Shape,
+    pub layout: Layout,
     /// For a mapping, where its first key starts.
     pub first_key: Option<Mark>,
 }
@@ -68,7 +68,7 @@ pub struct Node {
 /// items by their index (`workload.parallelism.1`), the root as the empty path.
 #[derive(Debug, Default)]
 pub struct Places {
-    nodes: HashMap<String, Node>,
+    nodes: HashMap<String, Spot>,
 }
 
 /// A collection being read: its path (none inside a key that is itself a collection, which no
@@ -94,22 +94,22 @@ impl Places {
             match event {
                 Event::DocumentEnd | Event::StreamEnd => break,
                 Event::Scalar(text, ..) => {
-                    let key = places.node(&mut open, start, end, Shape::Scalar);
+                    let key = places.node(&mut open, start, end, Layout::Scalar);
                     if let Some(parent) = key {
                         parent.key = Some((text.into_owned(), start));
                     }
                 }
                 Event::Alias(_) => {
-                    if let Some(parent) = places.node(&mut open, start, end, Shape::Scalar) {
+                    if let Some(parent) = places.node(&mut open, start, end, Layout::Scalar) {
                         parent.key = Some(("*".to_owned(), start));
                     }
                 }
                 Event::MappingStart(style, ..) | Event::SequenceStart(style, ..) => {
                     let mapping = matches!(event, Event::MappingStart(..));
                     let shape = match (mapping, style) {
-                        (true, StructureStyle::Block) => Shape::BlockMapping,
-                        (true, _) => Shape::FlowMapping,
-                        (false, _) => Shape::Sequence,
+                        (true, StructureStyle::Block) => Layout::BlockMapping,
+                        (true, _) => Layout::FlowMapping,
+                        (false, _) => Layout::Sequence,
                     };
                     let path = places.opened(&mut open, start, shape);
                     open.push(Open {
@@ -146,7 +146,7 @@ impl Places {
 
     /// The node at `path`, if the document has one.
     #[must_use]
-    pub fn get(&self, path: &str) -> Option<&Node> {
+    pub fn get(&self, path: &str) -> Option<&Spot> {
         self.nodes.get(path)
     }
 
@@ -174,7 +174,7 @@ impl Places {
         open: &'o mut [Open],
         start: Mark,
         end: Mark,
-        shape: Shape,
+        layout: Layout,
     ) -> Option<&'o mut Open> {
         let is_key = open.last().is_some_and(|p| p.mapping && p.key.is_none());
         if is_key {
@@ -190,11 +190,11 @@ impl Places {
         if let Some((path, key)) = Self::value_path(open) {
             self.nodes.insert(
                 path,
-                Node {
+                Spot {
                     key,
                     start,
                     end,
-                    shape,
+                    layout,
                     first_key: None,
                 },
             );
@@ -203,7 +203,7 @@ impl Places {
     }
 
     /// Records a collection that starts at `start`; its path, none when it is a key.
-    fn opened(&mut self, open: &mut [Open], start: Mark, shape: Shape) -> Option<String> {
+    fn opened(&mut self, open: &mut [Open], start: Mark, layout: Layout) -> Option<String> {
         if let Some(parent) = open.last_mut()
             && parent.mapping
             && parent.key.is_none()
@@ -213,11 +213,11 @@ impl Places {
         let (path, key) = Self::value_path(open)?;
         self.nodes.insert(
             path.clone(),
-            Node {
+            Spot {
                 key,
                 start,
                 end: start,
-                shape,
+                layout,
                 first_key: None,
             },
         );
@@ -270,14 +270,14 @@ mod tests {
         let places = Places::of(text).unwrap();
         assert_eq!(at(&places, "name"), (1, 7, 1, 8));
         let workload = places.get("workload").unwrap();
-        assert_eq!(workload.shape, Shape::BlockMapping);
+        assert_eq!(workload.layout, Layout::BlockMapping);
         assert_eq!(workload.key.unwrap().line, 2);
         assert_eq!(workload.first_key.unwrap().position().line, 3);
         assert_eq!(at(&places, "workload.task"), (3, 9, 3, 18));
         assert_eq!(at(&places, "workload.parallelism.1").0, 4);
         assert_eq!(at(&places, "workload.parallelism.1").1, 23);
         let usage = places.get("usage").unwrap();
-        assert_eq!(usage.shape, Shape::FlowMapping);
+        assert_eq!(usage.layout, Layout::FlowMapping);
         assert_eq!(at(&places, "usage.months"), (5, 26, 5, 27));
         assert_eq!(places.get("usage.gpus").unwrap().key.unwrap().column, 9);
         assert!(places.get("usage.hours").is_none());

@@ -1,15 +1,16 @@
-//! The compare page: two profiles decided under the same policy, side by side: their answers
-//! (deployment, offer, monthly cost, warnings), the profile fields that differ, where in the
-//! decision graph the answers part (the nodes whose values differ while none of their inputs
-//! do, as `decide diff` finds them between two policies), and the two memos.
+//! The compare page: two profiles (pasted or uploaded) decided under the same policy, side by
+//! side: their answers in the memo's words (deployment, the offer by its title, the money,
+//! the warnings by title), the profile fields that differ, and the two memos; the record's
+//! other figures that differ and where in the decision graph the answers part (the nodes whose
+//! values differ while none of their inputs do, as `decide diff` finds them between two
+//! policies) are folded away for whoever asks.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
-use axum::extract::State;
-use axum::extract::rejection::FormRejection;
-use axum::http::StatusCode;
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{StatusCode, header};
 use axum::response::Response;
 use decide_engine::profile::Syntax;
 use decide_engine::{Lang, Source};
@@ -45,19 +46,34 @@ pub(crate) async fn form(
     page::render(StatusCode::OK, "/compare", lang, "compare", &body)
 }
 
+/// What a compare post that does not read is told to send.
+const POST_HELP: &str = "post `first` and `second` (two profiles), and optionally `lang` and \
+                         `as_of`; as `multipart/form-data`, `first_file` and `second_file` may \
+                         carry the profiles as files";
+
 /// `POST /compare`: both profiles decided and compared, below the form as posted; a profile
-/// that does not read is a 422 naming which one and why.
-pub(crate) async fn submit(
-    State(site): State<Arc<Site>>,
-    posted: Result<Form<Posted>, FormRejection>,
-) -> Response {
-    let posted = match posted {
-        Ok(Form(posted)) => posted,
-        Err(e) => {
-            return crate::api::form_refused(
-                &e,
-                "post `first` and `second` (two profiles), and optionally `lang` and `as_of`",
-            );
+/// that does not read is a 422 naming which one and why. The page posts a multipart form (a
+/// file chosen for a profile replaces its text); a script may post the form urlencoded.
+pub(crate) async fn submit(State(site): State<Arc<Site>>, request: Request) -> Response {
+    let multipart = (request.headers().get(header::CONTENT_TYPE))
+        .and_then(|t| t.to_str().ok())
+        .is_some_and(|t| t.starts_with("multipart/form-data"));
+    let posted = if multipart {
+        let read = match Multipart::from_request(request, &()).await {
+            Ok(form) => posted_files(form).await,
+            Err(_) => Err(StatusCode::BAD_REQUEST),
+        };
+        match read {
+            Ok(posted) => posted,
+            Err(StatusCode::PAYLOAD_TOO_LARGE) => {
+                return crate::api::too_large("compare two profiles of a page of YAML each");
+            }
+            Err(status) => return reply::refuse(status, "the form could not be read", POST_HELP),
+        }
+    } else {
+        match Form::<Posted>::from_request(request, &()).await {
+            Ok(Form(posted)) => posted,
+            Err(e) => return crate::api::form_refused(&e, POST_HELP),
         }
     };
     let lang = page::lang(posted.lang.as_deref().unwrap_or_default());
@@ -85,16 +101,21 @@ pub(crate) async fn submit(
         let a = Source::from_profile_bytes(&names[0], first.clone().into_bytes())?;
         let b = Source::from_profile_bytes(&names[1], second.clone().into_bytes())?;
         let comparison = decide_tools::diff::profiles(&graph, &a, &b, as_of)?;
+        let titles = [&comparison.diff.old, &comparison.diff.new]
+            .map(|d| offer_title(&graph, &d.offer, lang));
         let memo = |text: String| {
             worker.decide(text.into_bytes(), Syntax::Yaml, Format::Html, lang, as_of)
         };
-        Ok::<_, decide_engine::Error>((comparison, [memo(first)?, memo(second)?]))
+        Ok::<_, decide_engine::Error>((comparison, titles, [memo(first)?, memo(second)?]))
     })
     .await;
     match compared {
-        Ok(Ok((comparison, memos))) => {
+        Ok(Ok((comparison, titles, memos))) => {
             let keys = memos.map(|memo| site.memos.keep(&memo));
-            shown(StatusCode::OK, &result_html(&comparison, &keys, lang))
+            shown(
+                StatusCode::OK,
+                &result_html(&comparison, &titles, &keys, lang),
+            )
         }
         Ok(Err(e)) if e.kind() == decide_engine::ErrorKind::Usage => {
             shown(StatusCode::BAD_REQUEST, &page::error_box(&e.render()))
@@ -108,15 +129,49 @@ pub(crate) async fn submit(
     }
 }
 
-/// The form: the two profiles side by side, the language and the date.
+/// The fields of a multipart compare post: a non-empty file replaces the text beside it; the
+/// status to answer with where the form does not read (413 over the body's limit).
+async fn posted_files(mut form: Multipart) -> Result<Posted, StatusCode> {
+    let mut posted = Posted::default();
+    let mut files: [Option<String>; 2] = [None, None];
+    while let Some(field) = form.next_field().await.map_err(|e| e.status())? {
+        let name = field.name().unwrap_or_default().to_owned();
+        let bytes = field.bytes().await.map_err(|e| e.status())?;
+        // A file that is not UTF-8 text is kept as read, replaced characters and all: the
+        // profile's reader then says where it is not text.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        match name.as_str() {
+            "first" => posted.first = text,
+            "second" => posted.second = text,
+            "first_file" if !bytes.is_empty() => files[0] = Some(text),
+            "second_file" if !bytes.is_empty() => files[1] = Some(text),
+            "lang" => posted.lang = Some(text),
+            "as_of" => posted.as_of = Some(text),
+            _ => {}
+        }
+    }
+    let [first, second] = files;
+    if let Some(first) = first {
+        posted.first = first;
+    }
+    if let Some(second) = second {
+        posted.second = second;
+    }
+    Ok(posted)
+}
+
+/// The form: the two profiles side by side (typed or pasted, or a file chosen), the language
+/// and the date.
 fn form_html(posted: &Posted, lang: Lang, as_of: &str) -> String {
     page::fill(
         &page::fill_words(
             "<p>{{w.compare_intro}}</p>\
-             <form method=\"post\" action=\"/compare\">\
+             <form method=\"post\" action=\"/compare\" enctype=\"multipart/form-data\">\
              <div class=\"pair\">\
-             <label>{{w.first}}<textarea name=\"first\" spellcheck=\"false\">{{first}}</textarea></label>\
-             <label>{{w.second}}<textarea name=\"second\" spellcheck=\"false\">{{second}}</textarea></label>\
+             <div><label>{{w.first}}<textarea name=\"first\" spellcheck=\"false\">{{first}}</textarea></label>\
+             <label class=\"note\">{{w.or_file}} <input type=\"file\" name=\"first_file\" accept=\".yaml,.yml,.json,application/json,text/yaml\"></label></div>\
+             <div><label>{{w.second}}<textarea name=\"second\" spellcheck=\"false\">{{second}}</textarea></label>\
+             <label class=\"note\">{{w.or_file}} <input type=\"file\" name=\"second_file\" accept=\".yaml,.yml,.json,application/json,text/yaml\"></label></div>\
              </div>\
              <fieldset class=\"settings\">{{settings}}\
              <button type=\"submit\">{{w.compare_button}}</button></fieldset></form>",
@@ -183,31 +238,78 @@ fn money(v: Option<f64>) -> String {
     )
 }
 
-/// What the comparison found, then the two memos (kept under `keys`).
-fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
+/// A figure of the record as the memo writes it: an amount of yuan (`_cny`) as money, else
+/// [`brief`].
+fn figure(name: &str, v: Option<&Value>) -> String {
+    match v.and_then(Value::as_f64) {
+        Some(amount) if name.ends_with("_cny") => {
+            let decimals = if amount.fract() == 0.0 || amount.abs() >= 100.0 {
+                0
+            } else {
+                2
+            };
+            format!("¥{}", decide_lang::group_thousands(amount, decimals))
+        }
+        _ => brief(v),
+    }
+}
+
+/// The offer `id` by its title in `lang`, as the memo names it (the id where the catalog has
+/// no title for it).
+fn offer_title(graph: &decide_engine::Graph, id: &str, lang: Lang) -> String {
+    (graph.policy().offers.iter())
+        .find(|o| o.item.id == id)
+        .and_then(|o| o.item.fields.get("title"))
+        .map(|t| decide_engine::lang::localize(t, lang))
+        .and_then(|t| t.as_str().map(str::to_owned))
+        .unwrap_or_else(|| id.to_owned())
+}
+
+/// What the comparison found, then the two memos (kept under `keys`): the answers in the
+/// memo's words (`titles`: the two offers by title) and the fields that differ; the record's
+/// other figures and the graph's nodes where the answers part are folded away.
+fn result_html(c: &Comparison, titles: &[String; 2], keys: &[String; 2], lang: Lang) -> String {
     let (a, b) = (&c.diff.old, &c.diff.new);
     let w = |key: &str| escape(&word(key, lang));
     let mut out = format!("<h2>{}</h2>", w("answers"));
     head(&mut out, &a.profile, &b.profile);
+    let deployment = |d: &str| {
+        page::maybe_word(&format!("deployment_{d}"), lang).unwrap_or_else(|| d.to_owned())
+    };
     row(
         &mut out,
         &word("deployment", lang),
-        &a.deployment,
-        &b.deployment,
+        &deployment(&a.deployment),
+        &deployment(&b.deployment),
     );
-    row(&mut out, &word("offer", lang), &a.offer, &b.offer);
+    row(&mut out, &word("offer", lang), &titles[0], &titles[1]);
     row(
         &mut out,
         &word("monthly_cost", lang),
         &money(c.diff.headline.old),
         &money(c.diff.headline.new),
     );
+    let total = |d: &decide_engine::Decision| {
+        figure(
+            "contract_total_cny",
+            d.costs
+                .get("contract_total_cny")
+                .map(decide_engine::decision::to_json)
+                .as_ref(),
+        )
+    };
+    row(
+        &mut out,
+        &word("contract_total", lang),
+        &total(a),
+        &total(b),
+    );
     let warnings = |d: &decide_engine::Decision| {
-        let ids: Vec<&str> = d.warnings.iter().map(|w| w.id.as_str()).collect();
-        if ids.is_empty() {
+        let titles: Vec<&str> = d.warnings.iter().map(|w| w.title.as_str()).collect();
+        if titles.is_empty() {
             "—".to_owned()
         } else {
-            ids.join(", ")
+            titles.join("; ")
         }
     };
     row(
@@ -216,9 +318,6 @@ fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
         &warnings(a),
         &warnings(b),
     );
-    for (name, x, y) in c.diff.figure_changes() {
-        row(&mut out, &name, &brief(x.as_ref()), &brief(y.as_ref()));
-    }
     out.push_str("</tbody></table></div>");
 
     let _ = write!(out, "<h2>{}</h2>", w("fields_differ"));
@@ -242,13 +341,48 @@ fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
         out.push_str("</tbody></table></div>");
     }
 
-    let _ = write!(out, "<h2>{}</h2>", w("where_parts"));
+    engineers_part(&mut out, c, lang);
+
+    let _ = write!(out, "<h2>{}</h2><div class=\"pair\">", w("memos"));
+    for (key, profile) in keys.iter().zip([&a.profile, &b.profile]) {
+        out.push_str(&crate::memos::frame(key, profile, lang));
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// For the engineer, folded until opened: every other figure of the two records that differs,
+/// by its name in the record, and where in the graph the answers part.
+fn engineers_part(out: &mut String, c: &Comparison, lang: Lang) {
+    let (a, b) = (&c.diff.old, &c.diff.new);
+    let w = |key: &str| escape(&word(key, lang));
+    let figures = c.diff.figure_changes();
+    if !figures.is_empty() {
+        let _ = write!(out, "<details><summary>{}</summary>", w("figures_differ"));
+        head(out, &a.profile, &b.profile);
+        for (name, x, y) in figures {
+            let _ = write!(
+                out,
+                "<tr><th scope=\"row\"><code>{}</code></th><td class=\"differs\">{}</td>\
+                 <td class=\"differs\">{}</td></tr>",
+                escape(&name),
+                escape(&figure(&name, x.as_ref())),
+                escape(&figure(&name, y.as_ref()))
+            );
+        }
+        out.push_str("</tbody></table></div></details>");
+    }
     let starts = c.diff.change_starts();
     if starts.is_empty() {
         let _ = write!(out, "<p>{}</p>", w("same_decision"));
     } else {
-        let _ = write!(out, "<p class=\"note\">{}</p>", w("where_parts_note"));
-        head(&mut out, &a.profile, &b.profile);
+        let _ = write!(
+            out,
+            "<details><summary>{}</summary><p class=\"note\">{}</p>",
+            w("where_parts"),
+            w("where_parts_note")
+        );
+        head(out, &a.profile, &b.profile);
         for start in starts {
             let at = &start.at;
             let node = at.split('[').next().unwrap_or(at);
@@ -263,22 +397,15 @@ fn result_html(c: &Comparison, keys: &[String; 2], lang: Lang) -> String {
                 escape(&brief(start.new.as_ref()))
             );
         }
-        out.push_str("</tbody></table></div>");
+        out.push_str("</tbody></table></div></details>");
     }
-
-    let _ = write!(out, "<h2>{}</h2><div class=\"pair\">", w("memos"));
-    for (key, profile) in keys.iter().zip([&a.profile, &b.profile]) {
-        out.push_str(&crate::memos::frame(key, profile, lang));
-    }
-    out.push_str("</div>");
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::brief;
+    use super::{brief, figure};
 
     #[test]
     fn cells_group_thousands_and_cut_long_values() {
@@ -293,5 +420,17 @@ mod tests {
         let cut = brief(Some(&long));
         assert_eq!(cut.chars().count(), 121);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn amounts_of_yuan_read_as_money() {
+        assert_eq!(
+            figure("bare_metal_monthly_cny", Some(&json!(86_880))),
+            "¥86,880"
+        );
+        assert_eq!(figure("container_monthly_cny", Some(&json!(196.4))), "¥196");
+        assert_eq!(figure("rule_premium_cny", Some(&json!(1.57))), "¥1.57");
+        assert_eq!(figure("container_gpus", Some(&json!(24))), "24");
+        assert_eq!(figure("x_cny", None), "—");
     }
 }

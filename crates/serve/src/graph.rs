@@ -25,7 +25,8 @@ use crate::page::{self, word};
 use crate::reply;
 use crate::site::Site;
 
-/// `GET /graph?lang=..&node=ID`: the index of nodes, or one node's neighbourhood.
+/// `GET /graph?lang=..&node=ID&q=WORDS`: the index of nodes grouped by rule file (those whose
+/// id, title or file holds `q`, where given), or one node's neighbourhood.
 pub(crate) async fn show(
     State(site): State<Arc<Site>>,
     query: Result<Query<page::Query>, QueryRejection>,
@@ -33,11 +34,16 @@ pub(crate) async fn show(
     let query = page::Query::of(query);
     let lang = query.lang();
     let node = query.rest.get("node").map(|n| n.trim().to_owned());
+    let search = query
+        .rest
+        .get("q")
+        .map(|q| q.trim().to_owned())
+        .unwrap_or_default();
     let worker = site.clone();
     let drawn = crate::api::blocking(&site, move || {
         let graph = worker.graph(worker.as_of(None), lang)?;
         Ok::<_, decide_engine::Error>(match node.filter(|n| !n.is_empty()) {
-            None => (StatusCode::OK, index_body(&graph, lang)),
+            None => (StatusCode::OK, index_body(&graph, lang, &search)),
             Some(id) => node_body(&graph, &id, lang),
         })
     })
@@ -101,38 +107,105 @@ fn links(names: &[String], nodes: &[Neighbourhood], lang: Lang) -> String {
     all.join(", ")
 }
 
-/// Every node in evaluation order, with what it reads and what reads it.
-fn index_body(graph: &Graph, lang: Lang) -> String {
+/// Every node whose id, title or rule file holds `search` (every node where it is empty),
+/// grouped by the rule file it is written in (files in the order their first node is
+/// evaluated), each with its place in evaluation order, what it reads and what reads it; a
+/// search box above.
+fn index_body(graph: &Graph, lang: Lang, search: &str) -> String {
     let nodes = diagram::index(graph);
+    let wanted = search.to_lowercase();
+    let matches = |n: &Neighbourhood| {
+        wanted.is_empty()
+            || [&n.id, &n.title, &n.file]
+                .iter()
+                .any(|t| t.to_lowercase().contains(&wanted))
+    };
+    let found: Vec<(usize, &Neighbourhood)> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| matches(n))
+        .collect();
+    let mut files: Vec<&str> = Vec::new();
+    for (_, n) in &found {
+        if !files.contains(&n.file.as_str()) {
+            files.push(&n.file);
+        }
+    }
     let mut out = format!(
         "<p>{}</p><p>{}: <a href=\"/graph/decide.mmd?lang={code}\" download>Mermaid</a> · \
          <a href=\"/graph/decide.dot?lang={code}\" download>DOT</a></p>\
-         <div class=\"wide\"><table><thead><tr><th scope=\"col\">#</th>\
-         <th scope=\"col\">{}</th><th scope=\"col\">{}</th><th scope=\"col\">{}</th>\
-         <th scope=\"col\">{}</th><th scope=\"col\">{}</th></tr></thead><tbody>",
+         <form method=\"get\" action=\"/graph\" class=\"settings\" role=\"search\">\
+         <input type=\"hidden\" name=\"lang\" value=\"{code}\">\
+         <label>{}<input type=\"search\" name=\"q\" value=\"{}\"></label>\
+         <button type=\"submit\">{}</button></form>",
         escape(&word("graph_intro", lang)),
         escape(&word("graph_whole", lang)),
-        escape(&word("node", lang)),
-        escape(&word("kind", lang)),
-        escape(&word("node_title", lang)),
-        escape(&word("reads", lang)),
-        escape(&word("read_by", lang)),
+        escape(&word("search_nodes", lang)),
+        escape(search),
+        escape(&word("search_button", lang)),
         code = lang.code(),
     );
-    for (i, n) in nodes.iter().enumerate() {
+    let _ = write!(
+        out,
+        "<p class=\"note\">{}</p>",
+        escape(
+            &word("nodes_found", lang)
+                .replace("{found}", &found.len().to_string())
+                .replace("{all}", &nodes.len().to_string())
+        )
+    );
+    // The files, each a link to its part of the page.
+    let contents: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let count = found.iter().filter(|(_, n)| n.file == *f).count();
+            format!("<a href=\"#{}\">{}</a> ({count})", anchor(f), escape(f))
+        })
+        .collect();
+    let _ = write!(out, "<p>{}</p>", contents.join(" · "));
+    for file in files {
         let _ = write!(
             out,
-            "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            i + 1,
-            link(&n.id, &nodes, lang),
-            n.kind,
-            escape(&n.title),
-            links(&n.reads, &nodes, lang),
-            links(&n.read_by, &nodes, lang),
+            "<h2 id=\"{}\"><code>{}</code></h2><div class=\"wide\"><table><thead><tr>\
+             <th scope=\"col\">#</th><th scope=\"col\">{}</th><th scope=\"col\">{}</th>\
+             <th scope=\"col\">{}</th><th scope=\"col\">{}</th><th scope=\"col\">{}</th>\
+             </tr></thead><tbody>",
+            anchor(file),
+            escape(file),
+            escape(&word("node", lang)),
+            escape(&word("kind", lang)),
+            escape(&word("node_title", lang)),
+            escape(&word("reads", lang)),
+            escape(&word("read_by", lang)),
         );
+        for (i, n) in found.iter().filter(|(_, n)| n.file == file) {
+            let _ = write!(
+                out,
+                "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                i + 1,
+                link(&n.id, &nodes, lang),
+                n.kind,
+                escape(&n.title),
+                links(&n.reads, &nodes, lang),
+                links(&n.read_by, &nodes, lang),
+            );
+        }
+        out.push_str("</tbody></table></div>");
     }
-    out.push_str("</tbody></table></div>");
     out
+}
+
+/// The id of a rule file's heading on the index (`file-facts-yaml`).
+fn anchor(file: &str) -> String {
+    let mut id = String::from("file-");
+    id.extend(file.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '-'
+        }
+    }));
+    id
 }
 
 /// One node: its picture, what it reads and what reads it; a 404 for an id the graph lacks.

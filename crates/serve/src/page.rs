@@ -27,11 +27,13 @@ pub(crate) static WORDS: LazyLock<BTreeMap<String, BTreeMap<String, String>>> =
 /// The page's word `key` in `lang` (the key itself where the words file lacks it, which a test
 /// rules out).
 pub(crate) fn word(key: &str, lang: Lang) -> String {
-    WORDS
-        .get(key)
-        .and_then(|w| w.get(lang.code()))
-        .cloned()
-        .unwrap_or_else(|| key.to_owned())
+    maybe_word(key, lang).unwrap_or_else(|| key.to_owned())
+}
+
+/// The page word `key` in `lang`, where the words have one (a word named by a value, such as
+/// `deployment_mixed`).
+pub(crate) fn maybe_word(key: &str, lang: Lang) -> Option<String> {
+    WORDS.get(key).and_then(|w| w.get(lang.code())).cloned()
 }
 
 /// `template` with each `{{KEY}}` of `values` replaced by its value, in one pass: a value is

@@ -38,7 +38,15 @@ pub(crate) async fn form(
     query: Result<axum::extract::Query<page::Query>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     let lang = page::Query::of(query).lang();
-    paste_page(&site, StatusCode::OK, "", "html", lang.code(), "", None)
+    paste_page(
+        &site,
+        StatusCode::OK,
+        "",
+        "html",
+        lang.code(),
+        "",
+        (None, None),
+    )
 }
 
 /// `POST /paste`: the posted profile decided; the memo (or record) in the format asked, or the form
@@ -59,7 +67,7 @@ pub(crate) async fn submit(
     let format = posted.format.as_deref().filter(|f| !f.is_empty());
     let lang = posted.lang.as_deref().filter(|l| !l.is_empty());
     let as_of = posted.as_of.as_deref().filter(|d| !d.is_empty());
-    let shown = |status, error: &str| {
+    let page_with = |status, error: Option<&str>, memo: Option<&str>| {
         paste_page(
             &site,
             status,
@@ -67,9 +75,10 @@ pub(crate) async fn submit(
             format.unwrap_or("html"),
             lang.unwrap_or("en"),
             as_of.unwrap_or(""),
-            Some(error),
+            (error, memo),
         )
     };
+    let shown = |status, error: &str| page_with(status, Some(error), None);
     let Ok(asked) = Asked::read(Some(format.unwrap_or("html")), lang, as_of) else {
         return shown(
             StatusCode::BAD_REQUEST,
@@ -80,6 +89,18 @@ pub(crate) async fn submit(
     let body = posted.profile.clone().into_bytes();
     let decided = crate::api::off_thread(&site, body, Syntax::Yaml, &asked, date).await;
     match decided {
+        // An HTML memo follows the form on the page (the site's links above it, the profile
+        // kept to change and decide again); the other formats are the text itself.
+        Ok(Ok(text)) if asked.format == decide_tools::Format::Html => {
+            let key = site.memos.keep(&text);
+            let title = decide_engine::Profile::from_source(&decide_engine::Source::new(
+                "the pasted profile",
+                posted.profile.as_str(),
+            ))
+            .map_or_else(|_| page::word("memo", asked.lang), |p| p.name);
+            let frame = crate::memos::frame(&key, &title, asked.lang);
+            page_with(StatusCode::OK, None, Some(&frame))
+        }
         Ok(Ok(text)) => {
             let mut response = reply::text(asked.content_type, text);
             reply::secure(&mut response, reply::PAGE_POLICY);
@@ -97,8 +118,9 @@ pub(crate) async fn submit(
     }
 }
 
-/// The page with `profile` in the form, the choices made, and `error` above it if any; filled
-/// in one pass, so that no text of the request is searched for placeholders.
+/// The page with `profile` in the form, the choices made, and `error` above it or the framed
+/// `memo` below it, if any; filled in one pass, so that no text of the request is searched for
+/// placeholders.
 fn paste_page(
     site: &Site,
     status: StatusCode,
@@ -106,7 +128,7 @@ fn paste_page(
     format: &str,
     lang: &str,
     as_of: &str,
-    error: Option<&str>,
+    (error, memo): (Option<&str>, Option<&str>),
 ) -> Response {
     let lang = page::lang(lang);
     let mut formats = String::new();
@@ -132,5 +154,9 @@ fn paste_page(
             ("profile", &escape(profile)),
         ],
     );
+    let body = match memo {
+        Some(frame) => format!("{body}<div class=\"memo\">{frame}</div>"),
+        None => body,
+    };
     page::render(status, "/paste", lang, "paste", &body)
 }

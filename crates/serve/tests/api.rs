@@ -488,10 +488,25 @@ async fn the_paste_page_decides_a_posted_profile_and_shows_an_error_beside_it() 
             ],
         )
     };
-    let memo = send(site(), form(&profile, "zh")).await;
+    // An HTML memo follows the form, on a page of the site (its links lead back), the profile
+    // kept in the form; the memo framed is the engine's.
+    let site_ = site();
+    let memo = send(site_.clone(), form(&profile, "zh")).await;
     assert_eq!(memo.status, StatusCode::OK);
-    assert_eq!(memo.body, engine(&profile, Format::Html, Lang::Zh));
+    assert_a_page_of_the_site(&memo, "zh");
+    assert!(memo.body.contains(&decide_tools::html::escape(&profile)));
+    assert_eq!(
+        framed_all(&site_, &memo.body).await,
+        [engine(&profile, Format::Html, Lang::Zh)]
+    );
     assert!(memo.headers.contains_key(header::CONTENT_SECURITY_POLICY));
+    // Another format is the text itself.
+    let md = form_post(
+        "/paste",
+        &[("profile", &profile), ("format", "md"), ("as_of", AS_OF)],
+    );
+    let md = send(site(), md).await;
+    assert_eq!(md.body, engine(&profile, Format::Markdown, Lang::En));
 
     let bad = "name: <b>x</b>\nworkload: {task: inference, model_params_b: -7}\n";
     let page = send(site(), form(bad, "en")).await;
@@ -1111,6 +1126,119 @@ async fn the_graph_page_indexes_every_node_and_draws_one_nodes_neighbourhood() {
     );
 }
 
+#[tokio::test]
+async fn the_graph_index_is_grouped_by_rule_file_and_searched() {
+    let graph = Graph::compile_in(Policy::embedded().unwrap().at(date()), Lang::En).unwrap();
+    let index = decide_tools::diagram::index(&graph);
+    let body = get(site(), "/graph").await.body;
+    // A heading per rule file, each node under its own file's heading.
+    let mut files: Vec<&str> = index.iter().map(|n| n.file.as_str()).collect();
+    files.dedup();
+    assert!(
+        files.contains(&"facts.yaml") && files.contains(&"criteria.yaml"),
+        "{files:?}"
+    );
+    for n in &index {
+        let heading = body
+            .find(&format!("<h2 id=\"file-{}\">", n.file.replace('.', "-")))
+            .unwrap_or_else(|| panic!("no heading for {}", n.file));
+        let place = index.iter().position(|m| m.id == n.id).unwrap() + 1;
+        let row = body
+            .find(&format!(
+                "<tr><td class=\"num\">{place}</td><td><a href=\"/graph?node={}&amp;lang=en\">",
+                n.id
+            ))
+            .unwrap_or_else(|| panic!("no row of {}", n.id));
+        let next = body[heading + 1..]
+            .find("<h2 ")
+            .map_or(body.len(), |i| heading + 1 + i);
+        assert!(
+            (heading..next).contains(&row),
+            "{} is not under {}",
+            n.id,
+            n.file
+        );
+    }
+    // A search keeps the nodes whose id, title or file holds the words, and says how many.
+    let target = index
+        .iter()
+        .find(|n| n.id.contains("breakeven"))
+        .expect("a break-even node");
+    let answer = get(site(), "/graph?q=BreakEven").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let kept: Vec<&str> = index
+        .iter()
+        .filter(|n| {
+            [&n.id, &n.title, &n.file]
+                .iter()
+                .any(|t| t.to_lowercase().contains("breakeven"))
+        })
+        .map(|n| n.id.as_str())
+        .collect();
+    assert!(kept.contains(&target.id.as_str()));
+    assert!(
+        answer
+            .body
+            .contains(&format!("{} of {} nodes", kept.len(), index.len())),
+        "{}",
+        answer.body
+    );
+    let shown = |id: &str| {
+        answer.body.contains(&format!(
+            "<tr><td class=\"num\">{}</td><td><a href=\"/graph?node={id}&",
+            index.iter().position(|n| n.id == id).unwrap() + 1
+        ))
+    };
+    assert!(kept.iter().all(|id| shown(id)));
+    let other = index
+        .iter()
+        .find(|n| !kept.contains(&n.id.as_str()))
+        .unwrap();
+    assert!(!shown(&other.id), "{} is shown", other.id);
+    assert!(
+        answer.body.contains("value=\"BreakEven\""),
+        "the search is kept in its box"
+    );
+}
+
+#[tokio::test]
+async fn profiles_uploaded_as_files_are_compared_as_pasted_ones_are() {
+    let (a, b) = (example("lora-7b-4090.yaml"), example("qlora-70b-4090.yaml"));
+    let boundary = "decide-test-boundary";
+    let mut body = String::new();
+    for (name, file, value) in [
+        ("first", None, ""),
+        ("first_file", Some("a.yaml"), a.as_str()),
+        ("second", None, "this text is replaced by the file"),
+        ("second_file", Some("b.yaml"), b.as_str()),
+        ("lang", None, "en"),
+        ("as_of", None, AS_OF),
+    ] {
+        let filename = file.map_or(String::new(), |f| format!("; filename=\"{f}\""));
+        let _ = write!(
+            body,
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"{filename}\r\n\r\n{value}\r\n"
+        );
+    }
+    let _ = write!(body, "--{boundary}--\r\n");
+    let request = Request::post("/compare")
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap();
+    let site = site();
+    let uploaded = send(site.clone(), request).await;
+    assert_eq!(uploaded.status, StatusCode::OK, "{}", uploaded.body);
+    let pasted = send(site, compare(&a, &b, "en")).await;
+    // The same comparison (the memos' frames are kept under the same keys too).
+    let part = |body: &str| body[body.find("<h2>").unwrap()..].to_owned();
+    assert_eq!(part(&uploaded.body), part(&pasted.body));
+    // The form that comes back holds the files' text.
+    assert!(uploaded.body.contains(&decide_tools::html::escape(&b)));
+}
+
 /// The compare form posted with two profiles.
 fn compare(first: &str, second: &str, lang: &str) -> Request<Body> {
     form_post(
@@ -1164,6 +1292,39 @@ async fn two_profiles_are_compared_side_by_side_with_where_their_answers_part() 
             answer.body.contains(&decide_tools::html::escape(at)),
             "{at} is not shown"
         );
+    }
+    // The answers as the memo words them: the offers by title, never by id; the record's
+    // other figures and the graph's nodes folded away for the engineer.
+    for offer in [&c.diff.old.offer, &c.diff.new.offer] {
+        assert!(
+            !answer.body.contains(&format!("<td>{offer}</td>")),
+            "{offer} by its id"
+        );
+    }
+    let title = |id: &str| {
+        let offer = graph
+            .policy()
+            .offers
+            .iter()
+            .find(|o| o.item.id == id)
+            .unwrap();
+        let title = decide_engine::lang::localize(&offer.item.fields["title"], Lang::En);
+        title.as_str().unwrap().to_owned()
+    };
+    for offer in [&c.diff.old.offer, &c.diff.new.offer] {
+        let title = decide_tools::html::escape(&title(offer));
+        assert!(answer.body.contains(&format!(">{title}</td>")), "{title}");
+    }
+    assert!(answer.body.contains("RTX 4090 24G"), "{}", answer.body);
+    assert!(answer.body.contains("Contract total"));
+    let folded = answer
+        .body
+        .find("<details>")
+        .expect("the engineer's part is folded");
+    assert!(answer.body[..folded].contains("What differs in the profiles"));
+    for (at, ..) in &starts {
+        let shown = answer.body.find(&decide_tools::html::escape(at)).unwrap();
+        assert!(shown > folded, "{at} is shown before the fold");
     }
     // The two memos, as the engine writes them.
     let memos = framed_all(&site, &answer.body).await;

@@ -63,6 +63,8 @@ pub struct Neighbourhood {
     pub id: String,
     pub kind: NodeKind,
     pub title: String,
+    /// The rule file it is written in (`facts.yaml`).
+    pub file: String,
     /// What the node reads directly: node ids and input names (`profile`, `offers`, ...), in
     /// drawing order.
     pub reads: Vec<String>,
@@ -88,6 +90,9 @@ pub fn index(graph: &Graph) -> Vec<Neighbourhood> {
                 id: n.id.to_owned(),
                 kind: n.kind,
                 title: n.title.to_owned(),
+                file: (graph.policy().sources.get(n.file))
+                    .map(|s| decide_engine::source::file_name(&s.name).to_owned())
+                    .unwrap_or_default(),
                 reads: (picture.edges.iter())
                     .filter(|(_, to)| *to == me)
                     .map(|(from, _)| name(*from))
@@ -163,6 +168,8 @@ struct DrawnNode<'g> {
     id: &'g str,
     kind: NodeKind,
     title: &'g str,
+    /// The index of its rule file among the policy's sources.
+    file: usize,
 }
 
 /// What both formats draw, in drawing order.
@@ -190,6 +197,7 @@ impl<'g> Picture<'g> {
                 id: n.id,
                 kind: n.kind,
                 title: n.title,
+                file: n.file,
             });
             let mut roots: BTreeSet<usize> = n.root_deps.iter().copied().collect();
             if n.is_per_offer() {

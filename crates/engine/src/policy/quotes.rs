@@ -35,7 +35,16 @@ pub const SHEETS_FOLDER: &str = "quotes";
 /// The fields of an offer that its quote gives, when the policy has quote sheets: a catalog
 /// entry may not write them.
 pub const QUOTED_FIELDS: &[&str] = &[
-    "price", "billing", "source", "as_of", "vendor", "hardware", "quote", "history", "previous",
+    "price",
+    "billing",
+    "source",
+    "as_of",
+    "vendor",
+    "vendor_name",
+    "hardware",
+    "quote",
+    "history",
+    "previous",
 ];
 
 /// The paths below an offer that a quote may give or leave out ([`offer_fields`] and
@@ -60,6 +69,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "id",
     "as_of",
     "vendor",
+    "vendor_name",
     "hardware",
     "quote.sheet",
     "quote.line",
@@ -92,6 +102,13 @@ pub struct QuoteRecord {
     /// with the hardware's earliest quote keeps the catalog id; another vendor's offer is
     /// `<offer>@<vendor>`.
     pub vendor: String,
+    /// The vendor's name as a memo says it, where it is not the id (`jygpu.com`). The offer's
+    /// `vendor_name` (default: `vendor`).
+    #[serde(default)]
+    pub vendor_name: Option<QuoteText>,
+    /// The vendor's name in Chinese (default: `vendor_name`).
+    #[serde(default)]
+    pub vendor_name_zh: Option<QuoteText>,
     /// Where the vendor delivers it, when not the catalog's `region` (English or plain text).
     #[serde(default)]
     pub region: Option<QuoteText>,
@@ -898,6 +915,14 @@ fn offer_fields(
     let billed =
         |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
     let mut given = Quoted::default();
+    let id = QuoteText(row.vendor.clone());
+    let name = row
+        .vendor_name
+        .as_ref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&id);
+    let name_zh = row.vendor_name_zh.as_ref().filter(|n| !n.is_empty());
+    given.text("vendor_name", name, name_zh);
     if let Some(region) = &row.region {
         given.text("region", region, row.region_zh.as_ref());
     }

@@ -13,7 +13,7 @@ use serde_json::Value as J;
 use super::Profile;
 use super::fields::{self, Field, FieldKind};
 use crate::error::{Error, ErrorKind, Position};
-use crate::places::{Node, Places, Shape};
+use crate::places::{Layout, Places, Spot};
 use crate::source::{Refusal, Source, read_yaml};
 
 /// The most faults listed: a file with more is not a profile with typos, and each fault costs
@@ -219,7 +219,7 @@ impl Masked {
 
     /// Writes the key `key` of `node` as `meant`; false where the key is not written as `key`
     /// (plain or quoted) at its place.
-    fn rename(&mut self, node: &Node, key: &str, meant: &str) -> bool {
+    fn rename(&mut self, node: &Spot, key: &str, meant: &str) -> bool {
         let Some(at) = node.key else {
             return false;
         };
@@ -253,7 +253,7 @@ impl Masked {
 
     /// Takes out the entry at `path` (its key and value), with the comma that parts it from
     /// its neighbour in a flow mapping.
-    fn blank_entry(&mut self, path: &str, node: &Node, places: &Places) {
+    fn blank_entry(&mut self, path: &str, node: &Spot, places: &Places) {
         let from = node.key.map_or(node.start.offset, |k| k.offset);
         let mut to = node.end.offset.max(from);
         if node.start.offset == node.end.offset {
@@ -267,7 +267,7 @@ impl Masked {
         let parent = path.rsplit_once('.').map_or("", |(head, _)| head);
         if places
             .get(parent)
-            .is_some_and(|p| p.shape == Shape::FlowMapping)
+            .is_some_and(|p| p.layout == Layout::FlowMapping)
         {
             let after = self.chars[to..]
                 .iter()
@@ -288,7 +288,7 @@ impl Masked {
 
     /// Puts `with` (one line of flow YAML) in place of `node`'s value; the value's further
     /// lines are blanked, so every later line stays where it was.
-    fn replace(&mut self, node: &Node, with: &str) {
+    fn replace(&mut self, node: &Spot, with: &str) {
         let (start, end) = (node.start, node.end);
         if start.offset == end.offset {
             // No value written (`usage:`): after the key's colon.
@@ -345,9 +345,9 @@ impl Masked {
 
     /// Adds `key: value` to `mapping`: first in a flow mapping, on a line of its own above the
     /// first key of a block mapping.
-    fn insert(&mut self, mapping: &Node, key: &str, value: &str) -> bool {
-        match mapping.shape {
-            Shape::FlowMapping => {
+    fn insert(&mut self, mapping: &Spot, key: &str, value: &str) -> bool {
+        match mapping.layout {
+            Layout::FlowMapping => {
                 let entry = if mapping.first_key.is_some() {
                     format!(" {key}: {value},")
                 } else {
@@ -361,7 +361,7 @@ impl Masked {
                 self.put(at, line, column, &entry);
                 true
             }
-            Shape::BlockMapping => {
+            Layout::BlockMapping => {
                 let Some(first) = mapping.first_key else {
                     return false;
                 };
@@ -371,7 +371,7 @@ impl Masked {
                 self.edits.push(Edit::Line { at: first.line });
                 true
             }
-            Shape::Scalar | Shape::Sequence => false,
+            Layout::Scalar | Layout::Sequence => false,
         }
     }
 }
