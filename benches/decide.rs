@@ -83,7 +83,7 @@ fn parse_profile(b: divan::Bencher) {
     b.bench(|| Profile::from_source(divan::black_box(&source)).unwrap());
 }
 
-/// The 70B example as one line of JSON lines, as `scripts/fleet.py` writes it.
+/// The 70B example as one line of JSON lines, as a fleet for `decide batch` is written.
 const JSON_LINE: &str = r#"{"name":"70B continued pre-training","workload":{"task":"pretrain","model_params_b":70,"parallelism":["data","tensor","pipeline"],"tokens_b":4.6},"usage":{"gpus":8,"hours_per_gpu_month":720},"job":{"cadence":"one_off","deadline_days":10,"hours":{"h100-x8-ningxia1":168,"ascend910b-x8-huawei":420}}}"#;
 
 /// One JSON line read as a batch reads it.

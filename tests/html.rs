@@ -444,6 +444,10 @@ fn the_job_chart_has_a_point_per_offer_the_recommendation_marked_and_the_deadlin
     );
     let page = html(&graph, &memo, &example("pretrain-70b-job.yaml"));
     let svg = &page[page.rfind("<svg").unwrap()..page.rfind("</svg>").unwrap()];
+    // A long legend row is wrapped into lines (`<tspan>`s) inside the chart; read as one.
+    let svg = svg
+        .replace("<tspan x=\"120\" dy=\"15\">", " ")
+        .replace("</tspan>", "");
     assert!(svg.contains(">deadline: 10 days</text>"), "{svg}");
     assert!(
         svg.contains(">1. 6 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core): 3.6 days after 5 days of porting, ¥127,200 (recommended)</text>"),

@@ -159,10 +159,8 @@ impl Frame {
         );
     }
 
-    /// The y of the legend's row `i`, under the x axis label.
-    fn legend_y(i: usize) -> f64 {
-        TOP + PLOT_H + 60.0 + 18.0 * f64::from(u8::try_from(i).unwrap_or(u8::MAX))
-    }
+    /// The y of the legend's first row, under the x axis label.
+    const LEGEND_TOP: f64 = TOP + PLOT_H + 60.0;
 
     /// Where a label beside the point at `cx` goes: to its right, or to its left near the
     /// right edge.
@@ -184,6 +182,119 @@ struct LineChart {
     xs: Vec<f64>,
     lines: Vec<(String, Vec<f64>)>,
     point: Option<(f64, f64, String)>,
+}
+
+/// The legend's rows under the plot: each row's text wrapped to the width the chart has beside
+/// its key (a long label is two lines, not cut at the picture's edge), and where each row goes.
+struct Legend {
+    /// Per row, its lines (HTML, as given).
+    rows: Vec<Vec<String>>,
+}
+
+/// The legend's text starts here (after its key) and may run to the chart's right edge.
+const LEGEND_TEXT_X: f64 = LEFT + 36.0;
+/// The widest a legend line may be, in pixels of the chart's 12-pixel type.
+const LEGEND_TEXT_W: f64 = WIDTH - LEGEND_TEXT_X - 8.0;
+/// One row's height, and each further line's.
+const ROW_H: f64 = 18.0;
+const LINE_H: f64 = 15.0;
+
+impl Legend {
+    fn new(labels: &[String]) -> Self {
+        Legend {
+            rows: labels.iter().map(|l| wrap(l, LEGEND_TEXT_W)).collect(),
+        }
+    }
+
+    /// The y of row `i`'s key and first line.
+    fn y(&self, i: usize) -> f64 {
+        let mut y = Frame::LEGEND_TOP;
+        for row in self.rows.iter().take(i) {
+            y += ROW_H + LINE_H * f64::from(u8::try_from(row.len() - 1).unwrap_or(u8::MAX));
+        }
+        y
+    }
+
+    /// The chart's height with every row under the plot.
+    fn bottom(&self) -> f64 {
+        let last = self.rows.len().saturating_sub(1);
+        let lines = self.rows.last().map_or(1, Vec::len);
+        self.y(last) + LINE_H * f64::from(u8::try_from(lines - 1).unwrap_or(u8::MAX)) + 22.0
+    }
+
+    /// Row `i`'s text element, of `class`, its further lines as `<tspan>`s under the first.
+    fn text(&self, i: usize, class: &str) -> String {
+        let lines = &self.rows[i];
+        let mut out = format!(
+            "<text class=\"{class}\" x=\"{LEGEND_TEXT_X}\" y=\"{}\">{}",
+            self.y(i) + 4.0,
+            lines[0]
+        );
+        for line in &lines[1..] {
+            let _ = write!(
+                out,
+                "<tspan x=\"{LEGEND_TEXT_X}\" dy=\"{LINE_H}\">{line}</tspan>"
+            );
+        }
+        out.push_str("</text>");
+        out
+    }
+}
+
+/// About how wide `c` is in the chart's 12-pixel type: a Chinese (wide) character a full em,
+/// other text a little over half.
+fn char_width(c: char) -> f64 {
+    if unicode_width::UnicodeWidthChar::width(c) == Some(2) {
+        12.0
+    } else {
+        6.6
+    }
+}
+
+/// `text` (HTML: tags and entities kept whole, an entity counted as one character) in lines of
+/// at most `max` pixels, broken after a space or a wide character.
+fn wrap(text: &str, max: f64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut width = 0.0;
+    // Where the line may break (byte offsets in `line`), each with its width there.
+    let mut breaks: Vec<(usize, f64)> = Vec::new();
+    let (mut in_tag, mut in_entity) = (false, false);
+    for c in text.chars() {
+        if in_tag || c == '<' {
+            in_tag = c != '>';
+            line.push(c);
+            continue;
+        }
+        let w = if in_entity { 0.0 } else { char_width(c) };
+        // A closing mark never starts a line: no break just before one.
+        if "）」』》，。：；、！？)".contains(c)
+            && breaks.last().is_some_and(|&(at, _)| at == line.len())
+        {
+            breaks.pop();
+        }
+        if width + w > max
+            && let Some(&(at, before)) = breaks.last()
+        {
+            let rest = line.split_off(at);
+            lines.push(line.trim_end().to_owned());
+            width -= before;
+            rest.trim_start().clone_into(&mut line);
+            breaks.clear();
+        }
+        line.push(c);
+        width += w;
+        match c {
+            '&' => in_entity = true,
+            ';' if in_entity => in_entity = false,
+            _ => {}
+        }
+        if !in_entity && (c == ' ' || w > 10.0) {
+            breaks.push((line.len(), width));
+        }
+    }
+    lines.push(line);
+    lines
 }
 
 const LINE_CHART: &str = "line_chart";
@@ -246,9 +357,12 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .fold(0.0_f64, |a, &b| a.max(b));
     let (step, y1) = nice_axis(y_top);
     // A legend row for each line and one for the point, under the plot.
-    let rows = chart.lines.len() + usize::from(chart.point.is_some());
+    let labels: Vec<String> = (chart.lines.iter().map(|(name, _)| name.clone()))
+        .chain(chart.point.iter().map(|(_, _, name)| name.clone()))
+        .collect();
+    let legend = Legend::new(&labels);
     let frame = Frame {
-        height: HEIGHT.max(Frame::legend_y(rows - 1) + 22.0),
+        height: HEIGHT.max(legend.bottom()),
         x0,
         x1,
         y1,
@@ -258,7 +372,7 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     frame.y_grid(&mut s, step);
     frame.x_ticks(&mut s, &chart.xs, 0);
     Frame::axes(&mut s, &chart.x_axis, &chart.y_axis);
-    for (i, (name, ys)) in chart.lines.iter().enumerate() {
+    for (i, (_, ys)) in chart.lines.iter().enumerate() {
         let (colour, dash) = STROKES[i % STROKES.len()];
         let points: Vec<String> = chart
             .xs
@@ -271,26 +385,25 @@ pub fn line_chart(chart: &Value) -> Result<Value, minijinja::Error> {
             "<polyline class=\"series\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash} points=\"{}\"/>",
             points.join(" ")
         );
-        let ly = Frame::legend_y(i);
+        let ly = legend.y(i);
         let _ = writeln!(
             s,
-            "<line x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash}/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            "<line x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\" stroke=\"{colour}\" stroke-width=\"2.5\"{dash}/>{text}",
             x2 = LEFT + 28.0,
-            tx = LEFT + 36.0,
-            ty = ly + 4.0,
+            text = legend.text(i, "legend"),
         );
     }
     // The point's label is its legend row, not text beside it: lines close to the point would
     // run through a label there.
-    if let Some((x, y, name)) = &chart.point {
+    if let Some((x, y, _)) = &chart.point {
         let (cx, cy) = (frame.px(x.clamp(x0, x1)), frame.py(*y));
-        let ly = Frame::legend_y(chart.lines.len());
+        let row = chart.lines.len();
         let _ = writeln!(
             s,
-            "<circle class=\"point\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/>\n<circle class=\"point\" cx=\"{lx}\" cy=\"{ly}\" r=\"5.5\"/><text class=\"legend point-label\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            "<circle class=\"point\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/>\n<circle class=\"point\" cx=\"{lx}\" cy=\"{ly}\" r=\"5.5\"/>{text}",
             lx = LEFT + 14.0,
-            tx = LEFT + 36.0,
-            ty = ly + 4.0,
+            ly = legend.y(row),
+            text = legend.text(row, "legend point-label"),
         );
     }
     s.push_str("</svg>");
@@ -432,9 +545,13 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         .fold(0.0_f64, f64::max);
     let (x_step, x1) = nice_axis(x_top);
     let (y_step, y1) = nice_axis(y_top);
-    let rows = chart.points.len() + usize::from(chart.limit.is_some());
+    let labels: Vec<String> = (chart.points.iter().enumerate())
+        .map(|(i, p)| format!("{}. {}", i + 1, p.label))
+        .chain(chart.limit.iter().map(|(_, name)| name.clone()))
+        .collect();
+    let legend = Legend::new(&labels);
     let frame = Frame {
-        height: Frame::legend_y(rows - 1) + 22.0,
+        height: legend.bottom(),
         x0: 0.0,
         x1,
         y1,
@@ -451,7 +568,8 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
     frame.x_ticks(&mut s, &ticks, usize::from(x_step.fract() != 0.0));
     Frame::axes(&mut s, &chart.x_axis, &chart.y_axis);
     if let Some((at, name)) = &chart.limit {
-        let ly = Frame::legend_y(chart.points.len());
+        let row = chart.points.len();
+        let ly = legend.y(row);
         match *at {
             LimitLine::X(x) => {
                 let lx = frame.px(x);
@@ -476,35 +594,65 @@ pub fn scatter_chart(chart: &Value) -> Result<Value, minijinja::Error> {
         }
         let _ = writeln!(
             s,
-            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\"/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{name}</text>",
+            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly}\" x2=\"{x2}\" y2=\"{ly}\"/>{text}",
             x2 = LEFT + 28.0,
-            tx = LEFT + 36.0,
-            ty = ly + 4.0,
+            text = legend.text(row, "legend"),
         );
     }
+    marks(&mut s, &frame, &chart.points);
     for (i, p) in chart.points.iter().enumerate() {
-        let (cx, cy) = (frame.px(p.x), frame.py(p.y));
-        let (tx, anchor) = Frame::beside(cx, 9.0);
-        let n = i + 1;
         let _ = writeln!(
             s,
-            "<circle class=\"{mark}\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/><text class=\"point-number\" x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"{anchor}\">{n}</text>",
-            mark = p.mark,
-            ty = cy - 8.0,
-        );
-        let ly = Frame::legend_y(i);
-        let _ = writeln!(
-            s,
-            "<circle class=\"{mark}\" cx=\"{cx}\" cy=\"{ly}\" r=\"5.5\"/><text class=\"legend\" x=\"{tx}\" y=\"{ty}\">{n}. {label}</text>",
+            "<circle class=\"{mark}\" cx=\"{cx}\" cy=\"{ly}\" r=\"5.5\"/>{text}",
             mark = p.mark,
             cx = LEFT + 14.0,
-            tx = LEFT + 36.0,
-            ty = ly + 4.0,
-            label = p.label,
+            ly = legend.y(i),
+            text = legend.text(i, "legend"),
         );
     }
     s.push_str("</svg>");
     Ok(Value::safe(s))
+}
+
+/// The points on the plot, each numbered as in the legend. Points within a mark of each other
+/// share one label (`1, 2`), so that no number is drawn over another; the recommendation is
+/// drawn last, on top of any it sits on.
+fn marks(s: &mut String, frame: &Frame, points: &[Point]) {
+    let at: Vec<(f64, f64)> = (points.iter())
+        .map(|p| (frame.px(p.x), frame.py(p.y)))
+        .collect();
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, &(cx, cy)) in at.iter().enumerate() {
+        let near = groups.iter_mut().find(|(first, _)| {
+            let (gx, gy) = at[*first];
+            (gx - cx).abs() < 14.0 && (gy - cy).abs() < 12.0
+        });
+        match near {
+            Some((_, members)) => members.push(i),
+            None => groups.push((i, vec![i])),
+        }
+    }
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&i| points[i].mark == "chosen");
+    for i in order {
+        let (cx, cy) = at[i];
+        let _ = writeln!(
+            s,
+            "<circle class=\"{mark}\" cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"5.5\"/>",
+            mark = points[i].mark,
+        );
+    }
+    for (first, members) in &groups {
+        let (cx, cy) = at[*first];
+        let (tx, anchor) = Frame::beside(cx, 9.0);
+        let numbers: Vec<String> = members.iter().map(|i| (i + 1).to_string()).collect();
+        let _ = writeln!(
+            s,
+            "<text class=\"point-number\" x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"{anchor}\">{}</text>",
+            numbers.join(", "),
+            ty = cy - 8.0,
+        );
+    }
 }
 
 /// A step of 1, 2, 2.5 or 5 × 10ⁿ giving four to eight grid lines up to at least `top`, and the
@@ -675,6 +823,63 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("one of `x` and `y`"), "{e}");
+    }
+
+    #[test]
+    fn a_long_legend_wraps_inside_the_chart_and_the_rows_below_move_down() {
+        let long = "2 × Ascend 910B 64G ×8 (Huawei zone, Kunpeng 96-core): 4.5 days after 5 days \
+                    of porting, ¥42,400 (recommended: the cheapest that meets the deadline)";
+        let map = serde_json::json!({
+            "title": "T", "x_axis": "days", "y_axis": "CNY",
+            "points": [
+                {"x": 9.5, "y": 42_400.0, "mark": "chosen", "label": long},
+                {"x": 9.6, "y": 43_520.0, "mark": "option", "label": "short"},
+                {"x": 30.0, "y": 21_000.0, "mark": "out", "label": "余下的所有方案都要更多天数才能完成这个任务，而且这一行很长很长很长很长很长很长很长很长很长很长很长"},
+            ],
+            "limit": {"x": 12.0, "label": "deadline: 12 days"},
+        });
+        let svg = scatter_chart(&decide_lang::Value::from_serialize(&map))
+            .unwrap()
+            .to_string();
+        // Each line of a wrapped label fits the width beside the key.
+        for line in svg
+            .split("dy=\"15\">")
+            .skip(1)
+            .map(|t| &t[..t.find("</tspan>").unwrap()])
+        {
+            let width: f64 = line.chars().map(char_width).sum();
+            assert!(width <= LEGEND_TEXT_W, "{line}: {width}");
+        }
+        assert_eq!(svg.matches("<tspan").count(), 2, "{svg}");
+        // (The deadline's row, the last, is written before the points'.)
+        let mut rows = legend_rows(&svg);
+        rows.sort_by(f64::total_cmp);
+        assert_eq!(rows.len(), 4, "{svg}");
+        // The row after a two-line label is a line lower than a row further.
+        assert!(
+            (rows[1] - rows[0] - (ROW_H + LINE_H)).abs() < 0.01,
+            "{rows:?}"
+        );
+        assert!((rows[2] - rows[1] - ROW_H).abs() < 0.01, "{rows:?}");
+        // Two points a pixel apart share one number label; the recommendation is drawn last.
+        assert!(svg.contains(">1, 2</text>"), "{svg}");
+        let first = |mark: &str| svg.find(&format!("<circle class=\"{mark}\"")).unwrap();
+        assert!(first("chosen") > first("option"), "{svg}");
+    }
+
+    #[test]
+    fn wrapping_keeps_entities_and_tags_whole() {
+        let text = format!("{} &amp; <b>x</b> {}", "a".repeat(80), "b".repeat(30));
+        let lines = wrap(&text, LEGEND_TEXT_W);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines.join(" ").contains("&amp;") && lines.join(" ").contains("<b>x</b>"));
+        assert_eq!(wrap("short", LEGEND_TEXT_W), ["short"]);
+        // Chinese breaks between characters, never before a closing mark.
+        let zh = format!("{}荐）", "字".repeat(45));
+        let lines = wrap(&zh, LEGEND_TEXT_W);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].starts_with("荐"), "{lines:?}");
+        assert_eq!(lines.concat(), zh);
     }
 
     #[test]
