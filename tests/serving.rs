@@ -47,7 +47,8 @@ const A100_OFFER: &str = r#"
     delivery: {scheduled: false, western: false}
 "#;
 
-const A100_QUOTE: &str = "a100-80g,marketplace,gpu_hour,10,8,CNY,none,1 GPU-hour,1 卡时,unknown,unknown,2026-09-04,test hardware (NVIDIA A100 80GB datasheet),测试硬件\n";
+// (Appended to the shipped sheet: its vendor names left empty, so the vendor's id is its name.)
+const A100_QUOTE: &str = "a100-80g,marketplace,,,gpu_hour,10,8,CNY,none,1 GPU-hour,1 卡时,unknown,unknown,2026-09-04,test hardware (NVIDIA A100 80GB datasheet),测试硬件\n";
 
 /// The shipped rules with the A100 test offer quoted.
 fn rules_with_a100() -> tempfile::TempDir {

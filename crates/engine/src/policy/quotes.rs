@@ -1465,6 +1465,7 @@ mod tests {
         let cols = columns();
         assert!(cols.contains(&("offer".to_owned(), true)));
         assert!(cols.contains(&("daily_price".to_owned(), false)));
-        assert_eq!(cols.len(), 19);
+        assert!(cols.contains(&("vendor_name_zh".to_owned(), false)));
+        assert_eq!(cols.len(), 21);
     }
 }
