@@ -33,6 +33,9 @@ pub(crate) struct Posted {
     second: String,
     lang: Option<String>,
     as_of: Option<String>,
+    /// Why a file chosen for a profile was not read (not text, say): said on the page.
+    #[serde(skip)]
+    refused: Option<String>,
 }
 
 /// `GET /compare`: the empty form.
@@ -82,6 +85,9 @@ pub(crate) async fn submit(State(site): State<Arc<Site>>, request: Request) -> R
         let body = form_html(&posted, lang, &as_of_text) + extra;
         page::render(status, "/compare", lang, "compare", &body)
     };
+    if let Some(why) = &posted.refused {
+        return shown(StatusCode::UNPROCESSABLE_ENTITY, &page::error_box(why));
+    }
     let asked = match page::date(posted.as_of.as_deref()) {
         Ok(asked) => asked,
         Err(why) => return shown(StatusCode::BAD_REQUEST, &page::error_box(&why)),
@@ -136,18 +142,29 @@ async fn posted_files(mut form: Multipart) -> Result<Posted, StatusCode> {
     let mut files: [Option<String>; 2] = [None, None];
     while let Some(field) = form.next_field().await.map_err(|e| e.status())? {
         let name = field.name().unwrap_or_default().to_owned();
+        let file = field.file_name().unwrap_or(&name).to_owned();
         let bytes = field.bytes().await.map_err(|e| e.status())?;
-        // A file that is not UTF-8 text is kept as read, replaced characters and all: the
-        // profile's reader then says where it is not text.
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        match name.as_str() {
-            "first" => posted.first = text,
-            "second" => posted.second = text,
-            "first_file" if !bytes.is_empty() => files[0] = Some(text),
-            "second_file" if !bytes.is_empty() => files[1] = Some(text),
-            "lang" => posted.lang = Some(text),
-            "as_of" => posted.as_of = Some(text),
-            _ => {}
+        let slot = match name.as_str() {
+            "first_file" => 0,
+            "second_file" => 1,
+            _ => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                match name.as_str() {
+                    "first" => posted.first = text,
+                    "second" => posted.second = text,
+                    "lang" => posted.lang = Some(text),
+                    "as_of" => posted.as_of = Some(text),
+                    _ => {}
+                }
+                continue;
+            }
+        };
+        // A file is read as a profile file is: one that is not text is refused by name.
+        if !bytes.is_empty() {
+            match Source::from_profile_bytes(&file, bytes.to_vec()) {
+                Ok(source) => files[slot] = Some(source.text.to_string()),
+                Err(e) => posted.refused = Some(e.render()),
+            }
         }
     }
     let [first, second] = files;
@@ -255,14 +272,11 @@ fn figure(name: &str, v: Option<&Value>) -> String {
 }
 
 /// The offer `id` by its title in `lang`, as the memo names it (the id where the catalog has
-/// no title for it).
+/// no such offer).
 fn offer_title(graph: &decide_engine::Graph, id: &str, lang: Lang) -> String {
     (graph.policy().offers.iter())
         .find(|o| o.item.id == id)
-        .and_then(|o| o.item.fields.get("title"))
-        .map(|t| decide_engine::lang::localize(t, lang))
-        .and_then(|t| t.as_str().map(str::to_owned))
-        .unwrap_or_else(|| id.to_owned())
+        .map_or_else(|| id.to_owned(), |o| o.item.title(lang))
 }
 
 /// What the comparison found, then the two memos (kept under `keys`): the answers in the

@@ -1231,12 +1231,36 @@ async fn profiles_uploaded_as_files_are_compared_as_pasted_ones_are() {
     let site = site();
     let uploaded = send(site.clone(), request).await;
     assert_eq!(uploaded.status, StatusCode::OK, "{}", uploaded.body);
-    let pasted = send(site, compare(&a, &b, "en")).await;
+    let pasted = send(site.clone(), compare(&a, &b, "en")).await;
     // The same comparison (the memos' frames are kept under the same keys too).
     let part = |body: &str| body[body.find("<h2>").unwrap()..].to_owned();
     assert_eq!(part(&uploaded.body), part(&pasted.body));
     // The form that comes back holds the files' text.
     assert!(uploaded.body.contains(&decide_tools::html::escape(&b)));
+
+    // A file that is not text is refused by its name, as `decide` refuses such a profile.
+    let mut bytes = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"first_file\"; filename=\"bad.yaml\"\r\n\r\nname: "
+    )
+    .into_bytes();
+    bytes.extend([0xff, b'\r', b'\n']);
+    bytes.extend(format!("--{boundary}--\r\n").bytes());
+    let request = Request::post("/compare")
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(bytes))
+        .unwrap();
+    let refused = send(site, request).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains("bad.yaml"), "{}", refused.body);
+    assert!(refused.body.contains("not valid UTF-8"), "{}", refused.body);
 }
 
 /// The compare form posted with two profiles.

@@ -114,6 +114,18 @@ pub struct Offer {
     pub location: Location,
 }
 
+impl Offer {
+    /// The offer's title in `lang`, as the memo names it; its id where it has none.
+    #[must_use]
+    pub fn title(&self, lang: crate::lang::Lang) -> String {
+        self.fields
+            .get("title")
+            .map(|t| crate::lang::localize(t, lang))
+            .and_then(|t| t.as_str().map(str::to_owned))
+            .unwrap_or_else(|| self.id.clone())
+    }
+}
+
 /// A loaded and statically checked policy.
 #[derive(Debug, Clone)]
 pub struct Policy {

@@ -581,31 +581,11 @@ impl Profile {
     }
 }
 
-/// Where the value of `field` (one a contradiction names) is written in `source`, read again
-/// with places.
+/// Where the value of `field` (one a contradiction names) is written in `source`.
 fn place_of(source: &Source, field: &str) -> Option<crate::error::Position> {
-    #[derive(Deserialize)]
-    struct Placed {
-        workload: Option<PlacedWorkload>,
-        serving: Option<PlacedServing>,
-    }
-    #[derive(Deserialize)]
-    struct PlacedWorkload {
-        nodes: Option<Spanned<de::IgnoredAny>>,
-        active_params_b: Option<Spanned<de::IgnoredAny>>,
-    }
-    #[derive(Deserialize)]
-    struct PlacedServing {
-        measured_output_tokens_per_s: Option<Spanned<de::IgnoredAny>>,
-    }
-    let placed: Placed = serde_saphyr::from_str(&source.text).ok()?;
-    let spanned = match field {
-        "workload.nodes" => placed.workload?.nodes?,
-        "workload.active_params_b" => placed.workload?.active_params_b?,
-        OFFER_TOKENS_FIELD => placed.serving?.measured_output_tokens_per_s?,
-        _ => return None,
-    };
-    crate::policy::position(spanned.referenced)
+    crate::places::Places::of(&source.text)?
+        .get(field)
+        .map(|node| node.start.position())
 }
 
 /// The profile field that names one catalog offer.

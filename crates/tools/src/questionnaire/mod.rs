@@ -273,11 +273,7 @@ fn offer_labels(policy: &Policy, texts: &Texts) -> Vec<(String, String)> {
         .iter()
         .map(|o| {
             let fields = &o.item.fields;
-            let title = fields
-                .get("title")
-                .map(|t| decide_engine::lang::localize(t, texts.lang))
-                .and_then(|t| t.as_str().map(str::to_owned))
-                .unwrap_or_else(|| o.item.id.clone());
+            let title = o.item.title(texts.lang);
             let price = fields.get("price").and_then(|p| {
                 let words = texts.words.prices.get(p.get("unit")?.as_str()?)?;
                 let said = |amount: f64| {
@@ -352,38 +348,31 @@ pub fn typed_number_hint(policy: &Policy, error: decide_engine::Error) -> decide
     if error.kind() != decide_engine::ErrorKind::Profile {
         return error;
     }
+    // Every fault points into the one text of the profile: where its values are written is
+    // read once.
+    let text = error.origin().and_then(|o| o.text.clone());
+    let places = text.as_deref().and_then(decide_engine::places::Places::of);
+    let (Some(text), Some(places)) = (text, places) else {
+        return error;
+    };
     error.map_each(|fault| {
         let Some(field) = fault.field_path().map(str::to_owned) else {
             return fault;
         };
-        let field = field.as_str();
-        let Some(q) = policy
-            .questions
-            .iter()
-            .find(|q| q.item.field.value == field)
-        else {
-            return fault;
-        };
-        let number = decide_engine::profile::field(field)
+        let question = (policy.questions.iter()).find(|q| q.item.field.value == field);
+        let number = decide_engine::profile::field(&field)
             .is_some_and(|f| matches!(f.kind, FieldKind::Number(_)));
-        let written = fault
-            .origin()
-            .and_then(|o| o.text.as_deref())
-            .and_then(decide_engine::places::Places::of)
-            .and_then(|places| places.get(field).copied())
-            .zip(fault.origin().and_then(|o| o.text.clone()));
-        let (Some((node, text)), true) = (written, number) else {
+        let (Some(q), Some(node), true) = (question, places.get(&field), number) else {
             return fault;
         };
-        let written: String = text
-            .chars()
+        let written: String = (text.chars())
             .skip(node.start.offset)
             .take(node.end.offset.saturating_sub(node.start.offset))
             .collect();
         let written = written.trim().trim_matches(['"', '\'']);
         match reading_of(policy, &q.item).read(written) {
             Ok(Some(value)) if written.parse::<f64>().is_err() => {
-                let name = field.rsplit('.').next().unwrap_or(field);
+                let name = field.rsplit('.').next().unwrap_or(&field);
                 let value = answer::tidy(value);
                 fault.help(format!(
                     "`{written}` is how `decide init` reads {value}; a profile writes the \
