@@ -357,3 +357,123 @@ fn checklist_code_spans_hold_commands_only() {
     }
     assert!(named > 0, "some example's checklist names a network check");
 }
+
+/// The memo's first part is for the signer: in every example, in both languages, it names each
+/// offer by its title, never by its catalog id, and no warning by its rule id; it holds each
+/// checklist item a signer gets in writing in full, and names each engineer's check, whose text
+/// is in the appendix only.
+#[test]
+fn the_signers_part_speaks_in_titles_and_leaves_the_engineers_checks_to_the_appendix() {
+    let policy = Policy::embedded().unwrap();
+    let ids: Vec<&str> = policy.offer_ids().collect();
+    let memo = Memo::embedded().unwrap();
+    let mut engineer_items = 0;
+    for lang in [Lang::En, Lang::Zh] {
+        let graph = graph_in(lang);
+        let stop = if lang == Lang::En { "." } else { "。" };
+        for path in common::examples() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+            let (profile, evaluation) =
+                decide_tools::decide(&graph, &source, common::as_of()).unwrap();
+            let md = memo
+                .render(&graph, &profile, &evaluation, Format::Markdown)
+                .unwrap();
+            // The appendix is the memo's second heading of the first level.
+            let split = md[1..].find("\n# ").expect("the memo has an appendix") + 1;
+            let (signer, appendix) = md.split_at(split);
+            for id in &ids {
+                assert!(
+                    !signer.contains(id),
+                    "{name} ({lang:?}): the signer's part names offer `{id}` by its id:\n{signer}"
+                );
+            }
+            let decision = &evaluation.decision;
+            for w in &decision.warnings {
+                assert!(!signer.contains(&format!("`{}`", w.id)), "{name}: {}", w.id);
+            }
+            for c in &decision.checklist {
+                let full = format!("**{}{stop}**", c.title);
+                let part = serde_json::to_value(c.part).unwrap();
+                if part == "engineer" {
+                    engineer_items += 1;
+                    assert!(!signer.contains(&full), "{name} ({lang:?}): {}", c.id);
+                    assert!(
+                        signer.contains(&format!("**{}**", c.title)),
+                        "{name} ({lang:?}): the signer's part does not name {}",
+                        c.id
+                    );
+                    assert!(appendix.contains(&full), "{name} ({lang:?}): {}", c.id);
+                } else {
+                    assert_eq!(part, "signer");
+                    assert!(signer.contains(&full), "{name} ({lang:?}): {}", c.id);
+                    assert!(!appendix.contains(&full), "{name} ({lang:?}): {}", c.id);
+                }
+            }
+        }
+    }
+    assert!(engineer_items > 0, "some example has an engineer's check");
+}
+
+/// The job chart shows every option that can run the job within the profile's constraints: in
+/// every example with a job, each option considered that holds the workload (with offload or
+/// without), has the links it needs, meets the domestic requirement and the budget, and has an
+/// estimate of the job's hours is a point of the chart, at its count.
+#[test]
+fn the_job_chart_shows_every_option_that_meets_the_constraints() {
+    let graph = common::graph();
+    let mut checked = 0;
+    for path in common::examples() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let source = Source::read(&path, decide_engine::ErrorKind::Profile).unwrap();
+        let evaluation = decide_tools::decide(&graph, &source, common::as_of())
+            .unwrap()
+            .1;
+        let Some(points) = evaluation.values.get("trade_chart_points") else {
+            continue;
+        };
+        let labels: Vec<String> = decide_engine::decision::to_json(points)
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|p| p["label"].as_str().unwrap_or_default().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let record = serde_json::to_value(&evaluation.decision).unwrap();
+        for a in record["alternatives"].as_array().into_iter().flatten() {
+            let fits = a["memory_fits"] == true || a["memory_fits_with_offload"] == true;
+            let allowed = a["interconnect_fits"] == true
+                && a["domestic_fits"] == true
+                && a["within_budget"] == true;
+            if a["job_hours"].is_null() || !fits || !allowed || a.get("mixed").is_some() {
+                continue;
+            }
+            let offer = a["offer"].as_str().unwrap();
+            let title = graph
+                .policy()
+                .offers
+                .iter()
+                .find(|o| o.item.id == offer)
+                .map(|o| {
+                    decide_engine::lang::localize(&o.item.fields["title"], Lang::En)
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+                .unwrap();
+            let units = a["units"].as_u64().unwrap();
+            let named = if units > 1 {
+                format!("{units} × {title}: ")
+            } else {
+                format!("{title}: ")
+            };
+            assert!(
+                labels.iter().any(|l| l.starts_with(&named)),
+                "{name}: the job chart leaves out {named}(points: {labels:#?})"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 5, "options on job charts checked: {checked}");
+}

@@ -1272,10 +1272,11 @@ fn offers_show_vat_and_term_and_the_table_is_aligned() {
     let vendor_at = cell_at(lines[header], "Vendor");
     let quoted_at = cell_at(lines[header], "Quoted");
     for row in &rows {
+        // A vendor by the name its sheet gives, with its id; one whose sheet gives none by its id.
         let vendor = if row.contains("@gpuhub") {
             "gpuhub"
         } else {
-            "marketplace"
+            "the jygpu.com marketplace (marketplace)"
         };
         assert_eq!(cell_at(row, vendor), vendor_at, "{row}\n{table}");
         assert_eq!(cell_at(row, "2026-09-"), quoted_at, "{row}\n{table}");

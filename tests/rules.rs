@@ -273,7 +273,7 @@ fn a_records_fields_are_known() {
             [
                 "has no field `more_cyn`",
                 "did you mean `more_cny`?",
-                "checklist.yaml:37:",
+                "checklist.yaml:40:",
             ],
         ),
         (
@@ -313,7 +313,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
         "{err}"
     );
     // At the sentence at fault: a phrase's row, in English.
-    assert!(err.contains("checklist.yaml:242:13"), "{err}");
+    assert!(err.contains("checklist.yaml:249:13"), "{err}");
 }
 
 /// A text the engine's text form cannot render (a `set` inside a branch, a macro) is refused
@@ -597,7 +597,22 @@ fn stale_prices_are_flagged_after_the_policy_window() {
         .iter()
         .find(|w| w.id == "stale_prices")
         .expect("stale warning");
-    assert!(stale.message.contains("h100-x8-ningxia1"));
+    // Named by title, never by id: the recommended offer's quote among the stale ones.
+    let title = graph
+        .policy()
+        .offers
+        .iter()
+        .find(|o| o.item.id == d.offer)
+        .map(|o| o.item.fields["title"]["en"].as_str().unwrap().to_owned())
+        .unwrap();
+    assert!(
+        stale.message.starts_with(&format!(
+            "The prices of 6 offers, the recommended {title} among them, were listed more than 30 days before 2026-11-29"
+        )),
+        "{}",
+        stale.message
+    );
+    assert!(!stale.message.contains(&d.offer), "{}", stale.message);
     let fresh = decide_tools::decide(&graph, &source, common::as_of())
         .unwrap()
         .1
@@ -1771,7 +1786,7 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
         ),
         (
             "en",
-            "| the box scenario row `pretrain_70b_100b` calls for, but it finishes the job later (147.6 h against 74.3 h) and costs more (¥521,280 against ¥381,600 in all): a preference never buys a plan both slower and dearer |",
+            "| the box the article's scenario table (70B-100B full-parameter pre-training) calls for, but it finishes the job later (147.6 h against 74.3 h) and costs more (¥521,280 against ¥381,600 in all): a preference never buys a plan both slower and dearer |",
         ),
         (
             "zh",
@@ -1779,7 +1794,7 @@ fn a_preference_never_buys_a_slower_dearer_plan() {
         ),
         (
             "zh",
-            "| 场景匹配表的 `pretrain_70b_100b` 行推荐的机器，但完成作业更晚（147.6 h，推荐方案 74.3 h）且更贵（总费用 ¥521,280，推荐方案 ¥381,600）：偏好不能选出既慢又贵的方案 |",
+            "| 场景匹配表的“70B-100B 全参预训练”一行推荐的机器，但完成作业更晚（147.6 h，推荐方案 74.3 h）且更贵（总费用 ¥521,280，推荐方案 ¥381,600）：偏好不能选出既慢又贵的方案 |",
         ),
     ] {
         assert_memo_says(DOMINATED_PREFERENCE, lang, said);

@@ -80,11 +80,20 @@ pub fn run(args: &Args) -> Result<Outcome> {
 
 fn sample(args: &SampleArgs) -> Result<Outcome> {
     let graph = super::Config::new(&args.rules, args.as_of).graph()?;
+    // Written a block of lines at a time as they are made: the sample is never held whole, and
+    // a reader that stops (`| head`) stops the making.
     let mut out = String::new();
-    for profile in decide_tools::check::invariants::sample(&graph, args.count as usize) {
+    let mut profiles =
+        decide_tools::check::invariants::sample(&graph, args.count as usize).peekable();
+    while let Some(profile) = profiles.next() {
         let _ = writeln!(out, "{profile}");
+        if out.len() >= 1 << 16 || profiles.peek().is_none() {
+            if super::stdio::out(&out)? == super::stdio::Pipe::Closed {
+                break;
+            }
+            out.clear();
+        }
     }
-    super::print(&out)?;
     Ok(Outcome::Clean)
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use decide_lang::value::Value;
 
-use crate::kind::NodeKind;
+use crate::kind::{ChecklistPart, NodeKind};
 
 /// The outcome of evaluating a policy over one profile.
 #[derive(Debug, Clone, Serialize)]
@@ -156,6 +156,8 @@ pub struct WarningOutcome {
 pub struct ChecklistOutcome {
     pub id: String,
     pub title: String,
+    /// The part of the memo the item is in: `signer` or `engineer`.
+    pub part: ChecklistPart,
     pub text: String,
 }
 

@@ -2,7 +2,19 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The part of the memo a checklist item is in (a rule file's `part:` of a checklist item; the record's `part` of one that applies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChecklistPart {
+    /// A term to get in writing before signing: the signer's part.
+    #[default]
+    Signer,
+    /// A check the engineer runs on the machines or the service: the engineer's appendix.
+    Engineer,
+}
 
 /// The kinds of node a policy is made of, in the order a policy's nodes are numbered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -37,6 +37,8 @@ pub struct Listed {
     pub title: String,
     pub kind: String,
     pub vendor: Option<String>,
+    /// The vendor's name as the sheet gives it (`vendor_name`), in English.
+    pub vendor_name: Option<String>,
     /// What the prices are for (`month`, `gpu_hour`, ...).
     pub unit: String,
     /// The prices as the sheet writes them (whole numbers stay whole).
@@ -138,6 +140,7 @@ pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
                 title: text(f.get("title")),
                 kind: text(f.get("kind")),
                 vendor: f.get("vendor").and_then(J::as_str).map(str::to_owned),
+                vendor_name: Some(text(f.get("vendor_name"))).filter(|n| !n.is_empty()),
                 unit: price
                     .and_then(|p| p.get("unit"))
                     .and_then(J::as_str)
@@ -258,7 +261,7 @@ pub fn markdown(listing: &Listing) -> String {
             "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             o.id,
             table_cell(&md_escape(&o.title)),
-            o.vendor.as_deref().unwrap_or(""),
+            table_cell(&md_escape(&vendor(o))),
             o.unit.replace('_', "-"),
             c.money[0],
             c.money[1],
@@ -289,6 +292,15 @@ pub fn markdown(listing: &Listing) -> String {
     out
 }
 
+/// The vendor as a table names it: its name, with the sheet's id where the two differ.
+fn vendor(o: &Listed) -> String {
+    match (&o.vendor_name, &o.vendor) {
+        (Some(name), Some(id)) if name != id => format!("{name} ({id})"),
+        (Some(name), _) => name.clone(),
+        (None, id) => id.clone().unwrap_or_default(),
+    }
+}
+
 fn first_quoted(u: &Unquoted) -> String {
     u.first_quoted.as_ref().map_or_else(
         || "no sheet quotes it".to_owned(),
@@ -317,7 +329,7 @@ fn row(o: &Listed) -> [String; 12] {
     [
         o.id.clone(),
         o.title.clone(),
-        o.vendor.clone().unwrap_or_default(),
+        vendor(o),
         o.unit.replace('_', "-"),
         price,
         list,

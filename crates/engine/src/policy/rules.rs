@@ -7,6 +7,8 @@
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+pub use crate::kind::ChecklistPart;
 use serde_saphyr::Spanned;
 
 use crate::kind::NodeKind;
@@ -591,6 +593,12 @@ pub struct ChecklistItem {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
     pub title: Words,
+    /// Which part of the memo the item is in: `signer` (default), a term to get in writing
+    /// before signing, in full in the signer's part; `engineer`, a check the engineer runs on
+    /// the machines or the service (at a trial or on delivery), named in the signer's part and
+    /// in full in the engineer's appendix.
+    #[serde(default)]
+    pub part: ChecklistPart,
     /// The item applies when true (default: always).
     #[serde(default)]
     #[schemars(with = "Option<String>")]

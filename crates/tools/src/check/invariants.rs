@@ -241,26 +241,25 @@ impl PartialOrd for Key {
 /// combinations spread evenly over the space) and one random, each named `sample N`, so that a
 /// count smaller than the boundary still varies every field. Only profiles the format accepts
 /// are given; the same rules give the same profiles, in the same order.
-#[must_use]
-pub fn sample(graph: &Graph, count: usize) -> Vec<J> {
+/// The profiles are made one at a time as the iterator is read, so a caller that writes each
+/// as it comes holds one profile, not the sample.
+pub fn sample(graph: &Graph, count: usize) -> impl Iterator<Item = J> {
     let c = graph.compiled();
     let deps: Vec<usize> = (0..c.nodes.len()).collect();
     let space = Space::over(graph, &deps, BTreeSet::new(), Vec::new());
     let (boundary, random) = space.generate(count);
-    let (mut boundary, mut random) = (boundary.iter(), random.iter());
+    let (mut boundary, mut random) = (boundary.into_iter(), random.into_iter());
     std::iter::repeat_with(move || [boundary.next(), random.next()])
         .take_while(|pair| pair.iter().any(Option::is_some))
         .flatten()
         .flatten()
-        .filter(|a| space.profile(a).is_some())
+        .filter_map(move |a| space.profile(&a).is_some().then(|| space.profile_json(&a)))
         .take(count)
         .enumerate()
-        .map(|(i, a)| {
-            let mut profile = space.profile_json(a);
+        .map(|(i, mut profile)| {
             profile["name"] = J::from(format!("sample {}", i + 1));
             profile
         })
-        .collect()
 }
 
 /// The fields the invariants read, with the values tried, and the base profile.

@@ -1,5 +1,5 @@
-//! Checklist items: a contract point to confirm before signing (`text:`), always or under a
-//! condition (`when:`).
+//! Checklist items: a point to confirm before signing (`text:`), always or under a condition
+//! (`when:`), in the signer's part of the memo or the engineer's (`part:`).
 
 use decide_lang::Value;
 
@@ -9,6 +9,7 @@ use crate::graph::model::{Body, Node};
 use crate::graph::nodes::Shape;
 use crate::graph::run::Run;
 use crate::graph::scope::{NodeResult, Said, Scope};
+use crate::kind::ChecklistPart;
 use crate::policy::rules::ChecklistItem;
 use decide_lang::Expr;
 
@@ -22,6 +23,7 @@ pub(crate) const SHAPE: Shape = Shape {
 #[derive(Debug)]
 pub struct ChecklistBody<'a> {
     pub when: Option<Expr<'a>>,
+    pub part: ChecklistPart,
     pub text: String,
 }
 
@@ -35,6 +37,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, c: &'a ChecklistItem) 
         |when, texts| {
             Body::Checklist(ChecklistBody {
                 when,
+                part: c.part,
                 text: texts[0].clone(),
             })
         },
@@ -64,6 +67,7 @@ pub(crate) fn explain(
     out.push(ChecklistOutcome {
         id: node.id.to_owned(),
         title: node.title.to_owned(),
+        part: c.part,
         text,
     });
     Ok("applies".to_owned())
