@@ -23,6 +23,16 @@ fn rules_with_sheet(name: &str, rows: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The shipped rules with a second vendor, gpuhub, quoting the 4090 box for ¥7,500 (VAT
+/// included) from 2026-09-10.
+fn rules_with_gpuhub_at_7500() -> tempfile::TempDir {
+    rules_with_sheet(
+        "2026-09-10-gpuhub.csv",
+        "rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,1 month,included,\
+         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
+    )
+}
+
 /// `decide PROFILE --format json` with `rules` at `as_of`.
 fn record(rules: &Path, profile: &str, as_of: &str) -> serde_json::Value {
     let text = common::run_ok(&[
@@ -124,11 +134,7 @@ fn a_rival_quote_at_the_same_price_is_named_as_such() {
 #[test]
 fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     // gpuhub quotes the same 4090 box for ¥7,500 from 2026-09-10.
-    let rules = rules_with_sheet(
-        "2026-09-10-gpuhub.csv",
-        "rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,1 month,included,\
-         VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
-    );
+    let rules = rules_with_gpuhub_at_7500();
     let profile = "examples/lora-7b-4090.yaml";
     let before = record(rules.path(), profile, "2026-09-09");
     assert_eq!(before["offer"], "rtx4090-x8-sichuan2");
@@ -1376,4 +1382,84 @@ fn every_field_a_quote_gives_is_known_to_the_typechecker() {
         }
     }
     assert!(checked > 100, "{checked}");
+}
+
+/// A purchase by inquiry (`requirements.inquiry`: three vendors' quotes) warns when fewer quote
+/// the hardware bought, names those that do and says how many more to get, in both languages; a
+/// second vendor's quote lowers the count asked for, and without an inquiry nothing is asked
+/// unless the policy asks it of every purchase (`min_quotes_always`).
+#[test]
+fn a_purchase_by_inquiry_warns_when_fewer_than_three_vendors_quote_the_hardware() {
+    let rules = rules_with_gpuhub_at_7500();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra: &str| {
+        let text = std::fs::read_to_string("examples/lora-7b-4090.yaml").unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{text}{extra}")).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let inquiry = write("inquiry.yaml", "requirements: {inquiry: true}\n");
+    let plain = write("plain.yaml", "");
+    let warning = |profile: &str, as_of: &str| {
+        let r = record(rules.path(), profile, as_of);
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["id"] == "too_few_quotes")
+            .map(|w| w["message"].as_str().unwrap().to_owned())
+    };
+    // One vendor before gpuhub's sheet, two from its first day.
+    let one = warning(&inquiry, "2026-09-09").expect("one vendor of three");
+    assert!(
+        one.starts_with("A purchase by inquiry (询价) needs quotes from at least 3 vendors")
+            && one.contains(
+                "only the jygpu.com marketplace quotes RTX 4090 24G ×8 (Sichuan zone 2). \
+                 Get quotes from 2 more vendors for the same hardware"
+            ),
+        "{one}"
+    );
+    let two = warning(&inquiry, "2026-09-10").expect("two vendors of three");
+    assert!(
+        two.contains(
+            "only 2 vendors quote RTX 4090 24G ×8 (Sichuan zone 2): gpuhub, the jygpu.com marketplace. \
+             Get a quote from one more vendor"
+        ),
+        "{two}"
+    );
+    let zh = common::run_ok(&[
+        &inquiry,
+        "--as-of",
+        "2026-09-09",
+        "--rules",
+        rules.path().to_str().unwrap(),
+        "--lang",
+        "zh",
+    ]);
+    assert!(
+        zh.contains("询价采购要求所购硬件至少有 3 家供应商报价，而 RTX 4090 24G ×8（四川二区）只有极智算报价"),
+        "{zh}"
+    );
+    // Without an inquiry the shipped policy asks nothing; a policy that asks two quotes of every
+    // purchase does, and is met by two vendors.
+    assert_eq!(warning(&plain, "2026-09-09"), None);
+    let warnings = rules.path().join("warnings.yaml");
+    let shipped = std::fs::read_to_string(&warnings).unwrap();
+    let always = "  - id: min_quotes_always\n";
+    let at = shipped.find(always).expect("the policy's own number");
+    let edited = format!(
+        "{}{}",
+        &shipped[..at],
+        shipped[at..].replacen("    value: 0\n", "    value: 2\n", 1)
+    );
+    assert_ne!(edited, shipped);
+    std::fs::write(&warnings, edited).unwrap();
+    let asked = warning(&plain, "2026-09-09").expect("two asked of every purchase");
+    assert!(
+        asked.starts_with("The policy asks for quotes from at least 2 vendors"),
+        "{asked}"
+    );
+    assert_eq!(warning(&plain, "2026-09-10"), None);
+    // An inquiry still asks its three.
+    assert!(warning(&inquiry, "2026-09-10").is_some());
 }

@@ -229,6 +229,10 @@ pub struct Requirements {
     /// RDMA tuning, InfiniBand, special multi-machine topology.
     #[serde(default)]
     pub custom_network: bool,
+    /// The purchase is by inquiry (询价): several vendors must quote what is bought (the
+    /// policy says how many; the PRC Government Procurement Law asks at least three).
+    #[serde(default)]
+    pub inquiry: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
