@@ -33,6 +33,14 @@ fn rules_with_gpuhub_at_7500() -> tempfile::TempDir {
     )
 }
 
+/// The alternative of gpuhub's 4090 quote in the record of `examples/lora-7b-4090.yaml` on
+/// 2026-09-10, where the marketplace's quote is recommended.
+fn gpuhub_lost_to_the_marketplace(rules: &Path) -> serde_json::Value {
+    let after = record(rules, "examples/lora-7b-4090.yaml", "2026-09-10");
+    assert_eq!(after["offer"], "rtx4090-x8-sichuan2", "{after}");
+    gpuhub(&after)
+}
+
 /// `decide PROFILE --format json` with `rules` at `as_of`.
 fn record(rules: &Path, profile: &str, as_of: &str) -> serde_json::Value {
     let text = common::run_ok(&[
@@ -664,17 +672,22 @@ fn quote_sheet_text_stays_text_in_the_memos_and_quotes_check_warns() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("a quote sheet's file name may hold"));
 }
 
-/// `decide quotes check SHEET --rules RULES --as-of 2026-09-04`, which passes: its warnings.
-fn quotes_check_warnings(sheet: &Path, rules: &Path) -> String {
-    let out = common::run(&[
+/// `decide quotes check SHEET --rules RULES --as-of AS_OF`.
+fn quotes_check(sheet: &Path, rules: &Path, as_of: &str) -> std::process::Output {
+    common::run(&[
         "quotes",
         "check",
         sheet.to_str().unwrap(),
         "--rules",
         rules.to_str().unwrap(),
         "--as-of",
-        "2026-09-04",
-    ]);
+        as_of,
+    ])
+}
+
+/// `decide quotes check SHEET --rules RULES --as-of 2026-09-04`, which passes: its warnings.
+fn quotes_check_warnings(sheet: &Path, rules: &Path) -> String {
+    let out = quotes_check(sheet, rules, "2026-09-04");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{err}");
     err
@@ -979,15 +992,7 @@ fn a_quote_without_vat_is_compared_with_vat_added() {
          VAT special invoice,2026-09-10,gpuhub quote e-mail of 2026-09-10\n",
     );
     let profile = "examples/lora-7b-4090.yaml";
-    let after = record(rules.path(), profile, "2026-09-10");
-    assert_eq!(after["offer"], "rtx4090-x8-sichuan2", "{after}");
-    let lost = after["alternatives"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["offer"] == "rtx4090-x8-sichuan2@gpuhub")
-        .expect("gpuhub's quote is an alternative")
-        .clone();
+    let lost = gpuhub_lost_to_the_marketplace(rules.path());
     assert_eq!(lost["monthly_cny"], 7950.0, "{lost}");
     let text = memo(rules.path(), profile, "2026-09-10");
     assert!(
@@ -1007,15 +1012,9 @@ fn a_quote_without_vat_is_compared_with_vat_added() {
     );
     // `decide quotes check` shows the price as compared and as the sheet wrote it.
     let sheet = rules.path().join("quotes/2026-09-10-gpuhub.csv");
-    let checked = common::run_ok(&[
-        "quotes",
-        "check",
-        sheet.to_str().unwrap(),
-        "--rules",
-        rules.path().to_str().unwrap(),
-        "--as-of",
-        "2026-09-10",
-    ]);
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let checked = String::from_utf8_lossy(&out.stdout);
     assert!(
         checked.contains(
             ": 7950 with VAT (7500 as quoted, without VAT; 6% VAT added so that every price \
@@ -1462,4 +1461,54 @@ fn a_purchase_by_inquiry_warns_when_fewer_than_three_vendors_quote_the_hardware(
     assert_eq!(warning(&plain, "2026-09-10"), None);
     // An inquiry still asks its three.
     assert!(warning(&inquiry, "2026-09-10").is_some());
+}
+
+/// A quote may state its own VAT rate (`vat_rate`): a box leased as tangible movable property
+/// bears 13%, not the policy's 6%, and a price quoted without VAT is compared with that rate
+/// added (gpuhub's ¥7,500 is ¥8,475, not the ¥7,950 it is at 6%), in the memo and in
+/// `decide quotes check`; a rate outside 0-0.2 is refused at its cell.
+#[test]
+fn a_quotes_own_vat_rate_is_the_rate_added() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules.path().join("quotes").join("2026-09-10-gpuhub.csv");
+    let write = |rate: &str| {
+        std::fs::write(
+            &sheet,
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
+                 min_term,vat,vat_rate,invoice,valid_from,source\n\
+                 rtx4090-x8-sichuan2,gpuhub,month,9375,7500,CNY,month,1 month,excluded,{rate},\
+                 VAT special invoice,2026-09-10,gpuhub lease quote of 2026-09-10\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("0.13");
+    let profile = "examples/lora-7b-4090.yaml";
+    let lost = gpuhub_lost_to_the_marketplace(rules.path());
+    assert_eq!(lost["monthly_cny"], 8475.0, "{lost}");
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains("VAT excluded: quoted ¥7,500, shown and compared with 13% VAT added"),
+        "{text}"
+    );
+    let check = || quotes_check(&sheet, rules.path(), "2026-09-10");
+    let out = check();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(": 8475 with VAT (7500 as quoted, without VAT; 13% VAT added"),
+        "{said}"
+    );
+    // A percentage written as a whole number is refused at its cell, with the share to write.
+    write("13");
+    let out = check();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("`13` is not a VAT rate from 0 to 0.2")
+            && said.contains("`0.13` for 13%")
+            && said.contains("2026-09-10-gpuhub.csv:2"),
+        "{said}"
+    );
 }

@@ -151,6 +151,12 @@ pub struct QuoteRecord {
     /// Whether the prices include VAT: one of `quote_sheets.vat` (e.g. `unknown`). The offer's
     /// `billing.vat`.
     pub vat: String,
+    /// The VAT rate the vendor states for this contract, as a share from 0 to 0.2: `0.06` for
+    /// an information-technology service, `0.13` for a lease of tangible movable property.
+    /// Where the prices leave VAT out (`quote_sheets.vat_added`), this rate is added instead
+    /// of the policy's `vat_rate`. The offer's `billing.vat_rate` (default: the policy's).
+    #[serde(default)]
+    pub vat_rate: Option<String>,
     /// The invoice issued (e.g. a VAT special invoice), or `unknown`. The offer's
     /// `billing.invoice`.
     pub invoice: QuoteText,
@@ -581,13 +587,44 @@ fn check_row(
     let valid_from = check_date(row, fail);
     let texts_ok = check_texts(row, fail);
     let min_months = check_min_months(row, fail);
-    let (prices, valid_from, min_months) = (prices?, valid_from?, min_months.ok()?);
+    let vat_rate = check_vat_rate(row, fail);
+    let (prices, valid_from) = (prices?, valid_from?);
+    let (min_months, vat_rate) = (min_months.ok()?, vat_rate.ok()?);
     (names_ok && texts_ok).then(|| {
-        (
-            offer_fields(row, &prices, min_months, vocabulary),
-            valid_from,
-        )
+        let terms = Terms {
+            min_months,
+            vat_rate,
+        };
+        (offer_fields(row, &prices, terms, vocabulary), valid_from)
     })
+}
+
+/// The terms of a row read from its number cells: the minimum months and the VAT rate.
+#[derive(Clone, Copy)]
+struct Terms {
+    min_months: Option<u32>,
+    vat_rate: Option<f64>,
+}
+
+/// The highest VAT rate a quote may state: above every rate of PRC VAT (13% at most since
+/// 2019), so that a percentage written as a whole number (`13`) is caught.
+const MAX_VAT_RATE: f64 = 0.2;
+
+/// The `vat_rate` cell: absent, or a share from 0 to [`MAX_VAT_RATE`] (`Err` once the fault
+/// is reported).
+fn check_vat_rate(
+    row: &QuoteRecord,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<f64>, ()> {
+    check_number(
+        row.vat_rate.as_deref(),
+        "vat_rate",
+        0.0..=MAX_VAT_RATE,
+        "a VAT rate",
+        "write the rate as a share: `0.06` for 6% (a technical service), `0.13` for 13% (a \
+         lease of tangible movable property); leave the cell empty for the policy's rate",
+        fail,
+    )
 }
 
 /// The most months a minimum term may be: the most a profile's `usage.months` may be.
@@ -599,19 +636,42 @@ fn check_min_months(
     row: &QuoteRecord,
     fail: &mut impl FnMut(&str, String, String),
 ) -> Result<Option<u32>, ()> {
-    let Some(text) = row.min_months.as_deref() else {
+    check_number(
+        row.min_months.as_deref(),
+        "min_months",
+        1..=MAX_MIN_MONTHS,
+        "a number of months",
+        "write the shortest contract as whole months, e.g. `3` for a 3-month minimum (leave \
+         the cell empty when there is none beyond one billing unit), and keep the words in \
+         `min_term`",
+        fail,
+    )
+}
+
+/// An optional number cell of `column`: absent, or a number in `range`; otherwise the fault
+/// ("`TEXT` is not WHAT from LOW to HIGH", with `help`) is reported and `Err` given.
+fn check_number<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    cell: Option<&str>,
+    column: &str,
+    range: std::ops::RangeInclusive<T>,
+    what: &str,
+    help: &str,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<T>, ()> {
+    let Some(text) = cell else {
         return Ok(None);
     };
-    match text.parse::<u32>() {
-        Ok(m) if (1..=MAX_MIN_MONTHS).contains(&m) => Ok(Some(m)),
+    match text.parse::<T>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
         _ => {
             fail(
-                "min_months",
-                format!("`{text}` is not a number of months from 1 to {MAX_MIN_MONTHS}"),
-                "write the shortest contract as whole months, e.g. `3` for a 3-month minimum \
-                 (leave the cell empty when there is none beyond one billing unit), and keep \
-                 the words in `min_term`"
-                    .to_owned(),
+                column,
+                format!(
+                    "`{text}` is not {what} from {} to {}",
+                    range.start(),
+                    range.end()
+                ),
+                help.to_owned(),
             );
             Err(())
         }
@@ -901,17 +961,17 @@ impl Quoted {
 }
 
 /// The offer fields a valid row gives: `price`, `billing`, `source` and maybe `region`. A
-/// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets `vat_rate` added, so
-/// that every comparison is between prices with VAT in; the sheet's figures are kept beside.
+/// price the policy says leaves VAT out (`quote_sheets.vat_added`) gets the quote's `vat_rate`
+/// (else the policy's) added, so that every comparison is between prices with VAT in; the
+/// sheet's figures are kept beside.
 fn offer_fields(
     row: &QuoteRecord,
     prices: &Prices,
-    min_months: Option<u32>,
+    terms: Terms,
     vocabulary: &QuoteSheets,
 ) -> Quoted {
-    let rate = vocabulary
-        .vat_rate
-        .filter(|_| vocabulary.vat_added.contains(&row.vat));
+    let vat_rate = terms.vat_rate.or(vocabulary.vat_rate);
+    let rate = vat_rate.filter(|_| vocabulary.vat_added.contains(&row.vat));
     let billed =
         |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
     let mut given = Quoted::default();
@@ -948,11 +1008,11 @@ fn offer_fields(
         J::from(row.discount_commits.clone()),
     );
     given.text("billing.min_term", &row.min_term, row.min_term_zh.as_ref());
-    if let Some(months) = min_months {
+    if let Some(months) = terms.min_months {
         given.set("billing.min_months", J::from(months));
     }
     given.set("billing.vat", J::from(row.vat.clone()));
-    if let Some(r) = vocabulary.vat_rate {
+    if let Some(r) = vat_rate {
         given.set(
             "billing.vat_rate",
             serde_json::Number::from_f64(r).map_or(J::Null, J::Number),
@@ -1466,6 +1526,7 @@ mod tests {
         assert!(cols.contains(&("offer".to_owned(), true)));
         assert!(cols.contains(&("daily_price".to_owned(), false)));
         assert!(cols.contains(&("vendor_name_zh".to_owned(), false)));
-        assert_eq!(cols.len(), 21);
+        assert!(cols.contains(&("vat_rate".to_owned(), false)));
+        assert_eq!(cols.len(), 22);
     }
 }
