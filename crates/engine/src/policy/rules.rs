@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::kind::ChecklistPart;
+use crate::kind::ChecklistPart;
 use serde_saphyr::Spanned;
 
 use crate::kind::NodeKind;
