@@ -933,6 +933,7 @@ fn builtin_name(func: Builtin) -> &'static str {
         Builtin::Plural => "`plural`",
         Builtin::Round => "`round`",
         Builtin::Ceil => "`ceil`",
+        Builtin::Cover => "`cover`",
         Builtin::DaysBetween => "`days_between`",
         Builtin::Floor => "`floor`",
         Builtin::Range => "`range`",
@@ -1074,6 +1075,10 @@ fn apply(func: Builtin, subject: &Value, second: Option<&Value>) -> Result<Value
             };
             helper(crate::functions::range(whole(subject)?, whole(to)?))
                 .map(|items| items.into_iter().map(Value::from).collect())
+        }
+        Builtin::Cover => {
+            let terms = second.expect("`cover` takes two arguments");
+            crate::cover::cover(subject, terms).map_err(Fail::new)
         }
         Builtin::DaysBetween => {
             let to = second.expect("`days_between` takes two arguments");

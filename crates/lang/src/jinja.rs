@@ -33,6 +33,11 @@ pub fn environment() -> Environment<'static> {
     env.set_fuel(Some(FUEL));
     env.add_function("days_between", days_between);
     env.add_function("ceil", |x: f64| Jinja::from(x.ceil() as i64));
+    env.add_function("cover", |length: &Jinja, terms: &Jinja| {
+        crate::cover::cover(&from_jinja(length), &from_jinja(terms))
+            .map(|v| to_jinja(&v))
+            .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e))
+    });
     env.add_function("floor", |x: f64| Jinja::from(x.floor() as i64));
     // `range(n)` as templates know it, and `range(a, b)` as the rule language has it.
     env.add_function("range", |from: i64, to: Option<i64>| {

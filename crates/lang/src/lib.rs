@@ -14,6 +14,7 @@
 
 pub mod ast;
 pub mod code;
+pub mod cover;
 mod functions;
 pub mod jinja;
 pub mod lexer;

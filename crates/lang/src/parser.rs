@@ -429,7 +429,7 @@ impl<'s> Parser<'s> {
                     let TermKind::Var(function) = &expr.kind else {
                         return Err(self.error(
                             "only a function's name can be called",
-                            Some("the functions are `ceil`, `floor` and `days_between`; a filter is written `value | name`"),
+                            Some("the functions are `ceil`, `floor`, `days_between`, `range` and `cover`; a filter is written `value | name`"),
                         ));
                     };
                     let name = Name {

@@ -381,15 +381,16 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
     })
 }
 
-/// What calling `function` on `args` gives: `days_between` takes dates (text), the others
-/// numbers; `range` gives a list, the others a number.
+/// What calling `function` on `args` gives: `days_between` takes dates (text), `cover` a
+/// length and a list of terms, the others numbers; `range` gives a list, `cover` a record of
+/// its bill or none, the others a number.
 fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, SyntaxError> {
-    let (wanted, name) = if function == "days_between" {
-        (TypeKind::Text, "text")
-    } else {
-        (TypeKind::Number, "a number")
-    };
-    for arg in args {
+    for (i, arg) in args.iter().enumerate() {
+        let (wanted, name) = match (function, i) {
+            ("days_between", _) => (TypeKind::Text, "text"),
+            ("cover", 1) => (TypeKind::List, "a list of terms as its second argument"),
+            _ => (TypeKind::Number, "a number"),
+        };
         let t = infer(arg, names)?;
         if !t.fits(&[wanted]) {
             return Err(wrong(
@@ -399,10 +400,28 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
             ));
         }
     }
-    Ok(if function == "range" {
-        Type::list_of(Type::Number)
-    } else {
-        Type::Number
+    Ok(match function {
+        "range" => Type::list_of(Type::Number),
+        "cover" => Type::Nullable(Arc::new(Type::record(
+            vec![
+                ("cny".into(), Type::Number),
+                ("length".into(), Type::Number),
+                (
+                    "parts".into(),
+                    Type::list_of(Type::record(
+                        vec![
+                            ("unit".into(), Type::Any),
+                            ("count".into(), Type::Number),
+                            ("length".into(), Type::Number),
+                            ("cny".into(), Type::Number),
+                        ],
+                        true,
+                    )),
+                ),
+            ],
+            true,
+        ))),
+        _ => Type::Number,
     })
 }
 

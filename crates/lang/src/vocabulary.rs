@@ -31,6 +31,7 @@ pub enum Builtin {
     IsNone,
     IsUndefined,
     Ceil,
+    Cover,
     DaysBetween,
     Floor,
     Range,
@@ -76,6 +77,7 @@ pub const TESTS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
 /// The functions (`name(args)`), each with how many arguments it takes.
 pub const FUNCTIONS: &[(&str, RangeInclusive<usize>, Builtin)] = &[
     ("ceil", 1..=1, Builtin::Ceil),
+    ("cover", 2..=2, Builtin::Cover),
     ("days_between", 2..=2, Builtin::DaysBetween),
     ("floor", 1..=1, Builtin::Floor),
     ("range", 2..=2, Builtin::Range),
