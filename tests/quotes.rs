@@ -1512,3 +1512,94 @@ fn a_quotes_own_vat_rate_is_the_rate_added() {
         "{said}"
     );
 }
+
+/// A box sold by the day and the week as well as the month (issue 47 item 1): a 13-day job is
+/// billed as the cheapest mix of the terms (a week and six days, ¥4,900, where a month is
+/// ¥7,920 and two weeks ¥5,000), in the memo's words; a vendor's 31-day month counts as its
+/// hours; a term priced on a container's row, an unknown auto-renewal word and a month of 32
+/// days are refused at their cells.
+#[test]
+fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-marketplace.csv");
+    let write = |cells: &str| {
+        std::fs::write(
+            &sheet,
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,\
+                 month_days,auto_renew,currency,discount_commits,min_term,vat,invoice,\
+                 valid_from,source\n{cells}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let profiles = tempfile::tempdir().unwrap();
+    let profile = profiles.path().join("job.yaml");
+    let job = |hours: u32| {
+        std::fs::write(
+            &profile,
+            format!(
+                "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  \
+                 model_params_b: 7\n  parallelism: [data]\nusage:\n  gpus: 8\n  \
+                 hours_per_gpu_month: 720\njob:\n  hours:\n    rtx4090-x8-sichuan2: {hours}\n  \
+                 deadline_days: 40\n"
+            ),
+        )
+        .unwrap();
+    };
+    let row = |month_days: &str| {
+        format!(
+            "rtx4090-x8-sichuan2,marketplace,month,9900,7920,400,2500,{month_days},yes,CNY,month,\
+             1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10"
+        )
+    };
+    write(&row(""));
+    job(312);
+    let text = memo(rules.path(), profile.to_str().unwrap(), "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥4,900 (1 box × (1 week + 6 days)) |"),
+        "{text}"
+    );
+    assert!(text.contains("| 312 h, ¥4,900 |"), "{text}");
+    // 744 hours (31 days): a month of the policy's 30 days and a day (¥8,320), not two months
+    // (¥15,840) nor 4 weeks and 3 days (¥11,200); where the vendor's month is 31 days, one
+    // month lasts it (¥7,920).
+    job(744);
+    let text = memo(rules.path(), profile.to_str().unwrap(), "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥8,320 (1 box × (1 month + 1 day)) |"),
+        "{text}"
+    );
+    write(&row("31"));
+    let text = memo(rules.path(), profile.to_str().unwrap(), "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥7,920 (1 box × 1 month) |"),
+        "{text}"
+    );
+    // Refusals, each at its cell.
+    let check = || quotes_check(&sheet, rules.path(), "2026-09-10");
+    write(&row("32"));
+    let said = String::from_utf8_lossy(&check().stderr).into_owned();
+    assert!(
+        said.contains("`32` is not a month's days from 28 to 31")
+            && said.contains("2026-09-10-marketplace.csv:2"),
+        "{said}"
+    );
+    write(&row("30").replace(",yes,", ",maybe,"));
+    let said = String::from_utf8_lossy(&check().stderr).into_owned();
+    assert!(said.contains("`maybe` is not `yes` or `no`"), "{said}");
+    write(
+        "rtx4090-container,marketplace,gpu_hour,1.96,1.57,,30,,,CNY,month,1 GPU-hour,unknown,\
+         unknown,2026-09-10,marketplace price list of 2026-09-10",
+    );
+    let said = String::from_utf8_lossy(&check().stderr).into_owned();
+    assert!(
+        said.contains(
+            "`weekly_price` prices a term of a box, and this row's unit `gpu_hour` is not a term"
+        ),
+        "{said}"
+    );
+}

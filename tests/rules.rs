@@ -1423,10 +1423,11 @@ fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
     assert_eq!(e.decision.offer, offer);
     let search = &json("count_search")[offer];
     assert_eq!(search["first"]["units"], 9, "{search:#}");
-    assert_eq!(search["first"]["months"], 2, "{search:#}");
+    assert_eq!(search["first"]["billed"]["parts"][0]["unit"], "month", "{search:#}");
+    assert_eq!(search["first"]["billed"]["parts"][0]["count"], 2, "{search:#}");
     assert_eq!(search["first"]["paid_cny"], 381_600, "{search:#}");
     assert_eq!(search["best"]["units"], 10, "{search:#}");
-    assert_eq!(search["best"]["months"], 1, "{search:#}");
+    assert_eq!(search["best"]["billed"]["parts"][0]["count"], 1, "{search:#}");
     assert_eq!(search["best"]["paid_cny"], 212_000, "{search:#}");
     assert_eq!(json("boxes_needed")[offer], 10);
     assert_eq!(json("count_basis")[offer], "billing");
@@ -1592,8 +1593,8 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
     // that meets every constraint: the reference lists, searched without it, show the loss.
     let overstated = common::edited_rules(&[(
         "sizing.yaml",
-        "[units * offer.price.discounted_cny * (offer_min_months[offer.id] if job_is_billed else offer_billed_months[offer.id]), units]",
-        "[units * offer.price.discounted_cny * 10, units]",
+        "[units * (cover(1, offer_terms[offer.id]).cny if job_is_billed",
+        "[units * offer.price.discounted_cny * 10, units] if true else [units * (cover(1, offer_terms[offer.id]).cny if job_is_billed",
     )]);
     let broken = common::compile_dir(overstated.path()).unwrap();
     let e = common::decide_text(&broken, MONTH_CLIFF).unwrap();
@@ -1993,8 +1994,8 @@ fn a_bound_that_gives_no_number_is_an_error() {
     let err = refusal(
         &[(
             "sizing.yaml",
-            "if offer.price.daily_cny is undefined else none)\n      if offer.kind == 'bare_metal'",
-            "if offer.price.daily_cny is undefined else none) if false else 'cheap'\n      if offer.kind == 'bare_metal'",
+            "else offer.price.discounted_cny * offer_billed_months[offer.id]), units]\n      if offer.kind == 'bare_metal'",
+            "else offer.price.discounted_cny * offer_billed_months[offer.id]), units] if false else 'cheap'\n      if offer.kind == 'bare_metal'",
         )],
         MONTH_CLIFF,
     );

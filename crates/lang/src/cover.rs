@@ -21,9 +21,10 @@
 
 use crate::value::Value;
 
-/// The longest length a cover is asked for: 100 years of hours. Past it the counts are no
-/// bill anyone signs, and the search's work stays bounded.
-pub const MAX_LENGTH: f64 = 876_600.0;
+/// The longest length a cover is asked for, and a term may last: a million million (hours),
+/// so that every count is exact in 64 bits and every bill in fen in 128. The search's work
+/// does not grow with the length: it is bounded by the terms' lengths.
+pub const MAX_LENGTH: f64 = 1e12;
 
 /// One term as the search reads it.
 #[derive(Debug, Clone)]
@@ -274,7 +275,7 @@ fn said(terms: &[Term], found: &Found) -> Value {
             Value::from_pairs([
                 (Value::from("unit"), t.unit.clone()),
                 (Value::from("count"), Value::from(found.counts[i])),
-                (Value::from("length"), Value::from(t.length)),
+                (Value::from("length"), whole_if_whole(t.length)),
                 (
                     Value::from("cny"),
                     yuan(i128::from(found.counts[i]) * t.fen),
@@ -379,7 +380,7 @@ mod tests {
     #[test]
     fn refuses_what_is_not_a_length_or_a_term() {
         let terms = Value::from(vec![t("day", 24.0, 400.0, 1)]);
-        for length in [Value::from(-1), Value::from("x"), Value::from(1e9)] {
+        for length in [Value::from(-1), Value::from("x"), Value::from(1e13)] {
             assert!(cover(&length, &terms).unwrap_err().contains("length"));
         }
         for bad in [t("day", 0.0, 400.0, 1), t("day", 24.0, -1.0, 1)] {

@@ -55,12 +55,16 @@ pub const QUOTED_PATHS: &[&str] = &[
     "price.list_cny",
     "price.discounted_cny",
     "price.daily_cny",
+    "price.terms",
     "price.quoted_list_cny",
     "price.quoted_discounted_cny",
     "billing.unit",
     "billing.discount_commits",
     "billing.min_term",
     "billing.min_months",
+    "billing.month_days",
+    "billing.month_hours",
+    "billing.auto_renew",
     "billing.vat",
     "billing.vat_rate",
     "billing.invoice",
@@ -79,6 +83,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "previous.list_cny",
     "previous.discounted_cny",
     "previous.daily_cny",
+    "previous.terms",
     "previous.quoted_list_cny",
     "previous.quoted_discounted_cny",
     "previous.quote.sheet",
@@ -127,6 +132,29 @@ pub struct QuoteRecord {
     /// `price.daily_cny`.
     #[serde(default)]
     pub daily_price: Option<String>,
+    /// A whole box's price by the hour (按量), at least 0.01, where the vendor sells one so.
+    /// One of the offer's `price.terms` (unit `hour`).
+    #[serde(default)]
+    pub hourly_price: Option<String>,
+    /// A whole box's price for a week (包周, 7 days), at least 0.01. One of the offer's
+    /// `price.terms` (unit `week`).
+    #[serde(default)]
+    pub weekly_price: Option<String>,
+    /// A whole box's price for a year (包年), at least 0.01. One of the offer's `price.terms`
+    /// (unit `year`).
+    #[serde(default)]
+    pub yearly_price: Option<String>,
+    /// How long the vendor's month is, where its monthly term is not the policy's month
+    /// (`quote_sheets.term_hours.month`): a number of days from 28 to 31 (`30`: a month of 30
+    /// days, as many Chinese vendors bill 包月), or `calendar` (a calendar month, 730 hours on
+    /// average: 365 days over 12). The offer's `billing.month_days`.
+    #[serde(default)]
+    pub month_days: Option<String>,
+    /// Whether the term renews itself at its end unless the buyer turns it off (自动续费): `yes`
+    /// or `no`; left out where the vendor does not say. The offer's `billing.auto_renew`; a
+    /// term that renews is a checklist item (turn it off when the job ends).
+    #[serde(default)]
+    pub auto_renew: Option<String>,
     /// The currency of the prices: the policy's `quote_sheets.currency` (e.g. `CNY`).
     pub currency: String,
     /// What a bill is made of: one of `quote_sheets.billing_units` (default: `unit`). The
@@ -588,22 +616,173 @@ fn check_row(
     let texts_ok = check_texts(row, fail);
     let min_months = check_min_months(row, fail);
     let vat_rate = check_vat_rate(row, fail);
+    let month_days = check_month_days(row, fail);
+    let auto_renew = check_auto_renew(row, fail);
     let (prices, valid_from) = (prices?, valid_from?);
     let (min_months, vat_rate) = (min_months.ok()?, vat_rate.ok()?);
+    let (month_days, auto_renew) = (month_days.ok()?, auto_renew.ok()?);
+    let lengths = check_term_units(row, &prices, vocabulary, month_days, fail).ok()?;
     (names_ok && texts_ok).then(|| {
         let terms = Terms {
             min_months,
             vat_rate,
+            month_days,
+            auto_renew,
+            lengths,
         };
-        (offer_fields(row, &prices, terms, vocabulary), valid_from)
+        (offer_fields(row, &prices, &terms, vocabulary), valid_from)
     })
 }
 
-/// The terms of a row read from its number cells: the minimum months and the VAT rate.
-#[derive(Clone, Copy)]
+/// The terms of a row read from its cells: the minimum months, the VAT rate, the month's
+/// length, auto-renewal, and the hours of each term priced (the row's unit first).
 struct Terms {
     min_months: Option<u32>,
     vat_rate: Option<f64>,
+    month_days: Option<MonthDays>,
+    auto_renew: Option<bool>,
+    lengths: Vec<(String, u32)>,
+}
+
+/// A vendor's month: a number of days, or the calendar's.
+#[derive(Clone, Copy)]
+enum MonthDays {
+    Days(u32),
+    Calendar,
+}
+
+impl MonthDays {
+    /// Its hours: a calendar month lasts 730 on average (365 days × 24 over 12).
+    fn hours(self) -> u32 {
+        match self {
+            MonthDays::Days(d) => d * 24,
+            MonthDays::Calendar => 365 * 24 / 12,
+        }
+    }
+}
+
+/// The `month_days` cell: absent, a number of days from 28 to 31, or `calendar`.
+fn check_month_days(
+    row: &QuoteRecord,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<MonthDays>, ()> {
+    if row.month_days.as_deref() == Some("calendar") {
+        return Ok(Some(MonthDays::Calendar));
+    }
+    check_number(
+        row.month_days.as_deref(),
+        "month_days",
+        28..=31,
+        "a month's days",
+        "write how many days the vendor's month lasts (`30` for a 30-day 包月), or `calendar` \
+         for a calendar month; leave the cell empty for the policy's month",
+        fail,
+    )
+    .map(|d| d.map(MonthDays::Days))
+}
+
+/// The `auto_renew` cell: absent, `yes` or `no`.
+fn check_auto_renew(
+    row: &QuoteRecord,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<bool>, ()> {
+    match row.auto_renew.as_deref() {
+        None => Ok(None),
+        Some("yes") => Ok(Some(true)),
+        Some("no") => Ok(Some(false)),
+        Some(other) => {
+            fail(
+                "auto_renew",
+                format!("`{other}` is not `yes` or `no`"),
+                "write `yes` where the term renews itself unless turned off (自动续费), `no` \
+                 where it ends with its term; leave the cell empty where the vendor does not say"
+                    .to_owned(),
+            );
+            Err(())
+        }
+    }
+}
+
+/// The hours of each term the row prices: its unit's, where the policy's
+/// `quote_sheets.term_hours` knows it (a month as long as `month_days` says), then each term
+/// column's. A term column, or `month_days`, on a row whose unit is not a term (a container
+/// GPU by the GPU-hour), or a term the policy does not know, is refused at its cell.
+fn check_term_units(
+    row: &QuoteRecord,
+    prices: &Prices,
+    vocabulary: &QuoteSheets,
+    month_days: Option<MonthDays>,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Vec<(String, u32)>, ()> {
+    let known = || {
+        vocabulary
+            .term_hours
+            .keys()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let hours = |unit: &str| {
+        let h = vocabulary.term_hours.get(unit).copied()?;
+        Some(match month_days {
+            Some(m) if unit == "month" => m.hours(),
+            _ => h,
+        })
+    };
+    let Some(own) = hours(&row.unit) else {
+        let mut stray: Vec<&str> = prices.terms.iter().map(|(_, column, _)| *column).collect();
+        if row.month_days.is_some() {
+            stray.push("month_days");
+        }
+        for column in &stray {
+            fail(
+                column,
+                format!(
+                    "`{column}` prices a term of a box, and this row's unit `{}` is not a term",
+                    row.unit
+                ),
+                format!(
+                    "a term's price goes on a row priced by a term (the policy's \
+                     `quote_sheets.term_hours`: {}); leave it empty on this row",
+                    known()
+                ),
+            );
+        }
+        return if stray.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(())
+        };
+    };
+    let mut lengths = vec![(row.unit.clone(), own)];
+    let mut ok = true;
+    for &(unit, column, _) in &prices.terms {
+        match hours(unit) {
+            Some(h) if unit != row.unit => lengths.push((unit.to_owned(), h)),
+            Some(_) => {
+                ok = false;
+                fail(
+                    column,
+                    format!("`{column}` prices the row's own unit `{unit}` a second time"),
+                    "the row's own unit is priced by `list_price` and `discounted_price`; \
+                     leave this cell empty"
+                        .to_owned(),
+                );
+            }
+            None => {
+                ok = false;
+                fail(
+                    column,
+                    format!("the policy knows no term `{unit}` for `{column}`"),
+                    format!(
+                        "the policy's `quote_sheets.term_hours` names the terms: {}",
+                        known()
+                    ),
+                );
+            }
+        }
+    }
+    if ok { Ok(lengths) } else { Err(()) }
 }
 
 /// The highest VAT rate a quote may state: above every rate of PRC VAT (13% at most since
@@ -759,6 +938,31 @@ struct Prices {
     list: serde_json::Number,
     discounted: serde_json::Number,
     daily: Option<serde_json::Number>,
+    /// The prices of the other terms given (`hourly_price`, `daily_price`, `weekly_price`,
+    /// `yearly_price`): the term's unit, its column and the price.
+    terms: Vec<(&'static str, &'static str, serde_json::Number)>,
+}
+
+/// The term columns of a row: each column with the unit of `quote_sheets.term_hours` it
+/// prices.
+const TERM_COLUMNS: &[(&str, &str)] = &[
+    ("hourly_price", "hour"),
+    ("daily_price", "day"),
+    ("weekly_price", "week"),
+    ("yearly_price", "year"),
+];
+
+impl QuoteRecord {
+    /// The cell of a term column ([`TERM_COLUMNS`]).
+    fn term_cell(&self, column: &str) -> Option<&str> {
+        match column {
+            "hourly_price" => self.hourly_price.as_deref(),
+            "daily_price" => self.daily_price.as_deref(),
+            "weekly_price" => self.weekly_price.as_deref(),
+            "yearly_price" => self.yearly_price.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// The least a price may be: one fen, the smallest amount a bill in yuan charges. A price
@@ -816,11 +1020,24 @@ fn price(
 fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -> Option<Prices> {
     let list = price("list_price", &row.list_price, fail);
     let discounted = price("discounted_price", &row.discounted_price, fail);
-    let daily = match row.daily_price.as_deref() {
-        Some(d) => Some(price("daily_price", d, fail)?),
-        None => None,
-    };
+    let mut terms = Vec::new();
+    let mut terms_ok = true;
+    for &(column, unit) in TERM_COLUMNS {
+        if let Some(cell) = row.term_cell(column) {
+            match price(column, cell, fail) {
+                Some(p) => terms.push((unit, column, p)),
+                None => terms_ok = false,
+            }
+        }
+    }
+    let daily = terms
+        .iter()
+        .find(|(_, column, _)| *column == "daily_price")
+        .map(|(_, _, p)| p.clone());
     let (list, discounted) = (list?, discounted?);
+    if !terms_ok {
+        return None;
+    }
     if discounted.as_f64() > list.as_f64() {
         fail(
             "discounted_price",
@@ -833,6 +1050,7 @@ fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) 
         list,
         discounted,
         daily,
+        terms,
     })
 }
 
@@ -967,7 +1185,7 @@ impl Quoted {
 fn offer_fields(
     row: &QuoteRecord,
     prices: &Prices,
-    terms: Terms,
+    terms: &Terms,
     vocabulary: &QuoteSheets,
 ) -> Quoted {
     let vat_rate = terms.vat_rate.or(vocabulary.vat_rate);
@@ -992,6 +1210,39 @@ fn offer_fields(
     if let Some(d) = &prices.daily {
         given.set("price.daily_cny", billed(d));
     }
+    if !terms.lengths.is_empty() {
+        // The row's own unit at the price paid (a month with its minimum), then each term
+        // column's price, shortest first.
+        let mut sold_on: Vec<(String, u32, J, Option<u32>)> = terms
+            .lengths
+            .iter()
+            .map(|(unit, hours)| {
+                let (price, min) = if *unit == row.unit {
+                    (&prices.discounted, terms.min_months)
+                } else {
+                    let p = prices
+                        .terms
+                        .iter()
+                        .find(|(u, _, _)| u == unit)
+                        .map_or(&prices.discounted, |(_, _, p)| p);
+                    (p, None)
+                };
+                (unit.clone(), *hours, billed(price), min)
+            })
+            .collect();
+        sold_on.sort_by_key(|(_, hours, _, _)| *hours);
+        let list = sold_on
+            .into_iter()
+            .map(|(unit, hours, cny, min)| {
+                let mut term = serde_json::json!({"unit": unit, "length": hours, "cny": cny});
+                if let Some(m) = min {
+                    term["min"] = J::from(m);
+                }
+                term
+            })
+            .collect();
+        given.set("price.terms", J::Array(list));
+    }
     if rate.is_some() {
         given.set("price.quoted_list_cny", J::Number(prices.list.clone()));
         given.set(
@@ -1010,6 +1261,19 @@ fn offer_fields(
     given.text("billing.min_term", &row.min_term, row.min_term_zh.as_ref());
     if let Some(months) = terms.min_months {
         given.set("billing.min_months", J::from(months));
+    }
+    if let Some(m) = terms.month_days {
+        given.set(
+            "billing.month_days",
+            match m {
+                MonthDays::Days(d) => J::from(d),
+                MonthDays::Calendar => J::from("calendar"),
+            },
+        );
+        given.set("billing.month_hours", J::from(m.hours()));
+    }
+    if let Some(renews) = terms.auto_renew {
+        given.set("billing.auto_renew", J::from(renews));
     }
     given.set("billing.vat", J::from(row.vat.clone()));
     if let Some(r) = vat_rate {

@@ -114,6 +114,13 @@ pub struct QuoteSheets {
     /// What the discounted price commits the buyer to (the `discount_commits` column; the
     /// offer's `billing.discount_commits`).
     pub discount_commits: Vec<String>,
+    /// How many hours one of each term lasts (`hour: 1, day: 24, week: 168, month: 720, year:
+    /// 8760`): a row priced by one of these units, and its `hourly_price`, `daily_price`,
+    /// `weekly_price` and `yearly_price` cells, give the offer's `price.terms`, each
+    /// `{unit, length, cny, min}` with `length` in hours, what `cover(hours, terms)` buys a
+    /// job's or a contract's time from. A month's hours may be the quote's own (`month_days`).
+    #[serde(default)]
+    pub term_hours: std::collections::BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
