@@ -1563,7 +1563,31 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         text.contains("| Billed for the job | ¥4,900 (1 box × (1 week + 6 days)) |"),
         "{text}"
     );
-    assert!(text.contains("| 312 h, ¥4,900 |"), "{text}");
+    assert!(
+        text.contains("| RTX 4090 24G ×8 (Sichuan zone 2) | by the day, week, month | ¥7,920 | 312 h, ¥4,900 | **recommended** |"),
+        "the options table names the terms the box is sold on: {text}"
+    );
+    assert!(
+        text.contains(
+            "The quote says the term renews itself unless it is turned off (auto-renewal)"
+        ),
+        "{text}"
+    );
+    let zh = common::run_ok(&[
+        profile.to_str().unwrap(),
+        "--as-of",
+        "2026-09-10",
+        "--lang",
+        "zh",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(
+        zh.contains("| 作业计费合计 | ¥4,900（1 台 × （1 周 + 6 天）） |"),
+        "{zh}"
+    );
+    assert!(zh.contains("| 按天、周、月 |"), "{zh}");
+    assert!(zh.contains("报价写明到期自动续费"), "{zh}");
     // 744 hours (31 days): a month of the policy's 30 days and a day (¥8,320), not two months
     // (¥15,840) nor 4 weeks and 3 days (¥11,200); where the vendor's month is 31 days, one
     // month lasts it (¥7,920).

@@ -1423,11 +1423,20 @@ fn a_job_billed_by_whole_months_gets_the_count_that_costs_least() {
     assert_eq!(e.decision.offer, offer);
     let search = &json("count_search")[offer];
     assert_eq!(search["first"]["units"], 9, "{search:#}");
-    assert_eq!(search["first"]["billed"]["parts"][0]["unit"], "month", "{search:#}");
-    assert_eq!(search["first"]["billed"]["parts"][0]["count"], 2, "{search:#}");
+    assert_eq!(
+        search["first"]["billed"]["parts"][0]["unit"], "month",
+        "{search:#}"
+    );
+    assert_eq!(
+        search["first"]["billed"]["parts"][0]["count"], 2,
+        "{search:#}"
+    );
     assert_eq!(search["first"]["paid_cny"], 381_600, "{search:#}");
     assert_eq!(search["best"]["units"], 10, "{search:#}");
-    assert_eq!(search["best"]["billed"]["parts"][0]["count"], 1, "{search:#}");
+    assert_eq!(
+        search["best"]["billed"]["parts"][0]["count"], 1,
+        "{search:#}"
+    );
     assert_eq!(search["best"]["paid_cny"], 212_000, "{search:#}");
     assert_eq!(json("boxes_needed")[offer], 10);
     assert_eq!(json("count_basis")[offer], "billing");

@@ -56,6 +56,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "price.discounted_cny",
     "price.daily_cny",
     "price.terms",
+    "price.term_units",
     "price.quoted_list_cny",
     "price.quoted_discounted_cny",
     "billing.unit",
@@ -84,6 +85,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "previous.discounted_cny",
     "previous.daily_cny",
     "previous.terms",
+    "previous.term_units",
     "previous.quoted_list_cny",
     "previous.quoted_discounted_cny",
     "previous.quote.sheet",
@@ -1231,6 +1233,15 @@ fn offer_fields(
             })
             .collect();
         sold_on.sort_by_key(|(_, hours, _, _)| *hours);
+        given.set(
+            "price.term_units",
+            J::Array(
+                sold_on
+                    .iter()
+                    .map(|(unit, ..)| J::from(unit.clone()))
+                    .collect(),
+            ),
+        );
         let list = sold_on
             .into_iter()
             .map(|(unit, hours, cny, min)| {
