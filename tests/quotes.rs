@@ -67,6 +67,19 @@ fn memo(rules: &Path, profile: &str, as_of: &str) -> String {
     .replace(&rules.display().to_string(), "[RULES]")
 }
 
+/// [`memo`] in Chinese.
+fn memo_zh(rules: &Path, profile: &str, as_of: &str) -> String {
+    common::run_ok(&[
+        profile,
+        "--as-of",
+        as_of,
+        "--lang",
+        "zh",
+        "--rules",
+        rules.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn a_new_4090_quote_changes_the_decision_from_its_first_day_and_not_before() {
     // The marketplace raises the 4090 box from ¥7,920 to ¥9,500 from 2026-10-01: above a
@@ -185,15 +198,7 @@ fn another_vendors_quote_is_an_offer_of_its_own_and_the_memo_says_whose_won() {
     );
     // In Chinese, a vendor whose sheet gives its Chinese name (`vendor_name_zh`) is named by it;
     // one whose sheet gives none, by its id.
-    let zh = common::run_ok(&[
-        profile,
-        "--as-of",
-        "2026-09-10",
-        "--lang",
-        "zh",
-        "--rules",
-        rules.path().to_str().unwrap(),
-    ]);
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
     assert!(
         zh.contains("极智算 报 ¥7,920") || zh.contains("极智算报 ¥7,920"),
         "{zh}"
@@ -1516,8 +1521,7 @@ fn a_quotes_own_vat_rate_is_the_rate_added() {
 /// A box sold by the day and the week as well as the month (issue 47 item 1): a 13-day job is
 /// billed as the cheapest mix of the terms (a week and six days, ¥4,900, where a month is
 /// ¥7,920 and two weeks ¥5,000), in the memo's words; a vendor's 31-day month counts as its
-/// hours; a term priced on a container's row, an unknown auto-renewal word and a month of 32
-/// days are refused at their cells.
+/// hours.
 #[test]
 fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
     let rules = common::edited_rules(&[]);
@@ -1573,15 +1577,7 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         ),
         "{text}"
     );
-    let zh = common::run_ok(&[
-        profile.to_str().unwrap(),
-        "--as-of",
-        "2026-09-10",
-        "--lang",
-        "zh",
-        "--rules",
-        rules.path().to_str().unwrap(),
-    ]);
+    let zh = memo_zh(rules.path(), profile.to_str().unwrap(), "2026-09-10");
     assert!(
         zh.contains("| 作业计费合计 | ¥4,900（1 台 × （1 周 + 6 天）） |"),
         "{zh}"
@@ -1603,6 +1599,34 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         text.contains("| Billed for the job | ¥7,920 (1 box × 1 month) |"),
         "{text}"
     );
+}
+
+/// A term's cells are refused at their place: a month of 32 days, an auto-renewal word other
+/// than `yes` or `no`, a weekly price on a container's row (priced by the GPU-hour, not a term).
+#[test]
+fn a_terms_bad_cells_are_refused_at_their_cells() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-marketplace.csv");
+    let write = |cells: &str| {
+        std::fs::write(
+            &sheet,
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,\
+                 month_days,auto_renew,currency,discount_commits,min_term,vat,invoice,\
+                 valid_from,source\n{cells}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let row = |month_days: &str| {
+        format!(
+            "rtx4090-x8-sichuan2,marketplace,month,9900,7920,400,2500,{month_days},yes,CNY,month,\
+             1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10"
+        )
+    };
     // Refusals, each at its cell.
     let check = || quotes_check(&sheet, rules.path(), "2026-09-10");
     write(&row("32"));

@@ -1212,48 +1212,7 @@ fn offer_fields(
     if let Some(d) = &prices.daily {
         given.set("price.daily_cny", billed(d));
     }
-    if !terms.lengths.is_empty() {
-        // The row's own unit at the price paid (a month with its minimum), then each term
-        // column's price, shortest first.
-        let mut sold_on: Vec<(String, u32, J, Option<u32>)> = terms
-            .lengths
-            .iter()
-            .map(|(unit, hours)| {
-                let (price, min) = if *unit == row.unit {
-                    (&prices.discounted, terms.min_months)
-                } else {
-                    let p = prices
-                        .terms
-                        .iter()
-                        .find(|(u, _, _)| u == unit)
-                        .map_or(&prices.discounted, |(_, _, p)| p);
-                    (p, None)
-                };
-                (unit.clone(), *hours, billed(price), min)
-            })
-            .collect();
-        sold_on.sort_by_key(|(_, hours, _, _)| *hours);
-        given.set(
-            "price.term_units",
-            J::Array(
-                sold_on
-                    .iter()
-                    .map(|(unit, ..)| J::from(unit.clone()))
-                    .collect(),
-            ),
-        );
-        let list = sold_on
-            .into_iter()
-            .map(|(unit, hours, cny, min)| {
-                let mut term = serde_json::json!({"unit": unit, "length": hours, "cny": cny});
-                if let Some(m) = min {
-                    term["min"] = J::from(m);
-                }
-                term
-            })
-            .collect();
-        given.set("price.terms", J::Array(list));
-    }
+    set_terms(&mut given, row, prices, terms, &billed);
     if rate.is_some() {
         given.set("price.quoted_list_cny", J::Number(prices.list.clone()));
         given.set(
@@ -1296,6 +1255,60 @@ fn offer_fields(
     given.text("billing.invoice", &row.invoice, None);
     given.text("source", &row.source, row.source_zh.as_ref());
     given
+}
+
+/// The offer's `price.terms` (each `{unit, length, cny, min}`, shortest first: the row's own
+/// unit at the price paid, a month with its minimum, then each term column's price, each
+/// `billed` with VAT as the row's prices are) and `price.term_units`, where the row's unit is
+/// a term.
+fn set_terms(
+    given: &mut Quoted,
+    row: &QuoteRecord,
+    prices: &Prices,
+    terms: &Terms,
+    billed: &dyn Fn(&serde_json::Number) -> J,
+) {
+    if terms.lengths.is_empty() {
+        return;
+    }
+    let mut sold_on: Vec<(String, u32, J, Option<u32>)> = terms
+        .lengths
+        .iter()
+        .map(|(unit, hours)| {
+            let (price, min) = if *unit == row.unit {
+                (&prices.discounted, terms.min_months)
+            } else {
+                let p = prices
+                    .terms
+                    .iter()
+                    .find(|(u, _, _)| u == unit)
+                    .map_or(&prices.discounted, |(_, _, p)| p);
+                (p, None)
+            };
+            (unit.clone(), *hours, billed(price), min)
+        })
+        .collect();
+    sold_on.sort_by_key(|(_, hours, _, _)| *hours);
+    given.set(
+        "price.term_units",
+        J::Array(
+            sold_on
+                .iter()
+                .map(|(unit, ..)| J::from(unit.clone()))
+                .collect(),
+        ),
+    );
+    let list = sold_on
+        .into_iter()
+        .map(|(unit, hours, cny, min)| {
+            let mut term = serde_json::json!({"unit": unit, "length": hours, "cny": cny});
+            if let Some(m) = min {
+                term["min"] = J::from(m);
+            }
+            term
+        })
+        .collect();
+    given.set("price.terms", J::Array(list));
 }
 
 /// A catalog title names the catalog's region (`H100 80G ×8 (Ningxia zone 1)`): a vendor that
