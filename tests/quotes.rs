@@ -1518,6 +1518,28 @@ fn a_quotes_own_vat_rate_is_the_rate_added() {
     );
 }
 
+/// Writes the terms tests' sheet: the marketplace's quote of 2026-09-10 with its `cells`.
+fn write_terms_sheet(sheet: &Path, cells: &str) {
+    std::fs::write(
+        sheet,
+        format!(
+            "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,month_days,\
+             auto_renew,currency,discount_commits,min_term,vat,invoice,valid_from,source\n\
+             {cells}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// The 4090 box by the month (¥7,920), the day (¥400) and the week (¥2,500), renewing itself,
+/// with the vendor's month of `month_days` days (empty: the policy's).
+fn terms_row(month_days: &str) -> String {
+    format!(
+        "rtx4090-x8-sichuan2,marketplace,month,9900,7920,400,2500,{month_days},yes,CNY,month,\
+         1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10"
+    )
+}
+
 /// A box sold by the day and the week as well as the month (issue 47 item 1): a 13-day job is
 /// billed as the cheapest mix of the terms (a week and six days, ¥4,900, where a month is
 /// ¥7,920 and two weeks ¥5,000), in the memo's words; a vendor's 31-day month counts as its
@@ -1529,17 +1551,7 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         .path()
         .join("quotes")
         .join("2026-09-10-marketplace.csv");
-    let write = |cells: &str| {
-        std::fs::write(
-            &sheet,
-            format!(
-                "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,\
-                 month_days,auto_renew,currency,discount_commits,min_term,vat,invoice,\
-                 valid_from,source\n{cells}\n"
-            ),
-        )
-        .unwrap();
-    };
+    let write = |cells: &str| write_terms_sheet(&sheet, cells);
     let profiles = tempfile::tempdir().unwrap();
     let profile = profiles.path().join("job.yaml");
     let job = |hours: u32| {
@@ -1554,12 +1566,7 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         )
         .unwrap();
     };
-    let row = |month_days: &str| {
-        format!(
-            "rtx4090-x8-sichuan2,marketplace,month,9900,7920,400,2500,{month_days},yes,CNY,month,\
-             1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10"
-        )
-    };
+    let row = terms_row;
     write(&row(""));
     job(312);
     let text = memo(rules.path(), profile.to_str().unwrap(), "2026-09-10");
@@ -1610,23 +1617,8 @@ fn a_terms_bad_cells_are_refused_at_their_cells() {
         .path()
         .join("quotes")
         .join("2026-09-10-marketplace.csv");
-    let write = |cells: &str| {
-        std::fs::write(
-            &sheet,
-            format!(
-                "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,\
-                 month_days,auto_renew,currency,discount_commits,min_term,vat,invoice,\
-                 valid_from,source\n{cells}\n"
-            ),
-        )
-        .unwrap();
-    };
-    let row = |month_days: &str| {
-        format!(
-            "rtx4090-x8-sichuan2,marketplace,month,9900,7920,400,2500,{month_days},yes,CNY,month,\
-             1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10"
-        )
-    };
+    let write = |cells: &str| write_terms_sheet(&sheet, cells);
+    let row = terms_row;
     // Refusals, each at its cell.
     let check = || quotes_check(&sheet, rules.path(), "2026-09-10");
     write(&row("32"));
