@@ -27,9 +27,12 @@ struct Library {
 
 const LANG: Library = Library {
     dir: "crates/lang",
-    modules: "ast code functions jinja lexer limits message numbers parser template text types \
-              unary value vocabulary",
+    modules: "ast code cover functions jinja lexer limits message numbers parser template text \
+              types unary value vocabulary",
     never: &[
+        "cover ↛ ast code jinja lexer parser template text types: the cheapest cover of a length \
+         by billing terms is arithmetic over the language's values, called by the evaluator and \
+         the templates alike",
         "lexer ast parser ↛ types code text unary: an expression is read into its syntax before \
          anything types or compiles it",
         "value ↛ jinja functions code text: the value is the language's own; minijinja sees it \
