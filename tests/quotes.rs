@@ -1643,3 +1643,61 @@ fn a_terms_bad_cells_are_refused_at_their_cells() {
         "{said}"
     );
 }
+
+/// A box sold by the year (包年) as well as the month: a plan of 11 or 12 months buys the year
+/// where it costs less than the months (¥85,536 against ¥87,120 and ¥95,040), and the memo says
+/// so beside the monthly cost and in the commitment item, in both languages; a plan of 6 months
+/// buys months.
+#[test]
+fn a_year_cheaper_than_the_months_prices_a_plan_of_many_months() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules
+            .path()
+            .join("quotes")
+            .join("2026-09-10-marketplace.csv"),
+        "offer,vendor,unit,list_price,discounted_price,yearly_price,currency,discount_commits,\
+         min_term,vat,invoice,valid_from,source\n\
+         rtx4090-x8-sichuan2,marketplace,month,9900,7920,85536,CNY,month,1 month,unknown,\
+         unknown,2026-09-10,marketplace price list of 2026-09-10\n",
+    )
+    .unwrap();
+    let profiles = tempfile::tempdir().unwrap();
+    let profile = profiles.path().join("plan.yaml");
+    let plan = |months: u32| {
+        std::fs::write(
+            &profile,
+            format!(
+                "name: LoRA fine-tuning for {months} months\nworkload:\n  task: lora_finetune\n  \
+                 model_params_b: 7\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\n  \
+                 months: {months}\n"
+            ),
+        )
+        .unwrap();
+        profile.to_str().unwrap().to_owned()
+    };
+    let text = memo(rules.path(), &plan(12), "2026-09-10");
+    assert!(
+        text.contains("| Monthly cost | ¥7,128 (1 box × 1 year: ¥85,536 over 12 months of use) |")
+            && text.contains("| Over 12 months | ¥85,536 |")
+            && text.contains("| RTX 4090 24G ×8 (Sichuan zone 2) | by the month, year | ¥7,128 |")
+            && text.contains("buy each box's months as 1 year (¥85,536 a box)"),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), &plan(12), "2026-09-10");
+    assert!(
+        zh.contains("¥7,128（1 台 × 1 年：¥85,536，摊到 12 个使用月）")
+            && zh.contains("上面的费用按每台 1 年购买"),
+        "{zh}"
+    );
+    let text = memo(rules.path(), &plan(11), "2026-09-10");
+    assert!(
+        text.contains("| Monthly cost | ¥7,776 (1 box × 1 year: ¥85,536 over 11 months of use) |"),
+        "{text}"
+    );
+    let text = memo(rules.path(), &plan(6), "2026-09-10");
+    assert!(
+        text.contains("| Monthly cost | ¥7,920 |") && !text.contains("1 year"),
+        "{text}"
+    );
+}
