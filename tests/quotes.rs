@@ -1701,3 +1701,81 @@ fn a_year_cheaper_than_the_months_prices_a_plan_of_many_months() {
         "{text}"
     );
 }
+
+/// What a job of `hours` costs bought in whole days, weeks, months of `month_hours` and years
+/// at these prices, the cheapest of every combination: the reference the engine's bill is held
+/// to, computed from the sheet's cells alone.
+fn cheapest_by_every_combination(hours: u32, prices: [u32; 4], month_hours: u32) -> u32 {
+    let lengths = [24, 168, month_hours, 8760];
+    let tops = lengths.map(|l| hours.div_ceil(l));
+    let mut best = u32::MAX;
+    for y in 0..=tops[3] {
+        for m in 0..=tops[2] {
+            for w in 0..=tops[1] {
+                for d in 0..=tops[0] {
+                    let counts = [d, w, m, y];
+                    let lasts: u32 = counts.iter().zip(lengths).map(|(c, l)| c * l).sum();
+                    if lasts >= hours {
+                        let cost = counts.iter().zip(prices).map(|(c, p)| c * p).sum();
+                        best = best.min(cost);
+                    }
+                }
+            }
+        }
+    }
+    best
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// Every price column of a term (`daily_price`, `weekly_price`, the month's
+    /// `discounted_price` with its `month_days`, `yearly_price`) is a price of its own unit: the
+    /// engine bills a one-off job on the box what the cheapest combination of whole terms costs,
+    /// computed here from the cells alone, so no price per day is ever counted as a price per
+    /// week or month.
+    #[test]
+    fn a_jobs_bill_is_the_cheapest_combination_of_every_term_priced(
+        hours in 1u32..2_000,
+        day in 100u32..600,
+        week_days in 3u32..8,
+        month in 5_000u32..9_000,
+        year_months in 8u32..13,
+        month_days in proptest::sample::select(vec![28u32, 30, 31]),
+    ) {
+        let week = day * week_days;
+        let year = month * year_months;
+        let rules = common::edited_rules(&[]);
+        std::fs::write(
+            rules.path().join("quotes").join("2026-09-10-marketplace.csv"),
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,\
+                 yearly_price,month_days,currency,discount_commits,min_term,vat,invoice,\
+                 valid_from,source\n\
+                 rtx4090-x8-sichuan2,marketplace,month,{month},{month},{day},{week},{year},\
+                 {month_days},CNY,month,1 day,unknown,unknown,2026-09-10,a test quote\n"
+            ),
+        )
+        .unwrap();
+        let graph = common::compile_dir(rules.path()).unwrap();
+        let profile = format!(
+            "name: a job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
+             parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  \
+             hours:\n    rtx4090-x8-sichuan2: {hours}\n  deadline_days: 200\n"
+        );
+        let source = Source::new("job.yaml", profile.as_str());
+        let as_of = "2026-09-10".parse().unwrap();
+        let (_, e) = decide_tools::decide(&graph, &source, as_of).unwrap();
+        let billed = serde_json::to_value(&e.values["offer_job_billed_cny"]).unwrap();
+        let reference = cheapest_by_every_combination(
+            hours,
+            [day, week, month, year],
+            month_days * 24,
+        );
+        proptest::prop_assert_eq!(
+            billed["rtx4090-x8-sichuan2"].as_f64(),
+            Some(f64::from(reference)),
+            "{} hours at {:?}", hours, [day, week, month, year]
+        );
+    }
+}

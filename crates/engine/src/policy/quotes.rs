@@ -57,6 +57,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "price.daily_cny",
     "price.terms",
     "price.term_units",
+    "price.least_hourly_cny",
     "price.quoted_list_cny",
     "price.quoted_discounted_cny",
     "billing.unit",
@@ -86,6 +87,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "previous.daily_cny",
     "previous.terms",
     "previous.term_units",
+    "previous.least_hourly_cny",
     "previous.quoted_list_cny",
     "previous.quoted_discounted_cny",
     "previous.quote.sheet",
@@ -1289,6 +1291,14 @@ fn set_terms(
         })
         .collect();
     sold_on.sort_by_key(|(_, hours, _, _)| *hours);
+    // The least an hour costs on any term: what a box busy all the time costs an hour.
+    let least = sold_on
+        .iter()
+        .filter_map(|(_, hours, cny, _)| Some(cny.as_f64()? / f64::from(*hours)))
+        .min_by(f64::total_cmp);
+    if let Some(rate) = least.and_then(serde_json::Number::from_f64) {
+        given.set("price.least_hourly_cny", J::Number(rate));
+    }
     given.set(
         "price.term_units",
         J::Array(
