@@ -28,14 +28,14 @@ pub const MAX_LENGTH: f64 = 1e12;
 
 /// One term as the search reads it.
 #[derive(Debug, Clone)]
-struct Term {
+struct BillingTerm {
     unit: Value,
     length: f64,
     fen: i128,
     min: u64,
 }
 
-impl Term {
+impl BillingTerm {
     /// The length as the whole number it is.
     #[allow(clippy::cast_possible_truncation)] // whole, checked as read
     fn whole(&self) -> i128 {
@@ -45,7 +45,7 @@ impl Term {
 
 /// The cover found: a count of each term (in the order given) and its bill in fen.
 #[derive(Debug, Clone, PartialEq)]
-struct Found {
+struct Bought {
     fen: i128,
     counts: Vec<u64>,
 }
@@ -73,7 +73,7 @@ pub fn cover(length: &Value, terms: &Value) -> Result<Value, String> {
 }
 
 /// One term of the list, read and checked.
-fn term(item: &Value) -> Result<Term, String> {
+fn term(item: &Value) -> Result<BillingTerm, String> {
     let field = |name: &str| item.get_attr(name);
     let length = field("length")
         .as_number()
@@ -95,7 +95,7 @@ fn term(item: &Value) -> Result<Term, String> {
     };
     #[allow(clippy::cast_possible_truncation)] // below 1e15 fen
     let fen = (cny * 100.0).round() as i128;
-    Ok(Term {
+    Ok(BillingTerm {
         unit: field("unit"),
         length,
         fen,
@@ -116,9 +116,9 @@ fn needed(length: f64, each: f64) -> u64 {
 }
 
 /// The cheapest cover of `length` by `terms` (which are not empty).
-fn cheapest(length: f64, terms: &[Term]) -> Found {
+fn cheapest(length: f64, terms: &[BillingTerm]) -> Bought {
     let with_min: Vec<usize> = (0..terms.len()).filter(|&i| terms[i].min > 1).collect();
-    let mut best: Option<Found> = None;
+    let mut best: Option<Bought> = None;
     // Each choice of which terms with a minimum are bought (at least their minimum).
     for choice in 0..(1u32 << with_min.len()) {
         let mut counts = vec![0u64; terms.len()];
@@ -147,13 +147,13 @@ fn cheapest(length: f64, terms: &[Term]) -> Found {
 /// of `counts` bought already for `fen`; none where no term is usable but length is left.
 fn free_cover(
     left: f64,
-    terms: &[Term],
+    terms: &[BillingTerm],
     usable: &[bool],
     counts: Vec<u64>,
     fen: i128,
-) -> Option<Found> {
+) -> Option<Bought> {
     if left <= 0.0 {
-        return Some(Found { fen, counts });
+        return Some(Bought { fen, counts });
     }
     let usable: Vec<usize> = (0..terms.len()).filter(|&i| usable[i]).collect();
     // Drop a term that costs more than enough of another no longer to last as long: it is
@@ -191,7 +191,7 @@ fn free_cover(
                 .map_or(0, |q| u64::try_from(q - 1).unwrap_or(u64::MAX))
         })
         .collect();
-    let mut search = Search {
+    let mut search = CoverSearch {
         terms,
         dearer,
         bounds: &bounds,
@@ -204,15 +204,15 @@ fn free_cover(
 
 /// A branch-and-bound search over the counts of the dearer terms, the cheapest-rated term
 /// covering what they leave.
-struct Search<'a> {
-    terms: &'a [Term],
+struct CoverSearch<'a> {
+    terms: &'a [BillingTerm],
     dearer: &'a [usize],
     bounds: &'a [u64],
     best_rate: usize,
-    best: Option<Found>,
+    best: Option<Bought>,
 }
 
-impl Search<'_> {
+impl CoverSearch<'_> {
     fn go(&mut self, k: usize, left: f64, counts: Vec<u64>, fen: i128) {
         let cheapest = &self.terms[self.best_rate];
         // No cover from here costs less than the rest at the cheapest rate.
@@ -227,7 +227,7 @@ impl Search<'_> {
             counts[self.best_rate] += n;
             let fen = fen + i128::from(n) * cheapest.fen;
             if self.best.as_ref().is_none_or(|b| fen < b.fen) {
-                self.best = Some(Found { fen, counts });
+                self.best = Some(Bought { fen, counts });
             }
             return;
         }
@@ -261,7 +261,7 @@ fn yuan(fen: i128) -> Value {
 }
 
 /// The cover as the rules read it.
-fn said(terms: &[Term], found: &Found) -> Value {
+fn said(terms: &[BillingTerm], found: &Bought) -> Value {
     let mut bought: Vec<usize> = (0..terms.len()).filter(|&i| found.counts[i] > 0).collect();
     bought.sort_by(|&a, &b| terms[b].length.total_cmp(&terms[a].length));
     let covered: f64 = bought
