@@ -1825,6 +1825,8 @@ mod tests {
         assert!(cols.contains(&("daily_price".to_owned(), false)));
         assert!(cols.contains(&("vendor_name_zh".to_owned(), false)));
         assert!(cols.contains(&("vat_rate".to_owned(), false)));
-        assert_eq!(cols.len(), 22);
+        assert!(cols.contains(&("weekly_price".to_owned(), false)));
+        assert!(cols.contains(&("auto_renew".to_owned(), false)));
+        assert_eq!(cols.len(), 27);
     }
 }
