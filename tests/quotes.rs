@@ -1584,6 +1584,16 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         ),
         "{text}"
     );
+    // `decide quotes check` says each term with its hours, and the renewal.
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "; terms: day 400 (24 h), week 2500 (168 h), month 7920 (720 h); renews itself \
+             unless turned off"
+        ),
+        "{said}"
+    );
     let zh = memo_zh(rules.path(), profile.to_str().unwrap(), "2026-09-10");
     assert!(
         zh.contains("| 作业计费合计 | ¥4,900（1 台 × （1 周 + 6 天）） |"),

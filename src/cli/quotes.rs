@@ -136,11 +136,55 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
             };
             let _ = writeln!(
                 out,
-                "  line {}: {} from {}, valid from {}: {price} ({change})",
-                q.line, q.hardware, q.vendor, q.valid_from
+                "  line {}: {} from {}, valid from {}: {price} ({change}){}",
+                q.line,
+                q.hardware,
+                q.vendor,
+                q.valid_from,
+                terms_said(q)
             );
         }
     }
     super::print(&out)?;
     Ok(Outcome::Clean)
+}
+
+/// The terms a quote sells its box on, where it is more than its month, the month is not the
+/// policy's or the quote says whether the term renews itself: "; terms: day 400 (24 h), week
+/// 2500 (168 h), month 7920 (744 h, at least 3); renews itself unless turned off".
+fn terms_said(q: &quotes::Quote) -> String {
+    let terms = q
+        .fields
+        .get("price")
+        .and_then(|p| p.get("terms"))
+        .and_then(serde_json::Value::as_array);
+    let billing = q.fields.get("billing");
+    let month_days = billing.and_then(|b| b.get("month_days"));
+    let renews = billing
+        .and_then(|b| b.get("auto_renew"))
+        .and_then(serde_json::Value::as_bool);
+    let mut said = String::new();
+    if let Some(terms) = terms.filter(|t| t.len() > 1 || month_days.is_some()) {
+        let each: Vec<String> = terms
+            .iter()
+            .map(|t| {
+                let min = t
+                    .get("min")
+                    .map_or_else(String::new, |m| format!(", at least {m}"));
+                format!(
+                    "{} {} ({} h{min})",
+                    t["unit"].as_str().unwrap_or_default(),
+                    t["cny"],
+                    t["length"]
+                )
+            })
+            .collect();
+        let _ = write!(said, "; terms: {}", each.join(", "));
+    }
+    match renews {
+        Some(true) => said.push_str("; renews itself unless turned off"),
+        Some(false) => said.push_str("; ends with its term"),
+        None => {}
+    }
+    said
 }
