@@ -1600,6 +1600,11 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
         "{zh}"
     );
     assert!(zh.contains("| 按天、周、月 |"), "{zh}");
+    assert!(
+        text.contains("| Deploy | Bare metal, by the day, week, month (whole 8-GPU boxes) |")
+            && zh.contains("| 部署方式 | 裸金属，按天、周、月计费（整台八卡机） |"),
+        "the deployment says the terms, not monthly: {text}"
+    );
     assert!(zh.contains("报价写明到期自动续费"), "{zh}");
     // 744 hours (31 days): a month of the policy's 30 days and a day (¥8,320), not two months
     // (¥15,840) nor 4 weeks and 3 days (¥11,200); where the vendor's month is 31 days, one
