@@ -1794,3 +1794,71 @@ proptest::proptest! {
         );
     }
 }
+
+/// How a quote's contract ends early (issue 47 item 3): the refunded share, the notice and
+/// whether a stopped instance keeps its GPU are the checklist's words, from the quote, in both
+/// languages; a share above 1 is refused at its cell.
+#[test]
+fn a_quotes_exit_terms_are_what_the_checklist_says() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-marketplace.csv");
+    let write = |share: &str| {
+        std::fs::write(
+            &sheet,
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,refund_share,notice_days,\
+                 stopped_keeps_gpu,currency,discount_commits,min_term,vat,invoice,valid_from,\
+                 source\n\
+                 rtx4090-x8-sichuan2,marketplace,month,9900,7920,{share},7,no,CNY,month,1 month,\
+                 unknown,unknown,2026-09-10,marketplace contract terms of 2026-09-10\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("0.8");
+    let profile = "examples/lora-7b-4090.yaml";
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "Ask how far ahead you pay and that the contract does not renew by itself: this plan \
+             runs 6 months (¥47,520). The quote refunds 80% of unused prepaid time if the \
+             contract ends early, with 7 days' notice: have that written into the contract. A \
+             stopped instance gives its GPU back (the quote says so)"
+        ),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
+    assert!(
+        zh.contains("报价写明提前退租退还未用预付时间的 80%，需提前 7 天通知：要求写入合同。")
+            && zh.contains("报价写明实例停机后释放 GPU")
+            && !zh.contains("提前退租时未用天数是否退款"),
+        "{zh}"
+    );
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "; refunds 80% of unused prepaid time if ended early; 7 days' notice; a stopped \
+             instance gives its GPU back"
+        ),
+        "{said}"
+    );
+    write("0");
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "The quote refunds nothing of unused prepaid time if the contract ends early"
+        ),
+        "{text}"
+    );
+    write("80%");
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("`80%` is not a share from 0 to 1") && said.contains("`0.8` for 80%"),
+        "{said}"
+    );
+}

@@ -150,8 +150,9 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
 }
 
 /// The terms a quote sells its box on, where it is more than its month, the month is not the
-/// policy's or the quote says whether the term renews itself: "; terms: day 400 (24 h), week
-/// 2500 (168 h), month 7920 (744 h, at least 3); renews itself unless turned off".
+/// policy's or the quote says whether the term renews itself, and how it ends early: "; terms:
+/// day 400 (24 h), week 2500 (168 h), month 7920 (744 h, at least 3); renews itself unless
+/// turned off; refunds 80% of unused prepaid time if ended early; 7 days' notice".
 fn terms_said(q: &quotes::Quote) -> String {
     let terms = q
         .fields
@@ -184,6 +185,22 @@ fn terms_said(q: &quotes::Quote) -> String {
     match renews {
         Some(true) => said.push_str("; renews itself unless turned off"),
         Some(false) => said.push_str("; ends with its term"),
+        None => {}
+    }
+    let field = |name: &str| billing.and_then(|b| b.get(name));
+    if let Some(share) = field("refund_share").and_then(serde_json::Value::as_f64) {
+        let _ = write!(
+            said,
+            "; refunds {}% of unused prepaid time if ended early",
+            decide_lang::group_thousands(share * 100.0, 1).trim_end_matches(".0")
+        );
+    }
+    if let Some(days) = field("notice_days") {
+        let _ = write!(said, "; {days} days' notice");
+    }
+    match field("stopped_keeps_gpu").and_then(serde_json::Value::as_bool) {
+        Some(true) => said.push_str("; a stopped instance keeps its GPU"),
+        Some(false) => said.push_str("; a stopped instance gives its GPU back"),
         None => {}
     }
     said

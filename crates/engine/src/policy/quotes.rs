@@ -67,6 +67,9 @@ pub const QUOTED_PATHS: &[&str] = &[
     "billing.month_days",
     "billing.month_hours",
     "billing.auto_renew",
+    "billing.refund_share",
+    "billing.notice_days",
+    "billing.stopped_keeps_gpu",
     "billing.vat",
     "billing.vat_rate",
     "billing.invoice",
@@ -189,6 +192,20 @@ pub struct QuoteRecord {
     /// of the policy's `vat_rate`. The offer's `billing.vat_rate` (default: the policy's).
     #[serde(default)]
     pub vat_rate: Option<String>,
+    /// The share of unused prepaid time the vendor refunds when the contract ends early, from
+    /// 0 (nothing) to 1 (all of it, pro rata), where the vendor states it. The offer's
+    /// `billing.refund_share`; the checklist quotes it.
+    #[serde(default)]
+    pub refund_share: Option<String>,
+    /// The days of notice the vendor asks before the contract ends early, 0 to 365. The offer's
+    /// `billing.notice_days`.
+    #[serde(default)]
+    pub notice_days: Option<String>,
+    /// Whether a stopped instance keeps its GPU (`yes`) or gives it back and may wait for one
+    /// when started again (`no`), where the vendor says. The offer's
+    /// `billing.stopped_keeps_gpu`.
+    #[serde(default)]
+    pub stopped_keeps_gpu: Option<String>,
     /// The invoice issued (e.g. a VAT special invoice), or `unknown`. The offer's
     /// `billing.invoice`.
     pub invoice: QuoteText,
@@ -624,7 +641,9 @@ fn check_row(
     let auto_renew = check_auto_renew(row, fail);
     let (prices, valid_from) = (prices?, valid_from?);
     let (min_months, vat_rate) = (min_months.ok()?, vat_rate.ok()?);
+    let exit = check_exit(row, fail);
     let (month_days, auto_renew) = (month_days.ok()?, auto_renew.ok()?);
+    let exit = exit.ok()?;
     let lengths = check_term_units(row, &prices, vocabulary, month_days, fail).ok()?;
     (names_ok && texts_ok).then(|| {
         let terms = Terms {
@@ -632,6 +651,7 @@ fn check_row(
             vat_rate,
             month_days,
             auto_renew,
+            exit,
             lengths,
         };
         (offer_fields(row, &prices, &terms, vocabulary), valid_from)
@@ -645,6 +665,7 @@ struct Terms {
     vat_rate: Option<f64>,
     month_days: Option<MonthDays>,
     auto_renew: Option<bool>,
+    exit: Exit,
     lengths: Vec<(String, u32)>,
 }
 
@@ -690,21 +711,78 @@ fn check_auto_renew(
     row: &QuoteRecord,
     fail: &mut impl FnMut(&str, String, String),
 ) -> Result<Option<bool>, ()> {
-    match row.auto_renew.as_deref() {
+    check_yes_no(
+        row.auto_renew.as_deref(),
+        "auto_renew",
+        "write `yes` where the term renews itself unless turned off (自动续费), `no` where it \
+         ends with its term; leave the cell empty where the vendor does not say",
+        fail,
+    )
+}
+
+/// An optional `yes`/`no` cell of `column`: absent, or whether it says yes; otherwise the
+/// fault (with `help`) is reported and `Err` given.
+fn check_yes_no(
+    cell: Option<&str>,
+    column: &str,
+    help: &str,
+    fail: &mut impl FnMut(&str, String, String),
+) -> Result<Option<bool>, ()> {
+    match cell {
         None => Ok(None),
         Some("yes") => Ok(Some(true)),
         Some("no") => Ok(Some(false)),
         Some(other) => {
             fail(
-                "auto_renew",
+                column,
                 format!("`{other}` is not `yes` or `no`"),
-                "write `yes` where the term renews itself unless turned off (自动续费), `no` \
-                 where it ends with its term; leave the cell empty where the vendor does not say"
-                    .to_owned(),
+                help.to_owned(),
             );
             Err(())
         }
     }
+}
+
+/// The exit cells: the refunded share (0 to 1), the days of notice (0 to 365), whether a
+/// stopped instance keeps its GPU.
+fn check_exit(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -> Result<Exit, ()> {
+    let refund_share = check_number(
+        row.refund_share.as_deref(),
+        "refund_share",
+        0.0..=1.0,
+        "a share",
+        "write the share of unused prepaid time refunded on early termination: `0.8` for 80%, \
+         `0` for none; leave the cell empty where the vendor does not say",
+        fail,
+    );
+    let notice_days = check_number(
+        row.notice_days.as_deref(),
+        "notice_days",
+        0..=365,
+        "a number of days",
+        "write the days of notice asked before the contract ends early, e.g. `7`",
+        fail,
+    );
+    let stopped_keeps_gpu = check_yes_no(
+        row.stopped_keeps_gpu.as_deref(),
+        "stopped_keeps_gpu",
+        "write `yes` where a stopped instance keeps its GPU, `no` where it gives it back and \
+         may wait for one when started again",
+        fail,
+    );
+    Ok(Exit {
+        refund_share: refund_share?,
+        notice_days: notice_days?,
+        stopped_keeps_gpu: stopped_keeps_gpu?,
+    })
+}
+
+/// How a quote's contract ends early, where the vendor says.
+#[derive(Clone, Copy)]
+struct Exit {
+    refund_share: Option<f64>,
+    notice_days: Option<u32>,
+    stopped_keeps_gpu: Option<bool>,
 }
 
 /// The hours of each term the row prices: its unit's, where the policy's
@@ -1246,6 +1324,19 @@ fn offer_fields(
     }
     if let Some(renews) = terms.auto_renew {
         given.set("billing.auto_renew", J::from(renews));
+    }
+    if let Some(share) = terms
+        .exit
+        .refund_share
+        .and_then(serde_json::Number::from_f64)
+    {
+        given.set("billing.refund_share", J::Number(share));
+    }
+    if let Some(days) = terms.exit.notice_days {
+        given.set("billing.notice_days", J::from(days));
+    }
+    if let Some(keeps) = terms.exit.stopped_keeps_gpu {
+        given.set("billing.stopped_keeps_gpu", J::from(keeps));
     }
     given.set("billing.vat", J::from(row.vat.clone()));
     if let Some(r) = vat_rate {
@@ -1827,6 +1918,7 @@ mod tests {
         assert!(cols.contains(&("vat_rate".to_owned(), false)));
         assert!(cols.contains(&("weekly_price".to_owned(), false)));
         assert!(cols.contains(&("auto_renew".to_owned(), false)));
-        assert_eq!(cols.len(), 27);
+        assert!(cols.contains(&("refund_share".to_owned(), false)));
+        assert_eq!(cols.len(), 30);
     }
 }
