@@ -2003,8 +2003,8 @@ fn a_bound_that_gives_no_number_is_an_error() {
     let err = refusal(
         &[(
             "sizing.yaml",
-            "else offer.price.discounted_cny * offer_billed_months[offer.id]), units]\n      if offer.kind == 'bare_metal'",
-            "else offer.price.discounted_cny * offer_billed_months[offer.id]), units] if false else 'cheap'\n      if offer.kind == 'bare_metal'",
+            "else offer_contract_cover[offer.id].cny), units]\n      if offer.kind == 'bare_metal'",
+            "else offer_contract_cover[offer.id].cny), units] if false else 'cheap'\n      if offer.kind == 'bare_metal'",
         )],
         MONTH_CLIFF,
     );
