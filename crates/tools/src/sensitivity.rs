@@ -802,9 +802,12 @@ impl Prober<'_, '_> {
         let mut candidates: Vec<f64> = Vec::new();
         for k in 0..MAX_DOUBLINGS {
             candidates.push(space.now + sign * space.step * f64::from(1u32 << k));
-            // And halfway to the next doubling: an answer that changes and changes back (a
-            // bill in whole boxes) is missed less often between two far-apart tries.
-            candidates.push(space.now + sign * space.step * 1.5 * f64::from(1u32 << k));
+            // And, for a decimal field, halfway to the next doubling: an answer that changes and
+            // changes back (a bill in whole boxes) is missed less often between two far-apart
+            // tries. A whole-number field is tried one by one near its value already.
+            if !space.integer {
+                candidates.push(space.now + sign * space.step * 1.5 * f64::from(1u32 << k));
+            }
         }
         if space.integer {
             for k in 1..=DENSE_STEPS {
