@@ -1015,11 +1015,10 @@ fn check_names(
     ok
 }
 
-/// The list, discounted and daily prices of a row, each at least 0.01.
+/// The list, discounted and term prices of a row, each at least 0.01.
 struct Prices {
     list: serde_json::Number,
     discounted: serde_json::Number,
-    daily: Option<serde_json::Number>,
     /// The prices of the other terms given (`hourly_price`, `daily_price`, `weekly_price`,
     /// `yearly_price`): the term's unit, its column and the price.
     terms: Vec<(&'static str, &'static str, serde_json::Number)>,
@@ -1112,10 +1111,6 @@ fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) 
             }
         }
     }
-    let daily = terms
-        .iter()
-        .find(|(_, column, _)| *column == "daily_price")
-        .map(|(_, _, p)| p.clone());
     let (list, discounted) = (list?, discounted?);
     if !terms_ok {
         return None;
@@ -1131,7 +1126,6 @@ fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) 
     Some(Prices {
         list,
         discounted,
-        daily,
         terms,
     })
 }
@@ -1289,7 +1283,12 @@ fn offer_fields(
     given.set("price.unit", J::from(row.unit.clone()));
     given.set("price.list_cny", billed(&prices.list));
     given.set("price.discounted_cny", billed(&prices.discounted));
-    if let Some(d) = &prices.daily {
+    // The daily price again by its own name, for rules that read it so.
+    if let Some((.., d)) = prices
+        .terms
+        .iter()
+        .find(|(_, column, _)| *column == "daily_price")
+    {
         given.set("price.daily_cny", billed(d));
     }
     set_terms(&mut given, row, prices, terms, &billed);
