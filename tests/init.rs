@@ -68,6 +68,21 @@ const INFERENCE_FIELDS: &[&str] = &[
     "concurrent_sequences",
 ];
 
+/// No budget ceiling; a purchase by inquiry (`y`) or not (the default, no).
+fn no_budget_by_inquiry(p: &mut rexpect::session::PtySession, by_inquiry: bool) {
+    p.exp_string("Monthly budget ceiling").unwrap();
+    keys(p, ENTER);
+    p.exp_string("purchase by inquiry").unwrap();
+    keys(
+        p,
+        &if by_inquiry {
+            format!("y{ENTER}")
+        } else {
+            ENTER.to_owned()
+        },
+    );
+}
+
 /// Answers the four yes/no criteria and the custom-operators question with no.
 fn no_requirements(p: &mut rexpect::session::PtySession) {
     for question in [
@@ -137,8 +152,8 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
     no_requirements(&mut p);
-    p.exp_string("Monthly budget ceiling").unwrap();
-    keys(&mut p, ENTER);
+    // A purchase by inquiry: the memo then warns when fewer than three vendors quote.
+    no_budget_by_inquiry(&mut p, true);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("y{ENTER}"));
     // The deadline comes before the hours on each offer.
@@ -185,6 +200,10 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     assert_eq!(profile["workload"]["parallelism"][0], "data", "{text}");
     assert_eq!(profile["usage"]["hours_per_gpu_month"], 720, "{text}");
     assert_eq!(profile["workload"]["model_params_b"], 7, "{text}");
+    // By inquiry, and one vendor quotes the hardware: the memo warns.
+    assert_eq!(profile["requirements"]["inquiry"], true, "{text}");
+    let warned = record["warnings"].to_string();
+    assert!(warned.contains(r#""id":"too_few_quotes""#), "{warned}");
     for field in INFERENCE_FIELDS {
         assert!(profile["workload"].get(field).is_none(), "{text}");
     }
@@ -260,8 +279,7 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
     p.exp_string("For how many months?").unwrap();
     keys(&mut p, ENTER);
     no_requirements(&mut p);
-    p.exp_string("Monthly budget ceiling").unwrap();
-    keys(&mut p, ENTER);
+    no_budget_by_inquiry(&mut p, false);
     p.exp_string("one job to cost").unwrap();
     keys(&mut p, &format!("n{ENTER}"));
     // No job: its measured hours, deadline and cadence are not asked.
@@ -416,6 +434,8 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
     p.exp_string(&as_read("每月预算上限（元）？")).unwrap();
     keys(&mut p, &format!("２万{ENTER}"));
     p.exp_string(&as_read("２万 → 20,000 元/月")).unwrap();
+    p.exp_string(&as_read("是否为询价采购")).unwrap();
+    keys(&mut p, &format!("否{ENTER}"));
     p.exp_string(&as_read("是否要在具体配置上估算某个任务的费用"))
         .unwrap();
     keys(&mut p, &format!("否{ENTER}"));

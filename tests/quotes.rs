@@ -1027,20 +1027,190 @@ fn a_quote_without_vat_is_compared_with_vat_added() {
         ),
         "{checked}"
     );
-    // `vat_added` must name a `vat` value and come with a rate.
-    let bad = common::edited_rules(&[(
-        "catalog.yaml",
-        "  vat_added: [excluded]\n  vat_rate: 0.06\n",
-        "  vat_added: [exclusive]\n",
-    )]);
+    // The policy's VAT words are checked: a basis prices can be compared on, the two statuses
+    // converted between, rates that are shares, a default contract kind that has a rate.
+    let bad = common::edited_rules(&[
+        (
+            "catalog.yaml",
+            "  vat_basis: included\n",
+            "  vat_basis: gross\n",
+        ),
+        (
+            "catalog.yaml",
+            "  vat: [included, excluded, unknown]\n",
+            "  vat: [included, unknown]\n",
+        ),
+        (
+            "catalog.yaml",
+            "  vat_rates: {service: 0.06, lease: 0.13}\n  contract_kind: service\n",
+            "  vat_rates: {service: 6, lease: 0.13}\n  contract_kind: rent\n",
+        ),
+    ]);
     let out = common::run(&["validate", "--rules", bad.path().to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
+    for fault in [
+        "`vat_basis` `gross` is not a basis prices are compared on",
+        "`vat` lacks `excluded`",
+        "`vat_rates.service` 6 is not a rate from 0 to 0.2",
+        "`contract_kind` `rent` is not one of `vat_rates`",
+        "the kinds with a rate: lease, service",
+    ] {
+        assert!(said.contains(fault), "{fault}\n{said}");
+    }
+}
+
+/// Two quotes for the 4090 box that state their VAT at different rates (issue 47 item 2):
+/// gpuhub's ¥8,400 includes 13% (a lease), suanli's ¥7,450 leaves out 6% (a service, its
+/// `contract_kind` left to the policy's default).
+const VAT_QUOTES: &str = "offer,vendor,unit,list_price,discounted_price,currency,discount_commits,\
+     min_term,vat,contract_kind,invoice,valid_from,source\n\
+     rtx4090-x8-sichuan2,gpuhub,month,9000,8400,CNY,month,1 month,included,lease,\
+     unknown,2026-09-10,gpuhub lease quote of 2026-09-10\n\
+     rtx4090-x8-sichuan2,suanli,month,9000,7450,CNY,month,1 month,excluded,,\
+     VAT special invoice,2026-09-10,suanli service quote of 2026-09-10\n";
+
+/// The shipped rules comparing on `basis` (`quote_sheets.vat_basis`) with [`VAT_QUOTES`] as
+/// a sheet of 2026-09-10, and the sheet's path.
+fn rules_with_vat_quotes(basis: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "  vat_basis: included\n",
+        &format!("  vat_basis: {basis}\n"),
+    )]);
+    let sheet = rules.path().join("quotes").join("2026-09-10-quotes.csv");
+    std::fs::write(&sheet, VAT_QUOTES).unwrap();
+    (rules, sheet)
+}
+
+/// [`VAT_QUOTES`] compared with VAT in (the shipped basis): suanli wins at ¥7,897. The memo
+/// shows the recommendation's cost before VAT too and the invoice to ask for, in both
+/// languages, and `decide quotes check` shows the conversion.
+#[test]
+fn vat_is_compared_on_the_policys_basis_at_each_contracts_rate() {
+    let profile = "examples/lora-7b-4090.yaml";
+    // With VAT in: suanli's ¥7,450 + 6% = ¥7,897 beats the marketplace's ¥7,920 (VAT not
+    // stated, compared as quoted) and gpuhub's ¥8,400.
+    let (rules, sheet) = rules_with_vat_quotes("included");
+    let chosen = record(rules.path(), profile, "2026-09-10");
+    assert_eq!(chosen["offer"], "rtx4090-x8-sichuan2@suanli", "{chosen}");
+    assert_eq!(
+        chosen["costs"]["recommended_monthly_cny"], 7897.0,
+        "{chosen}"
+    );
+    let gpuhub_cost = gpuhub(&chosen);
+    assert_eq!(gpuhub_cost["monthly_cny"], 8400.0, "{gpuhub_cost}");
+    let text = memo(rules.path(), profile, "2026-09-10");
     assert!(
-        said.contains("`vat_added` names `exclusive`, which is not one of `vat`"),
+        text.contains(
+            "| VAT | Figures include VAT (6%, a service contract). Before VAT: ¥7,450 a month, \
+             ¥44,700 over 6 months. Ask for a VAT special invoice (增值税专用发票): it lets a \
+             general taxpayer deduct the ¥447 of input VAT a month. |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "VAT excluded: quoted ¥7,450, shown and compared with 6% VAT added (a service contract)"
+        ) && text.contains("VAT included (13%, a lease of equipment)"),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
+    assert!(
+        zh.contains(
+            "| 增值税 | 以上金额为含税价（6%，服务合同）。不含税：每月 ¥7,450，6 个月共 ¥44,700。\
+             请索取增值税专用发票：一般纳税人每月可抵扣进项税 ¥447。 |"
+        ),
+        "{zh}"
+    );
+    // suanli states its invoice: no checklist item asks for it.
+    assert!(!text.contains("**Invoice and VAT.**"), "{text}");
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(
+            "from gpuhub, valid from 2026-09-10: 8400 (first quote of this offer and vendor); \
+             VAT included, 13% (lease contract)"
+        ) && said.contains(
+            "from suanli, valid from 2026-09-10: 7897 with VAT (7450 as quoted, without \
+                 VAT; 6% VAT added so that every price compares with VAT in)"
+        ),
         "{said}"
     );
-    assert!(said.contains("`vat_added` needs a `vat_rate`"), "{said}");
+}
+
+/// [`VAT_QUOTES`] compared before VAT (a buyer who deducts it): gpuhub's ¥8,400 less its 13%
+/// is ¥7,433.63 and wins over suanli's ¥7,450; the memo shows the cost with VAT beside, and
+/// the checklist asks gpuhub for the special invoice it does not name. A contract kind the
+/// policy has no rate for is refused at its cell.
+#[test]
+fn vat_compared_before_it_ranks_the_same_quotes_the_other_way() {
+    let profile = "examples/lora-7b-4090.yaml";
+    // Before VAT: gpuhub's ¥8,400 less its 13% is ¥7,433.63, below suanli's ¥7,450.
+    let (rules, sheet) = rules_with_vat_quotes("excluded");
+    let chosen = record(rules.path(), profile, "2026-09-10");
+    assert_eq!(chosen["offer"], "rtx4090-x8-sichuan2@gpuhub", "{chosen}");
+    assert_eq!(
+        chosen["costs"]["recommended_monthly_cny"], 7433.63,
+        "{chosen}"
+    );
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "| VAT | Figures are before VAT, as the policy compares them (13%, a lease of \
+             equipment). With VAT: ¥8,400 a month, ¥50,400 over 6 months. Ask for a VAT special \
+             invoice (增值税专用发票): without it the ¥966 of VAT a month is a cost, not a \
+             deduction. |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("gpuhub's (¥7,434 before VAT (¥8,400 with), from 2026-09-10) won")
+            && text.contains(
+                "VAT included: quoted ¥8,400, shown and compared before its 13% VAT (a lease of \
+                 equipment)"
+            )
+            && text.contains("VAT not stated: compared as quoted, as if before VAT (¥7,472 before VAT if it includes 6%)"),
+        "{text}"
+    );
+    // gpuhub does not say which invoice it issues: the checklist asks for the special one.
+    assert!(
+        text.contains(
+            "**Invoice and VAT.** The quote states its VAT (13%) but not the invoice it issues. \
+             Ask for a VAT special invoice (增值税专用发票) at 13%"
+        ),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
+    assert!(
+        zh.contains(
+            "| 增值税 | 以上金额按策略的比较口径为不含税价（13%，设备租赁合同）。含税：每月 ¥8,400，\
+             6 个月共 ¥50,400。请索取增值税专用发票：没有专票，每月 ¥966 的增值税就是成本而不能抵扣。 |"
+        ),
+        "{zh}"
+    );
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "from gpuhub, valid from 2026-09-10: 7433.63 before VAT (8400 as quoted, with VAT; \
+             its 13% VAT taken out so that every price compares before VAT)"
+        ) && said.contains("from suanli, valid from 2026-09-10: 7450 (first quote"),
+        "{said}"
+    );
+
+    // A contract kind the policy has no rate for is refused at its cell.
+    std::fs::write(&sheet, VAT_QUOTES.replace(",lease,", ",rent,")).unwrap();
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("unknown contract kind (for VAT) `rent`")
+            && said.contains("one of: lease, service")
+            && said.contains("2026-09-10-quotes.csv:2"),
+        "{said}"
+    );
 }
 
 /// gpuhub rents the 4090 box for ¥6,000 a month, 3 months at least: cheaper than the
@@ -1861,4 +2031,188 @@ fn a_quotes_exit_terms_are_what_the_checklist_says() {
         said.contains("`80%` is not a share from 0 to 1") && said.contains("`0.8` for 80%"),
         "{said}"
     );
+}
+
+/// The shipped rules with two dated US-dollar rates (¥7.10 from 2026-09-01, ¥7.30 from
+/// 2026-09-15) and globalcloud quoting the 4090 box in dollars from 2026-09-10: USD 1,100 a
+/// month or USD 50 a day, VAT included.
+fn rules_with_a_dollar_quote() -> (tempfile::TempDir, std::path::PathBuf) {
+    let rules = common::edited_rules(&[(
+        "catalog.yaml",
+        "  exchange_rates: []\n",
+        "  exchange_rates:\n    \
+         - {currency: USD, from: 2026-09-01, rate: 7.1, source: \"central parity of 2026-09-01\"}\n    \
+         - {currency: USD, from: 2026-09-15, rate: 7.3, source: \"central parity of 2026-09-15\"}\n",
+    )]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-globalcloud.csv");
+    std::fs::write(
+        &sheet,
+        "offer,vendor,unit,list_price,discounted_price,daily_price,currency,discount_commits,\
+         min_term,vat,invoice,valid_from,source\n\
+         rtx4090-x8-sichuan2,globalcloud,month,1300,1100,50,USD,month,1 month,included,unknown,\
+         2026-09-10,globalcloud price page of 2026-09-10\n",
+    )
+    .unwrap();
+    (rules, sheet)
+}
+
+/// A quote in US dollars (issue 47 item 5) is converted at the rate in force on the date the
+/// memo prices at, not its own: on 2026-09-10 globalcloud's USD 1,100 is ¥7,810 and beats the
+/// marketplace's ¥7,920; on 2026-09-15, the sheet unchanged, it is ¥8,030 and loses. The memo
+/// shows both currencies and the rate with its source, the checklist asks to bill in CNY or
+/// fix the rate, a job is billed on the terms converted, and `decide quotes check` and
+/// `decide offers` show the conversion.
+#[test]
+fn a_quote_in_dollars_is_converted_at_the_rate_of_the_memos_date() {
+    let (rules, sheet) = rules_with_a_dollar_quote();
+    let profile = "examples/lora-7b-4090.yaml";
+    let early = record(rules.path(), profile, "2026-09-10");
+    assert_eq!(early["offer"], "rtx4090-x8-sichuan2@globalcloud", "{early}");
+    assert_eq!(early["costs"]["recommended_monthly_cny"], 7810.0, "{early}");
+    let text = memo(rules.path(), profile, "2026-09-10");
+    assert!(
+        text.contains(
+            "| Currency | RTX 4090 24G ×8 (Sichuan zone 2) is quoted in USD (USD 1,100.00 a month), \
+             converted at ¥7.1 a USD, the rate from 2026-09-01 (central parity of 2026-09-01). The \
+             bill in CNY moves with the rate (the checklist's price lock asks to fix it). |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "discounted ¥7,810 a month (quoted in USD: USD 1,100.00, at ¥7.1 a USD, the rate from \
+             2026-09-01: central parity of 2026-09-01)"
+        ) && text.contains(
+            "is quoted in USD (USD 1,100.00, ¥7.1 a USD on 2026-09-10): have the contract bill in \
+             CNY, or fix the rate, or the bill moves with the rate."
+        ),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
+    assert!(
+        zh.contains(
+            "| 币种 | RTX 4090 24G ×8（四川二区）以 USD 报价（每月 USD 1,100.00），按 2026-09-01 起的\
+             汇率每 USD ¥7.1 折算（central parity of 2026-09-01）。"
+        ),
+        "{zh}"
+    );
+    // The same sheet five days later, at the next rate: ¥8,030, dearer than the marketplace.
+    let late = record(rules.path(), profile, "2026-09-15");
+    assert_eq!(late["offer"], "rtx4090-x8-sichuan2", "{late}");
+    let globalcloud = late["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["offer"] == "rtx4090-x8-sichuan2@globalcloud")
+        .unwrap();
+    assert_eq!(globalcloud["monthly_cny"], 8030.0, "{globalcloud}");
+    // A graph priced on 2026-09-10 holds until the next quote or rate, and not past it.
+    let policy = Policy::from_dir(rules.path()).unwrap();
+    let priced = policy.at("2026-09-10".parse().unwrap());
+    assert!(priced.prices_hold_at("2026-09-14".parse().unwrap()));
+    assert!(!priced.prices_hold_at("2026-09-15".parse().unwrap()));
+    // A 13-day job is billed 13 of the converted days (USD 50 × 7.1 = ¥355 a day), not a month.
+    let profiles = tempfile::tempdir().unwrap();
+    let job = profiles.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
+         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
+         rtx4090-x8-sichuan2: 312\n  deadline_days: 40\n",
+    )
+    .unwrap();
+    let job_memo = memo(rules.path(), job.to_str().unwrap(), "2026-09-10");
+    assert!(
+        job_memo.contains("| Billed for the job | ¥4,615 (1 box × 13 days) |"),
+        "{job_memo}"
+    );
+    // `decide quotes check` shows the sheet's dollars and the yuan at the date's rate.
+    let out = quotes_check(&sheet, rules.path(), "2026-09-16");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(
+            "valid from 2026-09-10: 1100 USD; 8030 CNY at 7.3 CNY a USD, the rate from 2026-09-15 \
+             (central parity of 2026-09-15)"
+        ),
+        "{said}"
+    );
+    let offers = common::run_ok(&[
+        "offers",
+        "--as-of",
+        "2026-09-10",
+        "--format",
+        "json",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    let offers: serde_json::Value = serde_json::from_str(&offers).unwrap();
+    let listed = offers["offers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "rtx4090-x8-sichuan2@globalcloud")
+        .unwrap();
+    assert_eq!(listed["currency"], "USD", "{listed}");
+    assert_eq!(listed["quoted_amount"], 1100, "{listed}");
+    assert_eq!(listed["exchange_rate"], 7.1, "{listed}");
+    assert_eq!(listed["discounted_cny"], 7810, "{listed}");
+}
+
+/// A currency the policy has no rate for on the quote's first day is refused at its cell,
+/// naming the currency and the date; so is a code that is not one; the policy's own rates are
+/// checked when it loads.
+#[test]
+fn a_currency_without_a_rate_is_refused_naming_the_currency_and_the_date() {
+    let (rules, sheet) = rules_with_a_dollar_quote();
+    let refused = |cells: (&str, &str)| {
+        let text = std::fs::read_to_string(&sheet).unwrap();
+        let bad = rules.path().join("quotes").join("2026-08-20-bad.csv");
+        std::fs::write(&bad, text.replace(cells.0, cells.1)).unwrap();
+        let out = quotes_check(&bad, rules.path(), "2026-09-16");
+        std::fs::remove_file(&bad).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = refused((",USD,", ",EUR,"));
+    assert!(
+        said.contains("no EUR exchange rate on or before 2026-09-10, the quote's first day")
+            && said.contains("add a rate to `quote_sheets.exchange_rates`")
+            && said.contains("2026-08-20-bad.csv:2"),
+        "{said}"
+    );
+    let said = refused(("2026-09-10,globalcloud", "2026-08-20,globalcloud"));
+    assert!(
+        said.contains("no USD exchange rate on or before 2026-08-20")
+            && said.contains("has USD only from 2026-09-01, 2026-09-15"),
+        "{said}"
+    );
+    let said = refused((",USD,", ",usd,"));
+    assert!(said.contains("`usd` is not a currency code"), "{said}");
+    // The policy's rates: a code, a date, a rate above 0, a source, one a currency a day.
+    let bad = common::edited_rules(&[(
+        "catalog.yaml",
+        "  exchange_rates: []\n",
+        "  exchange_rates:\n    \
+         - {currency: CNY, from: 2026-09-01, rate: 1, source: same}\n    \
+         - {currency: USD, from: 2026-9-1, rate: 0, source: \"\"}\n    \
+         - {currency: EUR, from: 2026-09-01, rate: 7.8, source: a}\n    \
+         - {currency: EUR, from: 2026-09-01, rate: 7.9, source: b}\n",
+    )]);
+    let out = common::run(&["validate", "--rules", bad.path().to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for fault in [
+        "`CNY` is not a currency to convert from",
+        "`from` `2026-9-1` is not a date",
+        "`rate` 0 is not a rate above 0",
+        "`source` is empty",
+        "EUR has two rates from 2026-09-01",
+        "quote_sheets.exchange_rates[3]",
+    ] {
+        assert!(said.contains(fault), "{fault}\n{said}");
+    }
 }

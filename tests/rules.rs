@@ -313,7 +313,7 @@ fn texts_that_do_not_compile_name_file_node_and_line() {
         "{err}"
     );
     // At the sentence at fault: a phrase's row, in English.
-    assert!(err.contains("checklist.yaml:249:13"), "{err}");
+    assert!(err.contains("checklist.yaml:257:13"), "{err}");
 }
 
 /// A text the engine's text form cannot render (a `set` inside a branch, a macro) is refused

@@ -125,15 +125,7 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
                 ),
                 None => "first quote of this offer and vendor".to_owned(),
             };
-            // A price written without VAT is compared with VAT added: both are shown.
-            let price = match q.vat_added() {
-                Some((quoted, rate)) => format!(
-                    "{now} with VAT ({quoted} as quoted, without VAT; {}% VAT added so that \
-                     every price compares with VAT in)",
-                    decide_lang::group_thousands(rate * 100.0, 1).trim_end_matches(".0")
-                ),
-                None => now.to_string(),
-            };
+            let price = price_said(q, &policy, as_of, now);
             let _ = writeln!(
                 out,
                 "  line {}: {} from {}, valid from {}: {price} ({change}){}",
@@ -147,6 +139,49 @@ fn check(args: &CheckArgs) -> Result<Outcome> {
     }
     super::print(&out)?;
     Ok(Outcome::Clean)
+}
+
+/// A quote's price as `decide quotes check` says it: as compared, with the sheet's own figure
+/// where it was converted to the policy's VAT basis, and in the policy's currency at the rate
+/// of `as_of` (or of the quote's first day, if later) where the sheet quotes another.
+fn price_said(q: &quotes::Quote, policy: &Policy, as_of: jiff::civil::Date, now: f64) -> String {
+    // A price of the other VAT basis than the policy's is converted: both are shown.
+    let price = match q.vat_converted() {
+        Some((quoted, rate, basis)) => {
+            let pct = decide_lang::group_thousands(rate * 100.0, 1);
+            let pct = pct.trim_end_matches(".0");
+            if basis == "included" {
+                format!(
+                    "{now} with VAT ({quoted} as quoted, without VAT; {pct}% VAT added so that \
+                     every price compares with VAT in)"
+                )
+            } else {
+                format!(
+                    "{now} before VAT ({quoted} as quoted, with VAT; its {pct}% VAT taken out so \
+                     that every price compares before VAT)"
+                )
+            }
+        }
+        None => now.to_string(),
+    };
+    let (Some(currency), Some(sheets)) = (q.currency(), policy.quote_sheets.as_ref()) else {
+        return price;
+    };
+    let home = &sheets.item.currency;
+    match quotes::rate_on(
+        &sheets.item.exchange_rates,
+        currency,
+        as_of.max(q.valid_from),
+    ) {
+        Some(r) => format!(
+            "{price} {currency}; {} {home} at {} {home} a {currency}, the rate from {} ({})",
+            (now * r.rate * 100.0).round() / 100.0,
+            r.rate,
+            r.from,
+            r.source
+        ),
+        None => format!("{price} {currency}"),
+    }
 }
 
 /// The terms a quote sells its box on, where it is more than its month, the month is not the
@@ -202,6 +237,19 @@ fn terms_said(q: &quotes::Quote) -> String {
         Some(true) => said.push_str("; a stopped instance keeps its GPU"),
         Some(false) => said.push_str("; a stopped instance gives its GPU back"),
         None => {}
+    }
+    // The VAT a quote states, at its contract's rate.
+    let text = |name: &str| field(name).and_then(serde_json::Value::as_str);
+    if let (Some(vat @ ("included" | "excluded")), Some(rate), Some(kind)) = (
+        text("vat"),
+        field("vat_rate").and_then(serde_json::Value::as_f64),
+        text("contract_kind"),
+    ) {
+        let _ = write!(
+            said,
+            "; VAT {vat}, {}% ({kind} contract)",
+            decide_lang::group_thousands(rate * 100.0, 1).trim_end_matches(".0")
+        );
     }
     said
 }

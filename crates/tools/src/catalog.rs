@@ -12,7 +12,7 @@ use serde_json::Value as J;
 use unicode_width::UnicodeWidthStr;
 
 use decide_engine::lang::Lang;
-use decide_engine::policy::Policy;
+use decide_engine::policy::{Located, Offer, Policy};
 use decide_lang::{group_thousands, md_escape, table_cell};
 
 /// What is on offer at a date.
@@ -52,10 +52,21 @@ pub struct Listed {
     /// Whether the sheet's prices include VAT, as it says: `included`, `excluded` or `unknown`
     /// (the offer's `billing.vat`).
     pub vat: Option<String>,
-    /// The VAT rate the policy added to the sheet's prices (`quote_sheets.vat_added`), when it
-    /// did: the prices above include it, the sheet's own are `quoted_*`.
+    /// The VAT rate added to the sheet's prices, where they leave VAT out and the policy
+    /// compares with VAT in (`quote_sheets.vat_basis`): the prices above include it, the
+    /// sheet's own are `quoted_*`.
     pub vat_added: Option<f64>,
-    /// The sheet's own prices, before VAT was added (only when it was).
+    /// The VAT rate taken out of the sheet's prices, where they include VAT and the policy
+    /// compares before VAT: the prices above leave it out, the sheet's own are `quoted_*`.
+    pub vat_taken_out: Option<f64>,
+    /// Where the sheet quotes another currency than the policy's: its code (e.g. `USD`), the
+    /// discounted price as the sheet wrote it, and the rate it was converted at (the policy's
+    /// currency for one unit, `quote_sheets.exchange_rates` on the listing's date).
+    pub currency: Option<String>,
+    pub quoted_amount: Option<J>,
+    pub exchange_rate: Option<f64>,
+    /// The sheet's own prices, before they were converted to the policy's VAT basis (only
+    /// when they were).
     pub quoted_list_cny: Option<J>,
     pub quoted_discounted_cny: Option<J>,
     /// The shortest contract, as the sheet writes it (the offer's `billing.min_term`).
@@ -87,90 +98,107 @@ pub struct Unquoted {
 
 /// The offers of `policy` (already priced at `as_of`, see [`Policy::at`]).
 #[must_use]
-pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
-    let text = |v: Option<&J>| {
-        v.map(|v| decide_engine::lang::localize(v, Lang::En))
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default()
-    };
-    let offers = policy
-        .offers
-        .iter()
-        .map(|o| {
-            let f = &o.item.fields;
-            let at = |path: &str| path.split('.').try_fold(f, |m, k| m.get(k)?.as_object());
-            let price = at("price");
-            let value = |k: &str| price.and_then(|p| p.get(k)).cloned();
-            let number = |k: &str| value(k).as_ref().and_then(J::as_f64);
-            let valid_from = f
-                .get("as_of")
-                .and_then(J::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let age_days = valid_from
-                .parse::<jiff::civil::Date>()
-                .ok()
-                .and_then(|d| d.until((jiff::Unit::Day, as_of)).ok())
-                .map(|s| i64::from(s.get_days()));
-            let previous = f.get("previous").and_then(|p| {
-                let was = p.get("discounted_cny")?;
-                let before = was.as_f64()?;
-                let now = number("discounted_cny")?;
-                Some(Previous {
-                    valid_from: p.get("as_of")?.as_str()?.to_owned(),
-                    discounted_cny: was.clone(),
-                    change: ((now - before) / before * 10_000.0).round() / 10_000.0,
-                })
-            });
-            let quote = f.get("quote");
-            let billing = f.get("billing");
-            let quoted_list_cny = value("quoted_list_cny");
-            let quoted_discounted_cny = value("quoted_discounted_cny");
-            let vat_added = billing
-                .and_then(|b| b.get("vat_rate"))
-                .and_then(J::as_f64)
-                .filter(|_| quoted_discounted_cny.is_some() || quoted_list_cny.is_some());
-            Listed {
-                id: o.item.id.clone(),
-                hardware: f
-                    .get("hardware")
-                    .and_then(J::as_str)
-                    .unwrap_or(&o.item.id)
-                    .to_owned(),
-                title: text(f.get("title")),
-                kind: text(f.get("kind")),
-                vendor: f.get("vendor").and_then(J::as_str).map(str::to_owned),
-                vendor_name: Some(text(f.get("vendor_name"))).filter(|n| !n.is_empty()),
-                unit: price
-                    .and_then(|p| p.get("unit"))
-                    .and_then(J::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                list_cny: value("list_cny"),
-                discounted_cny: value("discounted_cny"),
-                daily_cny: value("daily_cny"),
-                vat: billing
-                    .and_then(|b| b.get("vat"))
-                    .and_then(J::as_str)
-                    .map(str::to_owned),
-                vat_added,
-                quoted_list_cny,
-                quoted_discounted_cny,
-                min_term: billing
-                    .and_then(|b| b.get("min_term"))
-                    .map(|t| text(Some(t)))
-                    .filter(|t| !t.is_empty()),
-                valid_from,
-                age_days,
-                previous,
-                sheet: quote
-                    .and_then(|q| q.get("sheet"))
-                    .and_then(J::as_str)
-                    .map(str::to_owned),
-                line: quote.and_then(|q| q.get("line")).and_then(J::as_u64),
-            }
+/// A field's text in English (empty when absent).
+fn text(v: Option<&J>) -> String {
+    v.map(|v| decide_engine::lang::localize(v, Lang::En))
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// One offer in force as the listing shows it.
+fn listed(o: &Located<Offer>, as_of: jiff::civil::Date) -> Listed {
+    let f = &o.item.fields;
+    let at = |path: &str| path.split('.').try_fold(f, |m, k| m.get(k)?.as_object());
+    let price = at("price");
+    let value = |k: &str| price.and_then(|p| p.get(k)).cloned();
+    let number = |k: &str| value(k).as_ref().and_then(J::as_f64);
+    let valid_from = f
+        .get("as_of")
+        .and_then(J::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let age_days = valid_from
+        .parse::<jiff::civil::Date>()
+        .ok()
+        .and_then(|d| d.until((jiff::Unit::Day, as_of)).ok())
+        .map(|s| i64::from(s.get_days()));
+    let previous = f.get("previous").and_then(|p| {
+        let was = p.get("discounted_cny")?;
+        let before = was.as_f64()?;
+        let now = number("discounted_cny")?;
+        Some(Previous {
+            valid_from: p.get("as_of")?.as_str()?.to_owned(),
+            discounted_cny: was.clone(),
+            change: ((now - before) / before * 10_000.0).round() / 10_000.0,
         })
-        .collect();
+    });
+    let quote = f.get("quote");
+    let billing = f.get("billing");
+    let quoted_list_cny = value("quoted_list_cny");
+    let quoted_discounted_cny = value("quoted_discounted_cny");
+    let converted = billing
+        .and_then(|b| b.get("vat_rate"))
+        .and_then(J::as_f64)
+        .filter(|_| quoted_discounted_cny.is_some() || quoted_list_cny.is_some());
+    let to_basis = |basis: &str| {
+        converted
+            .filter(|_| billing.and_then(|b| b.get("vat_basis")).and_then(J::as_str) == Some(basis))
+    };
+    let (vat_added, vat_taken_out) = (to_basis("included"), to_basis("excluded"));
+    Listed {
+        id: o.item.id.clone(),
+        hardware: f
+            .get("hardware")
+            .and_then(J::as_str)
+            .unwrap_or(&o.item.id)
+            .to_owned(),
+        title: text(f.get("title")),
+        kind: text(f.get("kind")),
+        vendor: f.get("vendor").and_then(J::as_str).map(str::to_owned),
+        vendor_name: Some(text(f.get("vendor_name"))).filter(|n| !n.is_empty()),
+        unit: price
+            .and_then(|p| p.get("unit"))
+            .and_then(J::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        list_cny: value("list_cny"),
+        discounted_cny: value("discounted_cny"),
+        daily_cny: value("daily_cny"),
+        vat: billing
+            .and_then(|b| b.get("vat"))
+            .and_then(J::as_str)
+            .map(str::to_owned),
+        vat_added,
+        vat_taken_out,
+        currency: price
+            .and_then(|p| p.get("exchange"))
+            .and_then(|x| x.get("currency"))
+            .and_then(J::as_str)
+            .map(str::to_owned),
+        quoted_amount: value("quoted_amount"),
+        exchange_rate: price
+            .and_then(|p| p.get("exchange"))
+            .and_then(|x| x.get("rate"))
+            .and_then(J::as_f64),
+        quoted_list_cny,
+        quoted_discounted_cny,
+        min_term: billing
+            .and_then(|b| b.get("min_term"))
+            .map(|t| text(Some(t)))
+            .filter(|t| !t.is_empty()),
+        valid_from,
+        age_days,
+        previous,
+        sheet: quote
+            .and_then(|q| q.get("sheet"))
+            .and_then(J::as_str)
+            .map(str::to_owned),
+        line: quote.and_then(|q| q.get("line")).and_then(J::as_u64),
+    }
+}
+
+pub fn listing(policy: &Policy, as_of: jiff::civil::Date) -> Listing {
+    let offers = policy.offers.iter().map(|o| listed(o, as_of)).collect();
     let not_on_offer = policy
         .not_on_offer()
         .into_iter()
@@ -215,13 +243,22 @@ fn cells(o: &Listed) -> Cells {
             money(&Some(p.discounted_cny.clone()))
         ),
     };
-    let vat = match (&o.vat, o.vat_added) {
-        (Some(v), Some(rate)) => format!("{v}, +{}% added", group_thousands(rate * 100.0, 0)),
-        (Some(v), None) => v.clone(),
-        (None, _) => String::new(),
+    let vat = match (&o.vat, o.vat_added, o.vat_taken_out) {
+        (Some(v), Some(rate), _) => format!("{v}, +{}% added", group_thousands(rate * 100.0, 0)),
+        (Some(v), None, Some(rate)) => {
+            format!("{v}, {}% taken out", group_thousands(rate * 100.0, 0))
+        }
+        (Some(v), None, None) => v.clone(),
+        (None, ..) => String::new(),
     };
     Cells {
-        money: [money(&o.discounted_cny), money(&o.list_cny)],
+        money: [
+            match (&o.currency, o.quoted_amount.as_ref().and_then(J::as_f64)) {
+                (Some(c), Some(a)) => format!("{} ({c} {a})", money(&o.discounted_cny)),
+                _ => money(&o.discounted_cny),
+            },
+            money(&o.list_cny),
+        ],
         vat,
         term: o.min_term.clone().unwrap_or_default(),
         age: o.age_days.map_or_else(String::new, |d| format!("{d} d")),

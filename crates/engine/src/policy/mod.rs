@@ -184,22 +184,46 @@ impl Policy {
     #[must_use]
     pub fn priced_at(mut self, date: jiff::civil::Date) -> Self {
         if self.quote_sheets.is_some() {
-            self.offers = quotes::resolve(&self.hardware, &self.quotes, &self.sources, Some(date));
+            let rates = self
+                .quote_sheets
+                .as_ref()
+                .map_or(&[][..], |v| &v.item.exchange_rates[..]);
+            self.offers = quotes::resolve(
+                &self.hardware,
+                &self.quotes,
+                &self.sources,
+                rates,
+                Some(date),
+            );
             self.prices_at = Some(date);
         }
         self
     }
 
-    /// Whether `offers` hold at `date`: the same quotes are in force then as at
-    /// [`Policy::prices_at`] (always, without quote sheets). A graph compiled from this policy
+    /// Whether `offers` hold at `date`: the same quotes and exchange rates are in force then
+    /// as at [`Policy::prices_at`] (always, without quote sheets). A graph compiled from this policy
     /// decides correctly at exactly these dates.
     #[must_use]
     pub fn prices_hold_at(&self, date: jiff::civil::Date) -> bool {
+        // The quotes in force, and the exchange rates (a quote in another currency is
+        // converted at the rate of the date).
+        let rates = self
+            .quote_sheets
+            .as_ref()
+            .map_or(&[][..], |v| &v.item.exchange_rates[..]);
         let in_force = |d: Option<jiff::civil::Date>| {
-            self.quotes
+            let quotes = self
+                .quotes
                 .iter()
                 .filter(|q| d.is_none_or(|d| q.valid_from <= d))
-                .count()
+                .count();
+            let rates = rates
+                .iter()
+                .filter(|r| {
+                    d.is_none_or(|d| r.from.parse::<jiff::civil::Date>().is_ok_and(|f| f <= d))
+                })
+                .count();
+            (quotes, rates)
         };
         in_force(Some(date)) == in_force(self.prices_at)
     }
@@ -614,6 +638,10 @@ impl Builder<'_> {
                     &sources[vocabulary.file],
                     &vocabulary.item,
                 ));
+                self.errors.extend(quotes::exchange_rate_errors(
+                    &sources[vocabulary.file],
+                    &vocabulary.item,
+                ));
             }
             None if !sheets.is_empty() => self.errors.push(
                 Error::new(
@@ -630,7 +658,11 @@ impl Builder<'_> {
             None => {}
         }
         let offers = if quoted {
-            quotes::resolve(&hardware, &all_quotes, sources, None)
+            let rates = self
+                .quote_sheets
+                .as_ref()
+                .map_or(&[][..], |v| &v.item.exchange_rates[..]);
+            quotes::resolve(&hardware, &all_quotes, sources, rates, None)
         } else {
             hardware.clone()
         };

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as J};
 
-use super::rules::QuoteSheets;
+use super::rules::{ExchangeRate, QuoteSheets};
 use super::{Located, Offer};
 use crate::error::{Error, ErrorKind, Position};
 use crate::source::Source;
@@ -60,6 +60,13 @@ pub const QUOTED_PATHS: &[&str] = &[
     "price.least_hourly_cny",
     "price.quoted_list_cny",
     "price.quoted_discounted_cny",
+    "price.currency",
+    "price.quoted_amount",
+    "price.quoted_list_amount",
+    "price.exchange.currency",
+    "price.exchange.rate",
+    "price.exchange.from",
+    "price.exchange.source",
     "billing.unit",
     "billing.discount_commits",
     "billing.min_term",
@@ -72,6 +79,8 @@ pub const QUOTED_PATHS: &[&str] = &[
     "billing.stopped_keeps_gpu",
     "billing.vat",
     "billing.vat_rate",
+    "billing.vat_basis",
+    "billing.contract_kind",
     "billing.invoice",
     "region",
     "source",
@@ -186,10 +195,15 @@ pub struct QuoteRecord {
     /// Whether the prices include VAT: one of `quote_sheets.vat` (e.g. `unknown`). The offer's
     /// `billing.vat`.
     pub vat: String,
-    /// The VAT rate the vendor states for this contract, as a share from 0 to 0.2: `0.06` for
-    /// an information-technology service, `0.13` for a lease of tangible movable property.
-    /// Where the prices leave VAT out (`quote_sheets.vat_added`), this rate is added instead
-    /// of the policy's `vat_rate`. The offer's `billing.vat_rate` (default: the policy's).
+    /// What the contract is for VAT: one of the policy's `quote_sheets.vat_rates` (`service`,
+    /// an information-technology service at 6%; `lease`, a lease of tangible movable property
+    /// at 13%); default the policy's `contract_kind`. The offer's `billing.contract_kind`.
+    #[serde(default)]
+    pub contract_kind: Option<String>,
+    /// The VAT rate the vendor states for this contract, as a share from 0 to 0.2, where it is
+    /// not its kind's rate (`quote_sheets.vat_rates`). A price of the other VAT basis than the
+    /// policy's (`quote_sheets.vat_basis`) is converted at it. The offer's `billing.vat_rate`
+    /// (default: the contract kind's).
     #[serde(default)]
     pub vat_rate: Option<String>,
     /// The share of unused prepaid time the vendor refunds when the contract ends early, from
@@ -334,17 +348,27 @@ impl Quote {
         self.fields.get("price")?.get("discounted_cny")?.as_f64()
     }
 
-    /// Where the sheet's price leaves VAT out and VAT was added to compare it
-    /// (`quote_sheets.vat_added`): the price paid as the sheet wrote it, and the rate added.
+    /// The currency the sheet priced the quote in, where it is not the policy's (its amounts
+    /// are in it until [`resolve`] converts them).
     #[must_use]
-    pub fn vat_added(&self) -> Option<(f64, f64)> {
+    pub fn currency(&self) -> Option<&str> {
+        self.fields.get("price")?.get("currency")?.as_str()
+    }
+
+    /// Where the sheet's price is on the other VAT basis than the policy's and was converted
+    /// to compare it (`quote_sheets.vat_basis`): the price paid as the sheet wrote it, the
+    /// rate, and the basis it was converted to (`included`: VAT added; `excluded`: taken out).
+    #[must_use]
+    pub fn vat_converted(&self) -> Option<(f64, f64, &str)> {
         let quoted = self
             .fields
             .get("price")?
             .get("quoted_discounted_cny")?
             .as_f64()?;
-        let rate = self.fields.get("billing")?.get("vat_rate")?.as_f64()?;
-        Some((quoted, rate))
+        let billing = self.fields.get("billing")?;
+        let rate = billing.get("vat_rate")?.as_f64()?;
+        let basis = billing.get("vat_basis")?.as_str()?;
+        Some((quoted, rate, basis))
     }
 }
 
@@ -639,13 +663,21 @@ fn check_row(
     let vat_rate = check_vat_rate(row, fail);
     let month_days = check_month_days(row, fail);
     let auto_renew = check_auto_renew(row, fail);
+    let currency_ok = valid_from.is_none_or(|d| check_currency(row, vocabulary, d, fail));
     let (prices, valid_from) = (prices?, valid_from?);
     let (min_months, vat_rate) = (min_months.ok()?, vat_rate.ok()?);
+    let vat_rate = vat_rate.or_else(|| {
+        let kind = row
+            .contract_kind
+            .as_ref()
+            .unwrap_or(&vocabulary.contract_kind);
+        vocabulary.vat_rates.get(kind).copied()
+    });
     let exit = check_exit(row, fail);
     let (month_days, auto_renew) = (month_days.ok()?, auto_renew.ok()?);
     let exit = exit.ok()?;
     let lengths = check_term_units(row, &prices, vocabulary, month_days, fail).ok()?;
-    (names_ok && texts_ok).then(|| {
+    (names_ok && texts_ok && currency_ok).then(|| {
         let terms = Terms {
             min_months,
             vat_rate,
@@ -939,6 +971,141 @@ fn check_number<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
     }
 }
 
+/// The `currency` cell: the policy's currency, or one `quote_sheets.exchange_rates` has a rate
+/// for on or before the quote's first day `valid_from` (so that the quote can be converted on
+/// every day it is in force).
+fn check_currency(
+    row: &QuoteRecord,
+    vocabulary: &QuoteSheets,
+    valid_from: Date,
+    fail: &mut impl FnMut(&str, String, String),
+) -> bool {
+    let currency = row.currency.as_str();
+    if currency == vocabulary.currency {
+        return true;
+    }
+    if !is_currency_code(currency) {
+        fail(
+            "currency",
+            format!("`{currency}` is not a currency code"),
+            format!(
+                "write the ISO 4217 code of the prices' currency in capitals: `{}` (the \
+                 policy's), or another with a rate in `quote_sheets.exchange_rates`, e.g. `USD`",
+                vocabulary.currency
+            ),
+        );
+        return false;
+    }
+    if rate_on(&vocabulary.exchange_rates, currency, valid_from).is_some() {
+        return true;
+    }
+    let later: Vec<&str> = vocabulary
+        .exchange_rates
+        .iter()
+        .filter(|r| r.currency == currency)
+        .map(|r| r.from.as_str())
+        .collect();
+    fail(
+        "currency",
+        format!("no {currency} exchange rate on or before {valid_from}, the quote's first day"),
+        if later.is_empty() {
+            format!(
+                "add a rate to `quote_sheets.exchange_rates`: `{{currency: {currency}, from: \
+                 {valid_from}, rate: ..., source: ...}}` ({} for one {currency}, and where the \
+                 rate comes from), or convert the prices to {} and write `{}`",
+                vocabulary.currency, vocabulary.currency, vocabulary.currency
+            )
+        } else {
+            format!(
+                "`quote_sheets.exchange_rates` has {currency} only from {}: add a rate from \
+                 {valid_from} or earlier",
+                later.join(", ")
+            )
+        },
+    );
+    false
+}
+
+/// Whether `code` has the shape of an ISO 4217 currency code: three capital letters.
+fn is_currency_code(code: &str) -> bool {
+    code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// The rate of `currency` in force on `date`: the latest of `rates` for it whose `from` is on
+/// or before `date`.
+#[must_use]
+pub fn rate_on<'a>(
+    rates: &'a [ExchangeRate],
+    currency: &str,
+    date: Date,
+) -> Option<&'a ExchangeRate> {
+    rates
+        .iter()
+        .filter(|r| r.currency == currency)
+        .filter_map(|r| Some((r.from.parse::<Date>().ok()?, r)))
+        .filter(|(from, _)| *from <= date)
+        .max_by_key(|(from, _)| *from)
+        .map(|(_, r)| r)
+}
+
+/// What is wrong with the policy's exchange rates: each a currency code other than the
+/// policy's, a date, a rate above 0, and no currency twice on one day.
+#[must_use]
+pub fn exchange_rate_errors(source: &Source, vocabulary: &QuoteSheets) -> Vec<Error> {
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, r) in vocabulary.exchange_rates.iter().enumerate() {
+        let mut fault = |message: String, help: String| {
+            errors.push(
+                Error::new(ErrorKind::Rules, message)
+                    .in_file(&source.name)
+                    .field(format!("quote_sheets.exchange_rates[{i}]"))
+                    .help(help),
+            );
+        };
+        if !is_currency_code(&r.currency) || r.currency == vocabulary.currency {
+            fault(
+                format!("`{}` is not a currency to convert from", r.currency),
+                format!(
+                    "an ISO 4217 code in capitals other than the policy's {}, e.g. `USD`",
+                    vocabulary.currency
+                ),
+            );
+        }
+        let date = r.from.parse::<Date>().ok().filter(|_| r.from.len() == 10);
+        if date.is_none() {
+            fault(
+                format!("`from` `{}` is not a date", r.from),
+                "a date is written YYYY-MM-DD, e.g. 2026-09-01".to_owned(),
+            );
+        }
+        if !(r.rate.is_finite() && r.rate > 0.0) {
+            fault(
+                format!("`rate` {} is not a rate above 0", r.rate),
+                format!(
+                    "write how many {} one {} costs, e.g. 7.1",
+                    vocabulary.currency, r.currency
+                ),
+            );
+        }
+        if r.source.trim().is_empty() {
+            fault(
+                "`source` is empty".to_owned(),
+                "say where the rate comes from, e.g. the day's central parity rate".to_owned(),
+            );
+        }
+        if let Some(d) = date
+            && !seen.insert((r.currency.clone(), d))
+        {
+            fault(
+                format!("{} has two rates from {d}", r.currency),
+                "keep one rate a currency a day".to_owned(),
+            );
+        }
+    }
+    errors
+}
+
 /// The offer, the vendor, the words of the policy's vocabulary and the currency.
 fn check_names(
     row: &QuoteRecord,
@@ -973,10 +1140,19 @@ fn check_names(
         .billing_unit
         .as_deref()
         .map(|b| ("billing_unit", b, &vocabulary.billing_units, "billing unit"));
+    let contract_kinds: Vec<String> = vocabulary.vat_rates.keys().cloned().collect();
     let words = [
         Some(("unit", row.unit.as_str(), &vocabulary.price_units, "unit")),
         billing_unit,
         Some(("vat", row.vat.as_str(), &vocabulary.vat, "VAT status")),
+        row.contract_kind.as_deref().map(|k| {
+            (
+                "contract_kind",
+                k,
+                &contract_kinds,
+                "contract kind (for VAT)",
+            )
+        }),
         Some((
             "discount_commits",
             row.discount_commits.as_str(),
@@ -997,20 +1173,6 @@ fn check_names(
             help = format!("did you mean `{s}`? {help}");
         }
         fail(column, format!("unknown {what} `{value}`"), help);
-    }
-    if row.currency != vocabulary.currency {
-        ok = false;
-        fail(
-            "currency",
-            format!(
-                "wrong currency `{}`: this policy's prices are in {}",
-                row.currency, vocabulary.currency
-            ),
-            format!(
-                "convert the prices to {} (say the rate and its date in `source`) and write `{}`",
-                vocabulary.currency, vocabulary.currency
-            ),
-        );
     }
     ok
 }
@@ -1166,45 +1328,74 @@ fn check_texts(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) -
     ok
 }
 
-/// What is wrong with the policy's VAT words: `vat_added` must name values of `vat`, and needs
-/// a `vat_rate` from 0 up to 1 (0.06 for 6%).
+/// What is wrong with the policy's VAT words: `vat` must hold `included` and `excluded` (the
+/// two statuses a price is converted between), `vat_basis` must be one of them, every rate of
+/// `vat_rates` a share from 0 to [`MAX_VAT_RATE`], and `contract_kind` one of its kinds.
 #[must_use]
 pub fn vat_errors(source: &Source, vocabulary: &QuoteSheets) -> Vec<Error> {
     let mut errors = Vec::new();
-    let field = |message: String, help: &str| {
+    let field = |message: String, help: String| {
         Error::new(ErrorKind::Rules, message)
             .in_file(&source.name)
             .field("quote_sheets")
-            .help(help.to_owned())
+            .help(help)
     };
-    for value in &vocabulary.vat_added {
-        if !vocabulary.vat.contains(value) {
+    for status in VAT_BASES {
+        if !vocabulary.vat.iter().any(|v| v == status) {
             errors.push(field(
-                format!("`vat_added` names `{value}`, which is not one of `vat`"),
-                &format!(
-                    "`vat_added` lists values of `vat`: {}",
-                    vocabulary.vat.join(", ")
+                format!("`vat` lacks `{status}`"),
+                format!(
+                    "`vat` lists what a quote may say of VAT, and must hold {}: add `{status}`",
+                    VAT_BASES.join(" and ")
                 ),
             ));
         }
     }
-    match vocabulary.vat_rate {
-        None if !vocabulary.vat_added.is_empty() => errors.push(field(
-            "`vat_added` needs a `vat_rate`, the rate added to those prices".to_owned(),
-            "add `vat_rate: 0.06` (6%) or the rate that applies",
-        )),
-        Some(r) if !(0.0..1.0).contains(&r) => errors.push(field(
-            format!("`vat_rate` {r} is not a rate from 0 up to 1"),
-            "write the rate as a fraction: 0.06 for 6%",
-        )),
-        _ => {}
+    if !VAT_BASES.contains(&vocabulary.vat_basis.as_str()) {
+        errors.push(field(
+            format!(
+                "`vat_basis` `{}` is not a basis prices are compared on",
+                vocabulary.vat_basis
+            ),
+            "write `vat_basis: included` (prices with VAT in) or `vat_basis: excluded` (before \
+             VAT, for a buyer who deducts the input VAT)"
+                .to_owned(),
+        ));
+    }
+    for (kind, rate) in &vocabulary.vat_rates {
+        if !(0.0..=MAX_VAT_RATE).contains(rate) {
+            errors.push(field(
+                format!("`vat_rates.{kind}` {rate} is not a rate from 0 to {MAX_VAT_RATE}"),
+                "write the rate as a share: 0.06 for 6%".to_owned(),
+            ));
+        }
+    }
+    if !vocabulary.vat_rates.contains_key(&vocabulary.contract_kind) {
+        let kinds: Vec<&str> = vocabulary.vat_rates.keys().map(String::as_str).collect();
+        errors.push(field(
+            format!(
+                "`contract_kind` `{}` is not one of `vat_rates`",
+                vocabulary.contract_kind
+            ),
+            format!(
+                "the kinds with a rate: {}",
+                if kinds.is_empty() {
+                    "none (add `vat_rates: {service: 0.06, lease: 0.13}`)".to_owned()
+                } else {
+                    kinds.join(", ")
+                }
+            ),
+        ));
     }
     errors
 }
 
-/// `amount` with VAT at `rate` added, to the fen (whole amounts stay whole).
-fn with_vat(amount: &serde_json::Number, rate: f64) -> serde_json::Number {
-    let fen = (amount.as_f64().unwrap_or(0.0) * (1.0 + rate) * 100.0).round();
+/// The two VAT statuses a price is converted between, and the bases it may be compared on.
+const VAT_BASES: [&str; 2] = ["included", "excluded"];
+
+/// `amount` times `factor` (VAT added or taken out), to the fen (whole amounts stay whole).
+fn scaled(amount: &serde_json::Number, factor: f64) -> serde_json::Number {
+    let fen = (amount.as_f64().unwrap_or(0.0) * factor * 100.0).round();
     if fen % 100.0 == 0.0 && fen.abs() < 9.0e15 {
         serde_json::Number::from((fen / 100.0) as i64)
     } else {
@@ -1264,10 +1455,20 @@ fn offer_fields(
     terms: &Terms,
     vocabulary: &QuoteSheets,
 ) -> Quoted {
-    let vat_rate = terms.vat_rate.or(vocabulary.vat_rate);
-    let rate = vat_rate.filter(|_| vocabulary.vat_added.contains(&row.vat));
+    let vat_rate = terms.vat_rate;
+    let basis = vocabulary.vat_basis.as_str();
+    // A price of the other basis is converted: VAT added to compare with VAT in, taken out to
+    // compare before it. A price whose VAT is not stated is compared as quoted.
+    let known = VAT_BASES.contains(&row.vat.as_str());
+    let factor = vat_rate.filter(|_| known && row.vat != basis).map(|r| {
+        if basis == "included" {
+            1.0 + r
+        } else {
+            1.0 / (1.0 + r)
+        }
+    });
     let billed =
-        |n: &serde_json::Number| J::Number(rate.map_or_else(|| n.clone(), |r| with_vat(n, r)));
+        |n: &serde_json::Number| J::Number(factor.map_or_else(|| n.clone(), |f| scaled(n, f)));
     let mut given = Quoted::default();
     let id = QuoteText(row.vendor.clone());
     let name = row
@@ -1281,6 +1482,11 @@ fn offer_fields(
         given.text("region", region, row.region_zh.as_ref());
     }
     given.set("price.unit", J::from(row.unit.clone()));
+    // Amounts stay in the sheet's currency until the date they are priced at is known
+    // ([`resolve`] converts them).
+    if row.currency != vocabulary.currency {
+        given.set("price.currency", J::from(row.currency.clone()));
+    }
     given.set("price.list_cny", billed(&prices.list));
     given.set("price.discounted_cny", billed(&prices.discounted));
     // The daily price again by its own name, for rules that read it so.
@@ -1292,7 +1498,7 @@ fn offer_fields(
         given.set("price.daily_cny", billed(d));
     }
     set_terms(&mut given, row, prices, terms, &billed);
-    if rate.is_some() {
+    if factor.is_some() {
         given.set("price.quoted_list_cny", J::Number(prices.list.clone()));
         given.set(
             "price.quoted_discounted_cny",
@@ -1321,6 +1527,32 @@ fn offer_fields(
         );
         given.set("billing.month_hours", J::from(m.hours()));
     }
+    set_renewal_and_exit(&mut given, terms);
+    given.set("billing.vat", J::from(row.vat.clone()));
+    given.set(
+        "billing.contract_kind",
+        J::from(
+            row.contract_kind
+                .as_ref()
+                .unwrap_or(&vocabulary.contract_kind)
+                .clone(),
+        ),
+    );
+    given.set("billing.vat_basis", J::from(basis));
+    if let Some(r) = vat_rate {
+        given.set(
+            "billing.vat_rate",
+            serde_json::Number::from_f64(r).map_or(J::Null, J::Number),
+        );
+    }
+    given.text("billing.invoice", &row.invoice, None);
+    given.text("source", &row.source, row.source_zh.as_ref());
+    given
+}
+
+/// The offer's `billing.auto_renew` and its exit terms (`billing.refund_share`,
+/// `billing.notice_days`, `billing.stopped_keeps_gpu`), where the row states them.
+fn set_renewal_and_exit(given: &mut Quoted, terms: &Terms) {
     if let Some(renews) = terms.auto_renew {
         given.set("billing.auto_renew", J::from(renews));
     }
@@ -1337,16 +1569,6 @@ fn offer_fields(
     if let Some(keeps) = terms.exit.stopped_keeps_gpu {
         given.set("billing.stopped_keeps_gpu", J::from(keeps));
     }
-    given.set("billing.vat", J::from(row.vat.clone()));
-    if let Some(r) = vat_rate {
-        given.set(
-            "billing.vat_rate",
-            serde_json::Number::from_f64(r).map_or(J::Null, J::Number),
-        );
-    }
-    given.text("billing.invoice", &row.invoice, None);
-    given.text("source", &row.source, row.source_zh.as_ref());
-    given
 }
 
 /// The offer's `price.terms` (each `{unit, length, cny, min}`, shortest first: the row's own
@@ -1800,6 +2022,7 @@ pub fn resolve(
     hardware: &[Located<Offer>],
     quotes: &[Quote],
     sources: &[Source],
+    rates: &[ExchangeRate],
     at: Option<Date>,
 ) -> Vec<Located<Offer>> {
     let vendors = vendors(hardware, quotes);
@@ -1826,8 +2049,16 @@ pub fn resolve(
             fields.insert("id".into(), J::from(id.clone()));
             fields.insert("vendor".into(), J::from(*vendor));
             fields.insert("hardware".into(), J::from(h.item.id.clone()));
+            // Priced on `at`, or (every quote at once) each on its own first day.
+            let on = |q: &Quote| at.unwrap_or(q.valid_from);
             for (k, v) in &current.fields {
-                fields.insert(k.clone(), v.clone());
+                let v = match (k.as_str(), v) {
+                    ("price", J::Object(price)) => {
+                        J::Object(in_policy_currency(price, rates, on(current)))
+                    }
+                    _ => v.clone(),
+                };
+                fields.insert(k.clone(), v);
             }
             fields.insert("as_of".into(), J::from(current.valid_from.to_string()));
             fields.insert("quote".into(), reference(sources, current));
@@ -1837,8 +2068,8 @@ pub fn resolve(
                     let mut entry = Map::new();
                     entry.insert("as_of".into(), J::from(q.valid_from.to_string()));
                     if let Some(price) = q.fields.get("price").and_then(J::as_object) {
-                        for (k, v) in price {
-                            entry.insert(k.clone(), v.clone());
+                        for (k, v) in in_policy_currency(price, rates, on(q)) {
+                            entry.insert(k, v);
                         }
                     }
                     entry.insert("quote".into(), reference(sources, q));
@@ -1868,6 +2099,71 @@ pub fn resolve(
         }
     }
     offers
+}
+
+/// A quote's `price` in the policy's currency on `date`. Where the sheet priced it in another
+/// currency (`price.currency`), every amount (each `*_cny` and each term's `cny`) is multiplied
+/// by the rate in force on `date` ([`rate_on`]), to the fen; the sheet's own discounted and list
+/// prices are kept as `quoted_amount` and `quoted_list_amount`, the rate as `exchange`
+/// (`{currency, rate, from, source}`), and the least an hour costs is read again from the terms
+/// converted. A price in the policy's currency is returned as it is.
+fn in_policy_currency(
+    price: &Map<String, J>,
+    rates: &[ExchangeRate],
+    date: Date,
+) -> Map<String, J> {
+    let mut price = price.clone();
+    let Some(rate) = price
+        .get("currency")
+        .and_then(J::as_str)
+        .and_then(|c| rate_on(rates, c, date))
+    else {
+        return price;
+    };
+    let sheet = |key: &str, fallback: &str| price.get(key).or_else(|| price.get(fallback)).cloned();
+    let quoted = sheet("quoted_discounted_cny", "discounted_cny");
+    let quoted_list = sheet("quoted_list_cny", "list_cny");
+    let convert = |v: &mut J| {
+        if let J::Number(n) = v {
+            *v = J::Number(scaled(n, rate.rate));
+        }
+    };
+    for (key, value) in &mut price {
+        if key.ends_with("_cny") && key != "least_hourly_cny" {
+            convert(value);
+        }
+    }
+    if let Some(J::Array(terms)) = price.get_mut("terms") {
+        for term in terms.iter_mut() {
+            if let Some(cny) = term.get_mut("cny") {
+                convert(cny);
+            }
+        }
+    }
+    let least = price
+        .get("terms")
+        .and_then(J::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some(t.get("cny")?.as_f64()? / t.get("length")?.as_f64()?))
+        .min_by(f64::total_cmp)
+        .and_then(serde_json::Number::from_f64);
+    if let Some(least) = least {
+        price.insert("least_hourly_cny".into(), J::Number(least));
+    }
+    if let Some(q) = quoted {
+        price.insert("quoted_amount".into(), q);
+    }
+    if let Some(q) = quoted_list {
+        price.insert("quoted_list_amount".into(), q);
+    }
+    price.insert(
+        "exchange".into(),
+        serde_json::json!({
+            "currency": rate.currency, "rate": rate.rate, "from": rate.from, "source": rate.source,
+        }),
+    );
+    price
 }
 
 /// Where a quote was read: its sheet's file name and its line.

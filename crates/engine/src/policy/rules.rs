@@ -102,15 +102,20 @@ pub struct QuoteSheets {
     pub billing_units: Vec<String>,
     /// Whether prices include VAT (the `vat` column; the offer's `billing.vat`).
     pub vat: Vec<String>,
-    /// The `vat` values whose prices leave VAT out (e.g. `[excluded]`): their prices get
-    /// `vat_rate` added as they are read, so that every comparison is between prices with VAT
-    /// in. The sheet's own figures stay in `price.quoted_list_cny` and
-    /// `price.quoted_discounted_cny`.
-    #[serde(default)]
-    pub vat_added: Vec<String>,
-    /// The VAT rate added to those prices (0.06 for 6%); the offer's `billing.vat_rate`.
-    #[serde(default)]
-    pub vat_rate: Option<f64>,
+    /// The basis every price is compared and shown on: `included` (with VAT in, what the
+    /// buyer pays out) or `excluded` (before VAT, the cost of a buyer who deducts the input VAT
+    /// on a special invoice). A quote of the other basis (`vat` `excluded` or `included`) is
+    /// converted at its rate as it is read, its own figures kept in `price.quoted_list_cny`
+    /// and `price.quoted_discounted_cny`; a quote whose `vat` is neither is compared as
+    /// quoted. The offer's `billing.vat_basis`.
+    pub vat_basis: String,
+    /// The VAT rate of each kind of contract (`service: 0.06`, `lease: 0.13`), each a share
+    /// from 0 to 0.2: a quote's `contract_kind` (default `contract_kind` below) gives its
+    /// rate unless its own `vat_rate` cell says another. The offer's `billing.vat_rate`.
+    pub vat_rates: std::collections::BTreeMap<String, f64>,
+    /// The kind of contract a quote is read as where its `contract_kind` cell is empty: one
+    /// of `vat_rates`. The offer's `billing.contract_kind`.
+    pub contract_kind: String,
     /// What the discounted price commits the buyer to (the `discount_commits` column; the
     /// offer's `billing.discount_commits`).
     pub discount_commits: Vec<String>,
@@ -121,6 +126,31 @@ pub struct QuoteSheets {
     /// job's or a contract's time from. A month's hours may be the quote's own (`month_days`).
     #[serde(default)]
     pub term_hours: std::collections::BTreeMap<String, u32>,
+    /// The dated exchange rates a quote in another currency than `currency` is converted at:
+    /// a sheet's `currency` cell may name any currency (an ISO 4217 code, e.g. `USD`) with a
+    /// rate here on or before the quote's `valid_from`, and the quote is converted at the rate
+    /// in force on the date the memo prices at (`--as-of`): the latest of its currency whose
+    /// `from` is on or before it. The offer keeps the sheet's own figures and the rate used
+    /// (`price.exchange`).
+    #[serde(default)]
+    pub exchange_rates: Vec<ExchangeRate>,
+}
+
+/// One exchange rate of `quote_sheets.exchange_rates`: what one unit of a currency costs in
+/// the policy's, from a day on.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangeRate {
+    /// The currency converted, an ISO 4217 code (three capital letters, e.g. `USD`).
+    pub currency: String,
+    /// The first day the rate holds, `YYYY-MM-DD`: it is used until the currency's next rate.
+    pub from: String,
+    /// Units of the policy's currency for one unit of `currency` (e.g. `7.1` CNY a US dollar),
+    /// greater than 0.
+    pub rate: f64,
+    /// Where the rate comes from (e.g. the central parity rate the China Foreign Exchange
+    /// Trade System publishes for the day): the memo cites it.
+    pub source: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
