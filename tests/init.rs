@@ -83,6 +83,15 @@ fn no_budget_by_inquiry(p: &mut rexpect::session::PtySession, by_inquiry: bool) 
     );
 }
 
+/// A job's cadence left unset and its checkpoints left at no (the defaults).
+fn no_cadence_no_checkpoints(p: &mut rexpect::session::PtySession) {
+    p.exp_string("delivered once, or run again every week?")
+        .unwrap();
+    keys(p, ENTER); // none
+    p.exp_string("save checkpoints").unwrap();
+    keys(p, ENTER); // no
+}
+
 /// Answers the four yes/no criteria and the custom-operators question with no.
 fn no_requirements(p: &mut rexpect::session::PtySession) {
     for question in [
@@ -164,9 +173,7 @@ fn a_full_fine_tune_is_not_asked_the_inference_questions_and_gets_a_profile_and_
     // Measured: a choice among the two offers given hours; space picks the first.
     p.exp_string("Which of those hours were measured").unwrap();
     keys(&mut p, &format!(" {ENTER}"));
-    p.exp_string("delivered once, or run again every week?")
-        .unwrap();
-    keys(&mut p, ENTER); // none
+    no_cadence_no_checkpoints(&mut p);
     p.exp_string("already considering an offer?").unwrap();
     // Offers are listed by title and price, and found by typing part of a title.
     p.exp_regex(&wrapped(&as_read("H100 80G ×8 (Ningxia zone 1), ¥")))
@@ -288,6 +295,7 @@ fn an_inference_workload_is_asked_the_inference_questions_and_not_the_training_o
         "Which of those hours were measured",
         "within a number of days?",
         "delivered once, or run again every week?",
+        "save checkpoints",
     ] {
         assert!(!shown.contains(question), "asked {question:?}:\n{shown}");
     }

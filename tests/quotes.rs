@@ -2216,3 +2216,124 @@ fn a_currency_without_a_rate_is_refused_naming_the_currency_and_the_date() {
         assert!(said.contains(fault), "{fault}\n{said}");
     }
 }
+
+/// The shipped rules with the marketplace's spot capacity for the 4090 box from 2026-09-10
+/// (`preemptible: yes`): ¥6,000 a month or ¥200 a day, against ¥7,920 a month on demand.
+fn rules_with_spot() -> (tempfile::TempDir, std::path::PathBuf) {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules.path().join("quotes").join("2026-09-10-spot.csv");
+    std::fs::write(
+        &sheet,
+        "offer,vendor,vendor_name,unit,list_price,discounted_price,daily_price,currency,\
+         discount_commits,min_term,vat,invoice,preemptible,valid_from,source\n\
+         rtx4090-x8-sichuan2,marketplace-spot,the marketplace's spot capacity,month,9900,6000,\
+         200,CNY,none,1 day,unknown,unknown,yes,2026-09-10,spot listing of 2026-09-10\n",
+    )
+    .unwrap();
+    (rules, sheet)
+}
+
+/// Spot capacity (issue 47 item 4) runs a one-off job that checkpoints, its time lengthened by
+/// the policy's interruption assumption (1 a day, each losing half of a 1-hour checkpoint
+/// interval and a 15-minute restart: 312 h become 321.75 h, 14 days at ¥200 = ¥2,800), and the
+/// memo says the risk in both languages. The same job without checkpoints, a monthly workload
+/// and a service do not get it, each told why; a bad `preemptible` cell is refused at its cell.
+#[test]
+fn spot_capacity_runs_only_a_job_that_checkpoints_and_costs_it_its_interruptions() {
+    let (rules, sheet) = rules_with_spot();
+    let profiles = tempfile::tempdir().unwrap();
+    let job = |checkpoints: bool| {
+        let path = profiles.path().join(format!("job-{checkpoints}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  \
+                 model_params_b: 7\n  parallelism: [data]\nusage:\n  gpus: 8\n  \
+                 hours_per_gpu_month: 720\njob:\n  hours:\n    rtx4090-x8-sichuan2: 312\n  \
+                 deadline_days: 40\n{}",
+                if checkpoints {
+                    "  checkpoints: true\n"
+                } else {
+                    ""
+                }
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let spot = "rtx4090-x8-sichuan2@marketplace-spot";
+    let option = |record: &serde_json::Value| {
+        record["alternatives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["offer"] == spot)
+            .unwrap()
+            .clone()
+    };
+    let on_spot = job(true);
+    let chosen = record(rules.path(), &on_spot, "2026-09-10");
+    assert_eq!(chosen["offer"], spot, "{chosen}");
+    assert_eq!(option(&chosen)["job_hours"], 321.8, "{chosen}");
+    assert_eq!(chosen["costs"]["contract_total_cny"], 2800.0, "{chosen}");
+    let text = memo(rules.path(), &on_spot, "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥2,800 (1 box × 14 days) |")
+            && text.contains(
+                "| Spot capacity | RTX 4090 24G ×8 (Sichuan zone 2) is preemptible (spot) \
+                 capacity: the vendor may take it back at a few minutes' notice. The job's time \
+                 here includes its interruptions, 3.1% more (the policy assumes 1 interruption a \
+                 day, each losing half of a 1 h checkpoint interval and a 15-minute restart): \
+                 checkpoint at least every 1 h to storage that outlives the instance. |"
+            ),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), &on_spot, "2026-09-10");
+    assert!(
+        zh.contains("| 抢占式容量 | RTX 4090 24G ×8（四川二区）为抢占式（竞价）容量")
+            && zh.contains("多 3.1%（策略假设每天中断 1 次"),
+        "{zh}"
+    );
+    // Without checkpoints the job stays on demand, and the options table says why.
+    let plain = record(rules.path(), &job(false), "2026-09-10");
+    assert_eq!(plain["offer"], "rtx4090-x8-sichuan2", "{plain}");
+    assert_eq!(option(&plain)["reason"], "spot", "{plain}");
+    let text = memo(rules.path(), &job(false), "2026-09-10");
+    assert!(
+        text.contains(
+            "| ¥6,000 | 321.8 h, ¥2,800 | spot capacity, which the vendor may take back: only for \
+             a job that checkpoints (`job.checkpoints`) |"
+        ) && !text.contains("| Spot capacity |"),
+        "{text}"
+    );
+    // Months of use without a job, and a service, are not run on it either.
+    let monthly = record(rules.path(), "examples/lora-7b-4090.yaml", "2026-09-10");
+    assert_eq!(monthly["offer"], "rtx4090-x8-sichuan2", "{monthly}");
+    assert_eq!(option(&monthly)["reason"], "spot", "{monthly}");
+    let service = record(
+        rules.path(),
+        "examples/inference-13b-high-concurrency.yaml",
+        "2026-09-10",
+    );
+    assert_eq!(
+        option(&service)["why"],
+        "spot capacity, which the vendor may take back: not for a service",
+        "{service}"
+    );
+    // `decide quotes check` says it; a cell other than yes or no is refused where it is.
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("; preemptible (spot): the vendor may take it back at short notice"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&sheet).unwrap();
+    std::fs::write(&sheet, text.replace(",yes,2026-09-10", ",maybe,2026-09-10")).unwrap();
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("preemptible") && said.contains("`maybe`") && said.contains("spot.csv:2"),
+        "{said}"
+    );
+}

@@ -238,6 +238,9 @@ fn terms_said(q: &quotes::Quote) -> String {
         Some(false) => said.push_str("; a stopped instance gives its GPU back"),
         None => {}
     }
+    if field("preemptible").and_then(serde_json::Value::as_bool) == Some(true) {
+        said.push_str("; preemptible (spot): the vendor may take it back at short notice");
+    }
     // The VAT a quote states, at its contract's rate.
     let text = |name: &str| field(name).and_then(serde_json::Value::as_str);
     if let (Some(vat @ ("included" | "excluded")), Some(rate), Some(kind)) = (

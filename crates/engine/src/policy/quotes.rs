@@ -77,6 +77,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "billing.refund_share",
     "billing.notice_days",
     "billing.stopped_keeps_gpu",
+    "billing.preemptible",
     "billing.vat",
     "billing.vat_rate",
     "billing.vat_basis",
@@ -171,6 +172,12 @@ pub struct QuoteRecord {
     /// term that renews is a checklist item (turn it off when the job ends).
     #[serde(default)]
     pub auto_renew: Option<String>,
+    /// Whether the capacity is preemptible (spot, 抢占式实例): `yes` where the vendor may take
+    /// it back at short notice for a lower price, `no` or left out where not. The offer's
+    /// `billing.preemptible`; the policy adds its interruption assumption to a job's time on
+    /// it, and considers it only for a job that checkpoints and never for a service.
+    #[serde(default)]
+    pub preemptible: Option<String>,
     /// The currency of the prices: the policy's `quote_sheets.currency` (e.g. `CNY`).
     pub currency: String,
     /// What a bill is made of: one of `quote_sheets.billing_units` (default: `unit`). The
@@ -802,19 +809,29 @@ fn check_exit(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) ->
          may wait for one when started again",
         fail,
     );
+    let preemptible = check_yes_no(
+        row.preemptible.as_deref(),
+        "preemptible",
+        "write `yes` for spot capacity the vendor may take back at short notice (抢占式实例), \
+         `no` or nothing for capacity that stays the buyer's for its term",
+        fail,
+    );
     Ok(Exit {
         refund_share: refund_share?,
         notice_days: notice_days?,
         stopped_keeps_gpu: stopped_keeps_gpu?,
+        preemptible: preemptible?,
     })
 }
 
-/// How a quote's contract ends early, where the vendor says.
+/// How a quote's contract ends early, where the vendor says: by the buyer (a refund, notice,
+/// a stopped instance) or by the vendor (preemptible capacity taken back).
 #[derive(Clone, Copy)]
 struct Exit {
     refund_share: Option<f64>,
     notice_days: Option<u32>,
     stopped_keeps_gpu: Option<bool>,
+    preemptible: Option<bool>,
 }
 
 /// The hours of each term the row prices: its unit's, where the policy's
@@ -1551,7 +1568,8 @@ fn offer_fields(
 }
 
 /// The offer's `billing.auto_renew` and its exit terms (`billing.refund_share`,
-/// `billing.notice_days`, `billing.stopped_keeps_gpu`), where the row states them.
+/// `billing.notice_days`, `billing.stopped_keeps_gpu`, `billing.preemptible`), where the row
+/// states them.
 fn set_renewal_and_exit(given: &mut Quoted, terms: &Terms) {
     if let Some(renews) = terms.auto_renew {
         given.set("billing.auto_renew", J::from(renews));
@@ -1568,6 +1586,9 @@ fn set_renewal_and_exit(given: &mut Quoted, terms: &Terms) {
     }
     if let Some(keeps) = terms.exit.stopped_keeps_gpu {
         given.set("billing.stopped_keeps_gpu", J::from(keeps));
+    }
+    if let Some(spot) = terms.exit.preemptible {
+        given.set("billing.preemptible", J::from(spot));
     }
 }
 

@@ -274,6 +274,12 @@ pub struct Job {
     /// How often the job runs: `one_off` (delivered once) or `weekly` (iterated every week).
     #[serde(default)]
     pub cadence: Option<Cadence>,
+    /// The job saves checkpoints and resumes from the last one after an interruption, so it
+    /// may run on preemptible (spot) capacity, which the vendor can take back at short notice.
+    /// Left out: it does not, and no spot offer is considered for it. (Not written back when
+    /// false, so a profile without it reads and hashes as before.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checkpoints: bool,
 }
 
 // The schema of one value of `job.hours`; the field itself holds plain `f64`s.
