@@ -1602,8 +1602,8 @@ fn the_count_search_loses_nothing_an_exhaustive_search_finds() {
     // that meets every constraint: the reference lists, searched without it, show the loss.
     let overstated = common::edited_rules(&[(
         "sizing.yaml",
-        "[units * (cover(1, offer_terms[offer.id]).cny if job_is_billed",
-        "[units * offer.price.discounted_cny * 10, units] if true else [units * (cover(1, offer_terms[offer.id]).cny if job_is_billed",
+        "[units * (offer_least_term[offer.id].cny if job_is_billed",
+        "[units * offer.price.discounted_cny * 10, units] if true else [units * (offer_least_term[offer.id].cny if job_is_billed",
     )]);
     let broken = common::compile_dir(overstated.path()).unwrap();
     let e = common::decide_text(&broken, MONTH_CLIFF).unwrap();

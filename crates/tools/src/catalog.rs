@@ -271,8 +271,10 @@ fn legend(listing: &Listing) -> String {
     format!(
         "Policy revision `{}`. Prices are the quotes in force on {} (the latest per offer and \
          vendor whose `valid_from` is on or before it); VAT is how the sheet quotes them \
-         (`included`, `excluded` or `unknown`; where the policy adds VAT to a price quoted \
-         without it, the price shown includes it); term is the shortest contract as the sheet \
+         (`included`, `excluded` or `unknown`; a price quoted on the other basis than the \
+         policy compares on is shown converted, VAT added or taken out, and a price quoted in \
+         another currency is shown in yuan at the date's rate, the sheet's own figure beside \
+         it); term is the shortest contract as the sheet \
          writes it; age is days since the quote's first day; trend is the change from the same \
          vendor's quote before.",
         listing.revision, listing.as_of
