@@ -2337,3 +2337,28 @@ fn spot_capacity_runs_only_a_job_that_checkpoints_and_costs_it_its_interruptions
         "{said}"
     );
 }
+
+/// The example sheet of docs/quotes.md (its second CSV block, every optional column the tests
+/// use) is a valid sheet for the shipped policy with a dollar rate, as the text says.
+#[test]
+fn the_documented_example_sheet_is_valid() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/quotes.md"))
+            .unwrap();
+    let block = docs
+        .split("```csv\n")
+        .nth(2)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    let (rules, dollar_sheet) = rules_with_a_dollar_quote();
+    std::fs::remove_file(dollar_sheet).unwrap();
+    let sheet = rules.path().join("quotes").join("2026-09-10-docs.csv");
+    std::fs::write(&sheet, block).unwrap();
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{out:?}");
+    assert!(
+        said.contains("2026-09-10-docs.csv: 4 quotes, valid"),
+        "{said}"
+    );
+}
