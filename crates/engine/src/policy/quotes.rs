@@ -2235,6 +2235,8 @@ mod tests {
         assert!(cols.contains(&("weekly_price".to_owned(), false)));
         assert!(cols.contains(&("auto_renew".to_owned(), false)));
         assert!(cols.contains(&("refund_share".to_owned(), false)));
-        assert_eq!(cols.len(), 30);
+        assert!(cols.contains(&("contract_kind".to_owned(), false)));
+        assert!(cols.contains(&("preemptible".to_owned(), false)));
+        assert_eq!(cols.len(), 32);
     }
 }

@@ -352,14 +352,15 @@ mod tests {
     #[test]
     fn the_model_has_every_field_a_profile_has_and_no_other() {
         // serde, not the schema, says what a profile holds: a profile written back has every
-        // field (an unset option as null), but for the serving targets, written only where
-        // given (so that profiles without them keep their revisions): they are given here.
+        // field (an unset option as null), but for the serving targets and `job.checkpoints`,
+        // written only where given (so that profiles without them keep their revisions): they
+        // are given here.
         let source = crate::Source::new(
             "p.yaml",
             "name: x\nworkload: {task: pretrain, model_params_b: 70}\nusage: {gpus: 8, hours_per_gpu_month: 600}\n\
              serving: {peak_output_tokens_per_s: 1, prompt_tokens: 1, output_tokens: 1, \
              time_per_output_token_ms: 1, time_to_first_token_ms: 1, batch: 1, tensor_parallel: 1, \
-             measured_output_tokens_per_s: {h100-x8-ningxia1: 1}}\n",
+             measured_output_tokens_per_s: {h100-x8-ningxia1: 1}}\njob: {checkpoints: true}\n",
         );
         let profile = Profile::from_source(&source).unwrap();
         let mut written = BTreeSet::new();
