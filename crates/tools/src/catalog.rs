@@ -110,6 +110,7 @@ fn listed(o: &Located<Offer>, as_of: jiff::civil::Date) -> Listed {
     let f = &o.item.fields;
     let at = |path: &str| path.split('.').try_fold(f, |m, k| m.get(k)?.as_object());
     let price = at("price");
+    let exchange = at("price.exchange");
     let value = |k: &str| price.and_then(|p| p.get(k)).cloned();
     let number = |k: &str| value(k).as_ref().and_then(J::as_f64);
     let valid_from = f
@@ -170,16 +171,12 @@ fn listed(o: &Located<Offer>, as_of: jiff::civil::Date) -> Listed {
             .map(str::to_owned),
         vat_added,
         vat_taken_out,
-        currency: price
-            .and_then(|p| p.get("exchange"))
+        currency: exchange
             .and_then(|x| x.get("currency"))
             .and_then(J::as_str)
             .map(str::to_owned),
         quoted_amount: value("quoted_amount"),
-        exchange_rate: price
-            .and_then(|p| p.get("exchange"))
-            .and_then(|x| x.get("rate"))
-            .and_then(J::as_f64),
+        exchange_rate: exchange.and_then(|x| x.get("rate")).and_then(J::as_f64),
         quoted_list_cny,
         quoted_discounted_cny,
         min_term: billing

@@ -184,20 +184,25 @@ impl Policy {
     #[must_use]
     pub fn priced_at(mut self, date: jiff::civil::Date) -> Self {
         if self.quote_sheets.is_some() {
-            let rates = self
-                .quote_sheets
-                .as_ref()
-                .map_or(&[][..], |v| &v.item.exchange_rates[..]);
             self.offers = quotes::resolve(
                 &self.hardware,
                 &self.quotes,
                 &self.sources,
-                rates,
+                self.exchange_rates(),
                 Some(date),
             );
             self.prices_at = Some(date);
         }
         self
+    }
+
+    /// The dated exchange rates quotes in another currency are converted at
+    /// (`quote_sheets.exchange_rates`; none without quote sheets).
+    #[must_use]
+    pub fn exchange_rates(&self) -> &[rules::ExchangeRate] {
+        self.quote_sheets
+            .as_ref()
+            .map_or(&[], |v| &v.item.exchange_rates)
     }
 
     /// Whether `offers` hold at `date`: the same quotes and exchange rates are in force then
@@ -207,10 +212,7 @@ impl Policy {
     pub fn prices_hold_at(&self, date: jiff::civil::Date) -> bool {
         // The quotes in force, and the exchange rates (a quote in another currency is
         // converted at the rate of the date).
-        let rates = self
-            .quote_sheets
-            .as_ref()
-            .map_or(&[][..], |v| &v.item.exchange_rates[..]);
+        let rates = self.exchange_rates();
         let in_force = |d: Option<jiff::civil::Date>| {
             let quotes = self
                 .quotes

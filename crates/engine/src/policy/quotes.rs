@@ -673,13 +673,11 @@ fn check_row(
     let currency_ok = valid_from.is_none_or(|d| check_currency(row, vocabulary, d, fail));
     let (prices, valid_from) = (prices?, valid_from?);
     let (min_months, vat_rate) = (min_months.ok()?, vat_rate.ok()?);
-    let vat_rate = vat_rate.or_else(|| {
-        let kind = row
-            .contract_kind
-            .as_ref()
-            .unwrap_or(&vocabulary.contract_kind);
-        vocabulary.vat_rates.get(kind).copied()
-    });
+    let contract_kind = row
+        .contract_kind
+        .clone()
+        .unwrap_or_else(|| vocabulary.contract_kind.clone());
+    let vat_rate = vat_rate.or_else(|| vocabulary.vat_rates.get(&contract_kind).copied());
     let exit = check_exit(row, fail);
     let (month_days, auto_renew) = (month_days.ok()?, auto_renew.ok()?);
     let exit = exit.ok()?;
@@ -687,6 +685,7 @@ fn check_row(
     (names_ok && texts_ok && currency_ok).then(|| {
         let terms = Terms {
             min_months,
+            contract_kind,
             vat_rate,
             month_days,
             auto_renew,
@@ -701,6 +700,8 @@ fn check_row(
 /// length, auto-renewal, and the hours of each term priced (the row's unit first).
 struct Terms {
     min_months: Option<u32>,
+    /// What the contract is for VAT: the row's `contract_kind`, else the policy's default.
+    contract_kind: String,
     vat_rate: Option<f64>,
     month_days: Option<MonthDays>,
     auto_renew: Option<bool>,
@@ -1548,12 +1549,7 @@ fn offer_fields(
     given.set("billing.vat", J::from(row.vat.clone()));
     given.set(
         "billing.contract_kind",
-        J::from(
-            row.contract_kind
-                .as_ref()
-                .unwrap_or(&vocabulary.contract_kind)
-                .clone(),
-        ),
+        J::from(terms.contract_kind.clone()),
     );
     given.set("billing.vat_basis", J::from(basis));
     if let Some(r) = vat_rate {
@@ -1624,14 +1620,6 @@ fn set_terms(
         })
         .collect();
     sold_on.sort_by_key(|(_, hours, _, _)| *hours);
-    // The least an hour costs on any term: what a box busy all the time costs an hour.
-    let least = sold_on
-        .iter()
-        .filter_map(|(_, hours, cny, _)| Some(cny.as_f64()? / f64::from(*hours)))
-        .min_by(f64::total_cmp);
-    if let Some(rate) = least.and_then(serde_json::Number::from_f64) {
-        given.set("price.least_hourly_cny", J::Number(rate));
-    }
     given.set(
         "price.term_units",
         J::Array(
@@ -1650,8 +1638,21 @@ fn set_terms(
             }
             term
         })
-        .collect();
+        .collect::<Vec<J>>();
+    if let Some(least) = least_hourly(&list) {
+        given.set("price.least_hourly_cny", J::Number(least));
+    }
     given.set("price.terms", J::Array(list));
+}
+
+/// The least an hour costs on any of `terms` (each `{cny, length}`): what a box busy all the
+/// time costs an hour.
+fn least_hourly(terms: &[J]) -> Option<serde_json::Number> {
+    terms
+        .iter()
+        .filter_map(|t| Some(t.get("cny")?.as_f64()? / t.get("length")?.as_f64()?))
+        .min_by(f64::total_cmp)
+        .and_then(serde_json::Number::from_f64)
 }
 
 /// A catalog title names the catalog's region (`H100 80G ×8 (Ningxia zone 1)`): a vendor that
@@ -2161,15 +2162,11 @@ fn in_policy_currency(
             }
         }
     }
-    let least = price
+    if let Some(least) = price
         .get("terms")
         .and_then(J::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| Some(t.get("cny")?.as_f64()? / t.get("length")?.as_f64()?))
-        .min_by(f64::total_cmp)
-        .and_then(serde_json::Number::from_f64);
-    if let Some(least) = least {
+        .and_then(|terms| least_hourly(terms))
+    {
         price.insert("least_hourly_cny".into(), J::Number(least));
     }
     if let Some(q) = quoted {
