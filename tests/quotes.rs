@@ -2033,6 +2033,113 @@ fn a_quotes_exit_terms_are_what_the_checklist_says() {
     );
 }
 
+/// Writes the refund test's sheet: the marketplace's 4090 box of 2026-09-10 with the term
+/// columns `terms` (`daily_price,weekly_price,yearly_price`), refunding 80% of unused prepaid
+/// time with `notice` days' notice.
+fn write_refund_sheet(sheet: &Path, terms: &str, notice: u32) {
+    std::fs::write(
+        sheet,
+        format!(
+            "offer,vendor,unit,list_price,discounted_price,daily_price,weekly_price,yearly_price,\
+             refund_share,notice_days,currency,discount_commits,min_term,vat,invoice,valid_from,\
+             source\n\
+             rtx4090-x8-sichuan2,marketplace,month,9900,7920,{terms},0.8,{notice},CNY,month,\
+             1 day,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A quote that refunds unused prepaid time (issue 47 item 3) lowers the bill where the last
+/// term bought is ended early: a 13-day job rents a month and gets back 80% of the 17 days
+/// it does not use (¥7,920 less ¥3,590.40), below a week and six days (¥4,900); with seven
+/// days' notice only ten days come back and the week and six days win. A plan of 11 months
+/// buys a year and ends it after 11 months and the notice (¥85,536 less 80% of 28 days,
+/// ¥5,249.30). The memo says what the bill counts on, in both languages.
+#[test]
+fn a_refund_lowers_the_bill_where_the_last_term_is_ended_early() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-marketplace.csv");
+    let profiles = tempfile::tempdir().unwrap();
+    let job = profiles.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
+         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
+         rtx4090-x8-sichuan2: 312\n  deadline_days: 40\n",
+    )
+    .unwrap();
+    let job = job.to_str().unwrap();
+    write_refund_sheet(&sheet, "400,2500,", 0);
+    let text = memo(rules.path(), job, "2026-09-10");
+    for said in [
+        "| Billed for the job | ¥4,330 (1 box × 1 month, less ¥3,590 paid back) |",
+        "| Refund | The bill counts on ¥3,590 paid back: the last month bought is ended when the \
+         job ends, and the quote refunds 80% of the 17 days (408 h) of it left unused. Have the \
+         refund written into the contract: without it, ¥7,920 is paid. |",
+        "| by the day, week, month | ¥7,920 | 312 h, ¥4,330 | **recommended** |",
+        "| ¥11.00 | ¥3,432 | ¥4,330 (1 month, less ¥3,590 paid back) |",
+    ] {
+        assert!(text.contains(said), "{said}\n\n{text}");
+    }
+    let zh = memo_zh(rules.path(), job, "2026-09-10");
+    for said in [
+        "| 作业计费合计 | ¥4,330（1 台 × 1 个月，扣除退款 ¥3,590） |",
+        "| 退款 | 账单已计入退款 ¥3,590：最后购买的 1 个月在作业结束时提前终止，报价退还其中未用的 \
+         17 天（408 h）的 80%。请把退款写入合同：否则需付 ¥7,920。 |",
+    ] {
+        assert!(zh.contains(said), "{said}\n\n{zh}");
+    }
+    // Seven days' notice: ten days come back (¥2,112), the month costs ¥5,808, and a week and
+    // six days are cheaper.
+    write_refund_sheet(&sheet, "400,2500,", 7);
+    let text = memo(rules.path(), job, "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥4,900 (1 box × (1 week + 6 days)) |")
+            && !text.contains("| Refund |")
+            && !text.contains("paid back"),
+        "{text}"
+    );
+    // Eleven months of use on a box sold by the month and the year, with seven days' notice.
+    write_refund_sheet(&sheet, ",,85536", 7);
+    let months = profiles.path().join("months.yaml");
+    std::fs::write(
+        &months,
+        std::fs::read_to_string("examples/lora-7b-4090.yaml")
+            .unwrap()
+            .replace("months: 6", "months: 11"),
+    )
+    .unwrap();
+    let months = months.to_str().unwrap();
+    let text = memo(rules.path(), months, "2026-09-10");
+    for said in [
+        "| Monthly cost | ¥7,299 (1 box × 1 year, less ¥5,249 paid back: ¥80,287 over 11 months \
+         of use) |",
+        "| Over 11 months | ¥80,287 |",
+        "| Refund | The bill counts on ¥5,249 paid back: the last year bought is ended when the 11 \
+         months of use end and its 7 days' notice have run, and the quote refunds 80% of the 28 \
+         days (672 h) of it left unused. Have the refund and its notice written into the \
+         contract: without it, ¥85,536 is paid. |",
+        "The costs above buy each box's months as 1 year (¥85,536 a box, less the refund the \
+         memo counts on), which costs less than paying month by month",
+    ] {
+        assert!(text.contains(said), "{said}\n\n{text}");
+    }
+    let zh = memo_zh(rules.path(), months, "2026-09-10");
+    assert!(
+        zh.contains(
+            "| 每月成本 | ¥7,299（1 台 × 1 年，扣除退款 ¥5,249：¥80,287，摊到 11 个使用月） |"
+        ) && zh.contains(
+            "最后购买的 1 年在 11 个使用月结束并满 7 天通知期后提前终止，报价退还其中未用的 \
+                 28 天（672 h）的 80%。请把退款及通知期写入合同：否则需付 ¥85,536。"
+        ),
+        "{zh}"
+    );
+}
+
 /// The shipped rules with two dated US-dollar rates (¥7.10 from 2026-09-01, ¥7.30 from
 /// 2026-09-15) and globalcloud quoting the 4090 box in dollars from 2026-09-10: USD 1,100 a
 /// month or USD 50 a day, VAT included.

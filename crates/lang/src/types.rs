@@ -405,7 +405,20 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
         "cover" => Type::Nullable(Arc::new(Type::record(
             vec![
                 ("cny".into(), Type::Number),
+                ("paid".into(), Type::Number),
                 ("length".into(), Type::Number),
+                (
+                    "refund".into(),
+                    Type::Nullable(Arc::new(Type::record(
+                        vec![
+                            ("unit".into(), Type::Any),
+                            ("length".into(), Type::Number),
+                            ("share".into(), Type::Number),
+                            ("cny".into(), Type::Number),
+                        ],
+                        true,
+                    ))),
+                ),
                 (
                     "parts".into(),
                     Type::list_of(Type::record(

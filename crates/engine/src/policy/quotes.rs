@@ -1588,10 +1588,15 @@ fn set_renewal_and_exit(given: &mut Quoted, terms: &Terms) {
     }
 }
 
+/// A day of notice in the terms' lengths (`quote_sheets.term_hours` counts hours).
+const HOURS_A_DAY: u32 = 24;
+
 /// The offer's `price.terms` (each `{unit, length, cny, min}`, shortest first: the row's own
 /// unit at the price paid, a month with its minimum, then each term column's price, each
 /// `billed` with VAT as the row's prices are) and `price.term_units`, where the row's unit is
-/// a term.
+/// a term. Where the quote refunds unused prepaid time (`refund_share` above 0), each term
+/// says so: `refund` (the share) and `notice` (its days in hours), which `cover` reads to end
+/// the last term bought early.
 fn set_terms(
     given: &mut Quoted,
     row: &QuoteRecord,
@@ -1635,6 +1640,10 @@ fn set_terms(
             let mut term = serde_json::json!({"unit": unit, "length": hours, "cny": cny});
             if let Some(m) = min {
                 term["min"] = J::from(m);
+            }
+            if let Some(share) = terms.exit.refund_share.filter(|s| *s > 0.0) {
+                term["refund"] = J::from(share);
+                term["notice"] = J::from(terms.exit.notice_days.unwrap_or(0) * HOURS_A_DAY);
             }
             term
         })
