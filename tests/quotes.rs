@@ -2033,6 +2033,80 @@ fn a_quotes_exit_terms_are_what_the_checklist_says() {
     );
 }
 
+/// A term's own minimum (issue 47 item 1): where the box's day is sold for at least five days
+/// (`min_days: 5`), a 3-day job bills five days (¥2,000), not three (¥1,200), below a week
+/// (¥2,500); `decide quotes check` says the minimum; a minimum beside no price of its term,
+/// or of 0, is refused at its cell.
+#[test]
+fn a_terms_minimum_is_bought_whole_or_not_at_all() {
+    let rules = common::edited_rules(&[]);
+    let sheet = rules
+        .path()
+        .join("quotes")
+        .join("2026-09-10-marketplace.csv");
+    let write = |daily: &str, min_days: &str| {
+        std::fs::write(
+            &sheet,
+            format!(
+                "offer,vendor,unit,list_price,discounted_price,daily_price,min_days,weekly_price,\
+                 currency,discount_commits,min_term,vat,invoice,valid_from,source\n\
+                 rtx4090-x8-sichuan2,marketplace,month,9900,7920,{daily},{min_days},2500,CNY,\
+                 month,5 days,unknown,unknown,2026-09-10,marketplace price list of 2026-09-10\n"
+            ),
+        )
+        .unwrap();
+    };
+    let profiles = tempfile::tempdir().unwrap();
+    let job = profiles.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
+         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
+         rtx4090-x8-sichuan2: 72\n  deadline_days: 10\n",
+    )
+    .unwrap();
+    let job = job.to_str().unwrap();
+    write("400", "");
+    let text = memo(rules.path(), job, "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥1,200 (1 box × 3 days) |"),
+        "{text}"
+    );
+    write("400", "5");
+    let text = memo(rules.path(), job, "2026-09-10");
+    assert!(
+        text.contains("| Billed for the job | ¥2,000 (1 box × 5 days) |"),
+        "{text}"
+    );
+    let zh = memo_zh(rules.path(), job, "2026-09-10");
+    assert!(
+        zh.contains("| 作业计费合计 | ¥2,000（1 台 × 5 天） |"),
+        "{zh}"
+    );
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("; terms: day 400 (24 h, at least 5), week 2500 (168 h), month 7920 (720 h)"),
+        "{said}"
+    );
+    write("", "5");
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains("`min_days` is the fewest of a day term, and this row sells no day")
+            && said.contains("give the day's price in `daily_price`"),
+        "{said}"
+    );
+    write("400", "0");
+    let out = quotes_check(&sheet, rules.path(), "2026-09-10");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("`0` is not a whole number from 1 to 1000"),
+        "{said}"
+    );
+}
+
 /// Writes the refund test's sheet: the marketplace's 4090 box of 2026-09-10 with the term
 /// columns `terms` (`daily_price,weekly_price,yearly_price`), refunding 80% of unused prepaid
 /// time with `notice` days' notice.
@@ -2465,7 +2539,8 @@ fn the_documented_example_sheet_is_valid() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{out:?}");
     assert!(
-        said.contains("2026-09-10-docs.csv: 4 quotes, valid"),
+        said.contains("2026-09-10-docs.csv: 4 quotes, valid")
+            && said.contains("day 400 (24 h, at least 2), week 2500 (168 h), month 7920 (744 h)"),
         "{said}"
     );
 }

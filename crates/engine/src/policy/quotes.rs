@@ -161,6 +161,22 @@ pub struct QuoteRecord {
     /// (unit `year`).
     #[serde(default)]
     pub yearly_price: Option<String>,
+    /// The fewest hours sold where the box is sold by the hour (`hourly_price`): a whole
+    /// number from 1 to 1000. The hour term's `min` among the offer's `price.terms`.
+    #[serde(default)]
+    pub min_hours: Option<String>,
+    /// The fewest days sold where the box is sold by the day (`daily_price`, e.g. `3` for a
+    /// 包日 of at least three days): a whole number from 1 to 1000. The day term's `min`.
+    #[serde(default)]
+    pub min_days: Option<String>,
+    /// The fewest weeks sold where the box is sold by the week (`weekly_price`): a whole
+    /// number from 1 to 1000. The week term's `min`.
+    #[serde(default)]
+    pub min_weeks: Option<String>,
+    /// The fewest years sold where the box is sold by the year (`yearly_price`): a whole
+    /// number from 1 to 1000. The year term's `min`.
+    #[serde(default)]
+    pub min_years: Option<String>,
     /// How long the vendor's month is, where its monthly term is not the policy's month
     /// (`quote_sheets.term_hours.month`): a number of days from 28 to 31 (`30`: a month of 30
     /// days, as many Chinese vendors bill 包月), or `calendar` (a calendar month, 730 hours on
@@ -862,7 +878,7 @@ fn check_term_units(
         })
     };
     let Some(own) = hours(&row.unit) else {
-        let mut stray: Vec<&str> = prices.terms.iter().map(|(_, column, _)| *column).collect();
+        let mut stray: Vec<&str> = prices.terms.iter().map(|t| t.column).collect();
         if row.month_days.is_some() {
             stray.push("month_days");
         }
@@ -888,7 +904,7 @@ fn check_term_units(
     };
     let mut lengths = vec![(row.unit.clone(), own)];
     let mut ok = true;
-    for &(unit, column, _) in &prices.terms {
+    for &TermPrice { unit, column, .. } in &prices.terms {
         match hours(unit) {
             Some(h) if unit != row.unit => lengths.push((unit.to_owned(), h)),
             Some(_) => {
@@ -1200,27 +1216,45 @@ struct Prices {
     list: serde_json::Number,
     discounted: serde_json::Number,
     /// The prices of the other terms given (`hourly_price`, `daily_price`, `weekly_price`,
-    /// `yearly_price`): the term's unit, its column and the price.
-    terms: Vec<(&'static str, &'static str, serde_json::Number)>,
+    /// `yearly_price`).
+    terms: Vec<TermPrice>,
 }
 
-/// The term columns of a row: each column with the unit of `quote_sheets.term_hours` it
-/// prices.
-const TERM_COLUMNS: &[(&str, &str)] = &[
-    ("hourly_price", "hour"),
-    ("daily_price", "day"),
-    ("weekly_price", "week"),
-    ("yearly_price", "year"),
+/// One term a row prices besides its own unit.
+struct TermPrice {
+    /// The unit of `quote_sheets.term_hours` it prices.
+    unit: &'static str,
+    /// The column that prices it.
+    column: &'static str,
+    price: serde_json::Number,
+    /// The fewest of it that may be bought where any is (its `min_*` column).
+    min: Option<u32>,
+}
+
+/// The term columns of a row: each price column with the unit of `quote_sheets.term_hours`
+/// it prices and the column of its minimum.
+const TERM_COLUMNS: &[(&str, &str, &str)] = &[
+    ("hourly_price", "hour", "min_hours"),
+    ("daily_price", "day", "min_days"),
+    ("weekly_price", "week", "min_weeks"),
+    ("yearly_price", "year", "min_years"),
 ];
 
+/// The most of a term a minimum may ask for (a thousand days, weeks or years).
+const MAX_TERM_MIN: u32 = 1000;
+
 impl QuoteRecord {
-    /// The cell of a term column ([`TERM_COLUMNS`]).
+    /// The cell of a term column or of its minimum ([`TERM_COLUMNS`]).
     fn term_cell(&self, column: &str) -> Option<&str> {
         match column {
             "hourly_price" => self.hourly_price.as_deref(),
             "daily_price" => self.daily_price.as_deref(),
             "weekly_price" => self.weekly_price.as_deref(),
             "yearly_price" => self.yearly_price.as_deref(),
+            "min_hours" => self.min_hours.as_deref(),
+            "min_days" => self.min_days.as_deref(),
+            "min_weeks" => self.min_weeks.as_deref(),
+            "min_years" => self.min_years.as_deref(),
             _ => None,
         }
     }
@@ -1283,12 +1317,43 @@ fn check_prices(row: &QuoteRecord, fail: &mut impl FnMut(&str, String, String)) 
     let discounted = price("discounted_price", &row.discounted_price, fail);
     let mut terms = Vec::new();
     let mut terms_ok = true;
-    for &(column, unit) in TERM_COLUMNS {
-        if let Some(cell) = row.term_cell(column) {
-            match price(column, cell, fail) {
-                Some(p) => terms.push((unit, column, p)),
+    for &(column, unit, min_column) in TERM_COLUMNS {
+        let min = check_number(
+            row.term_cell(min_column),
+            min_column,
+            1..=MAX_TERM_MIN,
+            "a whole number",
+            &format!(
+                "write the fewest {unit}s the vendor sells where it sells any, e.g. `3` for a \
+                 {unit} term of at least three; leave it empty where one is enough"
+            ),
+            fail,
+        );
+        match (row.term_cell(column), min) {
+            (Some(cell), Ok(min)) => match price(column, cell, fail) {
+                Some(price) => terms.push(TermPrice {
+                    unit,
+                    column,
+                    price,
+                    min,
+                }),
                 None => terms_ok = false,
+            },
+            (None, Ok(Some(_))) => {
+                terms_ok = false;
+                fail(
+                    min_column,
+                    format!(
+                        "`{min_column}` is the fewest of a {unit} term, and this row sells no {unit} (`{column}` is empty)"
+                    ),
+                    format!("give the {unit}'s price in `{column}`, or leave `{min_column}` empty"),
+                );
             }
+            (Some(cell), Err(())) => {
+                let _ = price(column, cell, fail);
+                terms_ok = false;
+            }
+            (None, _) => {}
         }
     }
     let (list, discounted) = (list?, discounted?);
@@ -1508,12 +1573,8 @@ fn offer_fields(
     given.set("price.list_cny", billed(&prices.list));
     given.set("price.discounted_cny", billed(&prices.discounted));
     // The daily price again by its own name, for rules that read it so.
-    if let Some((.., d)) = prices
-        .terms
-        .iter()
-        .find(|(_, column, _)| *column == "daily_price")
-    {
-        given.set("price.daily_cny", billed(d));
+    if let Some(daily) = prices.terms.iter().find(|t| t.column == "daily_price") {
+        given.set("price.daily_cny", billed(&daily.price));
     }
     set_terms(&mut given, row, prices, terms, &billed);
     if factor.is_some() {
@@ -1592,7 +1653,8 @@ fn set_renewal_and_exit(given: &mut Quoted, terms: &Terms) {
 const HOURS_A_DAY: u32 = 24;
 
 /// The offer's `price.terms` (each `{unit, length, cny, min}`, shortest first: the row's own
-/// unit at the price paid, a month with its minimum, then each term column's price, each
+/// unit at the price paid, a month with its minimum, then each term column's price with its
+/// minimum, each
 /// `billed` with VAT as the row's prices are) and `price.term_units`, where the row's unit is
 /// a term. Where the quote refunds unused prepaid time (`refund_share` above 0), each term
 /// says so: `refund` (the share) and `notice` (its days in hours), which `cover` reads to end
@@ -1614,12 +1676,11 @@ fn set_terms(
             let (price, min) = if *unit == row.unit {
                 (&prices.discounted, terms.min_months)
             } else {
-                let p = prices
+                prices
                     .terms
                     .iter()
-                    .find(|(u, _, _)| u == unit)
-                    .map_or(&prices.discounted, |(_, _, p)| p);
-                (p, None)
+                    .find(|t| t.unit == unit)
+                    .map_or((&prices.discounted, None), |t| (&t.price, t.min))
             };
             (unit.clone(), *hours, billed(price), min)
         })
@@ -2243,6 +2304,9 @@ mod tests {
         assert!(cols.contains(&("refund_share".to_owned(), false)));
         assert!(cols.contains(&("contract_kind".to_owned(), false)));
         assert!(cols.contains(&("preemptible".to_owned(), false)));
-        assert_eq!(cols.len(), 32);
+        for min in ["min_hours", "min_days", "min_weeks", "min_years"] {
+            assert!(cols.contains(&(min.to_owned(), false)), "{min}");
+        }
+        assert_eq!(cols.len(), 36);
     }
 }
