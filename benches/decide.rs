@@ -1,7 +1,8 @@
 //! Benchmarks (divan): loading the embedded policy (rule files and quote sheets), pricing it at
 //! a date, reading the quote sheets, compiling the embedded policy, deciding one profile on the compiled graph
 //! (trace kept), deciding plus JSON, deciding plus the Markdown memo, a JSON line to its record,
-//! and batch throughput.
+//! batch throughput, and the cheapest cover of a length by a box's terms, with and without a
+//! refunded term ended early.
 //!
 //! Run with `cargo bench`; numbers and the machine are in `docs/performance.md`.
 
@@ -211,4 +212,43 @@ fn batch_10k(b: divan::Bencher) {
     };
     b.counter(divan::counter::ItemsCount::new(items.len()))
         .bench(|| batch::decide_all(&GRAPH, &MEMO, &items, options));
+}
+
+/// A box sold by the hour, day, week, month and year, each refunding `refund` of its unused
+/// time after `notice` hours.
+fn box_terms(refund: f64, notice: f64) -> decide_lang::Value {
+    use decide_lang::Value;
+    let term = |unit: &str, length: f64, cny: f64| {
+        Value::from_pairs([
+            (Value::from("unit"), Value::from(unit)),
+            (Value::from("length"), Value::from(length)),
+            (Value::from("cny"), Value::from(cny)),
+            (Value::from("refund"), Value::from(refund)),
+            (Value::from("notice"), Value::from(notice)),
+        ])
+    };
+    Value::from(vec![
+        term("hour", 1.0, 20.0),
+        term("day", 24.0, 400.0),
+        term("week", 168.0, 2500.0),
+        term("month", 720.0, 7920.0),
+        term("year", 8760.0, 85536.0),
+    ])
+}
+
+/// `cover` of a 13-day job and of 11 months of use by the five terms, without refunds.
+#[divan::bench(args = [312.0, 7920.0])]
+fn cover_by_five_terms(b: divan::Bencher, hours: f64) {
+    let terms = box_terms(0.0, 0.0);
+    let length = decide_lang::Value::from(hours);
+    b.bench(|| decide_lang::cover::cover(&length, &terms).unwrap());
+}
+
+/// The same with every term refunding 80% after 7 days' notice: each term is also tried as
+/// the one ended early.
+#[divan::bench(args = [312.0, 7920.0])]
+fn cover_ended_early(b: divan::Bencher, hours: f64) {
+    let terms = box_terms(0.8, 168.0);
+    let length = decide_lang::Value::from(hours);
+    b.bench(|| decide_lang::cover::cover(&length, &terms).unwrap());
 }

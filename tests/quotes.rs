@@ -2159,6 +2159,22 @@ fn a_refund_lowers_the_bill_where_the_last_term_is_ended_early() {
     ] {
         assert!(text.contains(said), "{said}\n\n{text}");
     }
+    let html = common::run_ok(&[
+        job,
+        "--as-of",
+        "2026-09-10",
+        "--format",
+        "html",
+        "--rules",
+        rules.path().to_str().unwrap(),
+    ]);
+    assert!(
+        html.contains("<tr><th>Refund</th><td>The bill counts on ¥3,590 paid back:")
+            && html.contains(
+                "<th>Billed for the job</th><td>¥4,330 (1 box × 1 month, less ¥3,590 paid back)"
+            ),
+        "{html}"
+    );
     let zh = memo_zh(rules.path(), job, "2026-09-10");
     for said in [
         "| 作业计费合计 | ¥4,330（1 台 × 1 个月，扣除退款 ¥3,590） |",
