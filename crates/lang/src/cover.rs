@@ -101,9 +101,7 @@ pub fn cover(length: &Value, terms: &Value) -> Result<Value, String> {
     }
     let mut found = cheapest(length, &terms);
     for k in 0..terms.len() {
-        if let Some(early) = ended_early(length, &terms, k)
-            && early.fen < found.fen
-        {
+        if let Some(early) = ended_early(length, &terms, k, found.fen) {
             found = early;
         }
     }
@@ -251,14 +249,24 @@ fn free_cover(
                 .map_or(0, |q| u64::try_from(q - 1).unwrap_or(u64::MAX))
         })
         .collect();
+    // No cover costs more than the cheapest of the kept terms bought alone: a ceiling that
+    // prunes from the start (the search still finds, and keeps, its own first cover of the
+    // least bill).
+    let ceiling = kept
+        .iter()
+        .map(|&i| fen + i128::from(needed(left, terms[i].length)) * terms[i].fen)
+        .min()
+        .unwrap_or(i128::MAX);
     let mut search = CoverSearch {
         terms,
         dearer,
         bounds: &bounds,
         best_rate,
+        ceiling,
         best: None,
     };
-    search.go(0, left, counts, fen);
+    let mut counts = counts;
+    search.go(0, left, &mut counts, fen);
     search.best
 }
 
@@ -269,24 +277,27 @@ struct CoverSearch<'a> {
     dearer: &'a [usize],
     bounds: &'a [u64],
     best_rate: usize,
+    /// What some cover is known to cost: a branch that costs more is not searched.
+    ceiling: i128,
     best: Option<Bought>,
 }
 
 impl CoverSearch<'_> {
-    fn go(&mut self, k: usize, left: f64, counts: Vec<u64>, fen: i128) {
+    /// The counts of `dearer[k..]` from here, on top of `counts` (restored on return).
+    fn go(&mut self, k: usize, left: f64, counts: &mut Vec<u64>, fen: i128) {
         let cheapest = &self.terms[self.best_rate];
         // No cover from here costs less than the rest at the cheapest rate.
         #[allow(clippy::cast_possible_truncation)] // a bill below 1e15 fen
         let least = fen + (left.max(0.0) * cheapest.fen as f64 / cheapest.length).floor() as i128;
-        if self.best.as_ref().is_some_and(|b| least >= b.fen) {
+        if least > self.ceiling || self.best.as_ref().is_some_and(|b| least >= b.fen) {
             return;
         }
         if k == self.dearer.len() || left <= 0.0 {
             let n = needed(left, cheapest.length);
-            let mut counts = counts;
-            counts[self.best_rate] += n;
             let fen = fen + i128::from(n) * cheapest.fen;
             if self.best.as_ref().is_none_or(|b| fen < b.fen) {
+                let mut counts = counts.clone();
+                counts[self.best_rate] += n;
                 self.best = Some(Bought {
                     fen,
                     counts,
@@ -298,22 +309,24 @@ impl CoverSearch<'_> {
         let i = self.dearer[k];
         let term = &self.terms[i];
         let top = self.bounds[k].min(needed(left, term.length));
+        let (length, price) = (term.length, term.fen);
         for n in (0..=top).rev() {
-            let mut c = counts.clone();
-            c[i] += n;
+            counts[i] += n;
             self.go(
                 k + 1,
-                left - n as f64 * term.length,
-                c,
-                fen + i128::from(n) * term.fen,
+                left - n as f64 * length,
+                counts,
+                fen + i128::from(n) * price,
             );
+            counts[i] -= n;
         }
     }
 }
 
-/// The cheapest cover of `length` whose last term, `k`, is ended early and paid back for; none
-/// where `k` is not refunded, or nothing bought before it ends in its window.
-fn ended_early(length: f64, terms: &[BillingTerm], k: usize) -> Option<Bought> {
+/// The cheapest cover of `length` whose last term, `k`, is ended early and paid back for, where
+/// it costs less than `beat` (in fen); none where `k` is not refunded, or nothing bought before
+/// it ends in its window for less.
+fn ended_early(length: f64, terms: &[BillingTerm], k: usize, beat: i128) -> Option<Bought> {
     let last = &terms[k];
     if last.refund <= 0.0 || last.fen == 0 {
         return None;
@@ -340,6 +353,7 @@ fn ended_early(length: f64, terms: &[BillingTerm], k: usize) -> Option<Bought> {
         window,
         #[allow(clippy::cast_precision_loss)]
         fixed: last.fen as f64 + rate * window.0,
+        beat,
         order: Vec::new(),
         bounds: Vec::new(),
         best: None,
@@ -366,7 +380,7 @@ fn ended_early(length: f64, terms: &[BillingTerm], k: usize) -> Option<Bought> {
             .fold((0.0, 0.0), |(l, w), (&c, (t, &tw))| {
                 (l + c as f64 * t.length, w + c as f64 * tw)
             });
-        search.go(0, counts, bought, weight);
+        search.go(0, &mut counts, bought, weight);
     }
     search.best
 }
@@ -380,6 +394,9 @@ struct WindowSearch<'a> {
     k: usize,
     window: (f64, f64),
     fixed: f64,
+    /// The bill to beat (the cover without a term ended early): no leaf that costs as much is
+    /// kept, no branch that must is searched.
+    beat: i128,
     /// The usable terms, the best weight for its length first (of equal, the longer).
     order: Vec<usize>,
     /// How many of each of `order[1..]` at most: fewer than last as long as a better one.
@@ -416,8 +433,8 @@ impl WindowSearch<'_> {
     }
 
     /// The counts of `order[j + 1..]` from here, `bought` the length and `weight` the weight of
-    /// `counts` so far.
-    fn go(&mut self, j: usize, counts: Vec<u64>, bought: f64, weight: f64) {
+    /// `counts` so far (restored on return).
+    fn go(&mut self, j: usize, counts: &mut Vec<u64>, bought: f64, weight: f64) {
         let (lo, hi) = self.window;
         if bought > hi {
             return;
@@ -428,12 +445,12 @@ impl WindowSearch<'_> {
             Some(&b) => self.ratio(b) * (hi - bought),
             None => 0.0,
         };
-        #[allow(clippy::cast_precision_loss)] // a bill below 1e15 fen
-        if self
+        let to_beat = self
             .best
             .as_ref()
-            .is_some_and(|b| weight + least + self.fixed >= b.fen as f64 + 1.0)
-        {
+            .map_or(self.beat, |b| b.fen.min(self.beat));
+        #[allow(clippy::cast_precision_loss)] // a bill below 1e15 fen
+        if weight + least + self.fixed >= to_beat as f64 + 1.0 {
             return;
         }
         if j + 1 >= self.order.len() {
@@ -445,11 +462,16 @@ impl WindowSearch<'_> {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // positive, bounded
         let fit = ((hi - bought) / each).floor() as u64;
         for n in (0..=self.bounds[j].min(fit)).rev() {
-            let mut c = counts.clone();
-            c[i] += n;
+            counts[i] += n;
             #[allow(clippy::cast_precision_loss)] // counts below 2^53
-            let n = n as f64;
-            self.go(j + 1, c, bought + n * each, weight + n * self.weights[i]);
+            let many = n as f64;
+            self.go(
+                j + 1,
+                counts,
+                bought + many * each,
+                weight + many * self.weights[i],
+            );
+            counts[i] -= n;
         }
     }
 
@@ -459,9 +481,11 @@ impl WindowSearch<'_> {
         clippy::cast_sign_loss,
         clippy::cast_precision_loss
     )] // counts and bills within the bounds of `MAX_LENGTH`
-    fn leaf(&mut self, mut counts: Vec<u64>, bought: f64) {
+    fn leaf(&mut self, counts: &[u64], bought: f64) {
         let (lo, hi) = self.window;
         let mut before = bought;
+        // How many of the best-rated term fill the window.
+        let mut fill = None;
         if let Some(&b) = self.order.first() {
             let each = self.terms[b].length;
             let n = if self.weights[b] < 0.0 {
@@ -472,23 +496,29 @@ impl WindowSearch<'_> {
             if n < 0.0 {
                 return;
             }
-            counts[b] += n as u64;
+            fill = Some((b, n as u64));
             before += n * each;
         }
         if before < lo || before > hi {
             return;
         }
         let last = &self.terms[self.k];
-        counts[self.k] += 1;
         let unused = before - lo;
         let back = (last.refund * last.fen as f64 * unused / last.length).round() as i128;
         let paid: i128 = counts
             .iter()
             .zip(self.terms)
             .map(|(&c, t)| i128::from(c) * t.fen)
-            .sum();
+            .sum::<i128>()
+            + fill.map_or(0, |(b, n)| i128::from(n) * self.terms[b].fen)
+            + last.fen;
         let fen = paid - back;
-        if self.best.as_ref().is_none_or(|b| fen < b.fen) {
+        if fen < self.beat && self.best.as_ref().is_none_or(|b| fen < b.fen) {
+            let mut counts = counts.to_vec();
+            if let Some((b, n)) = fill {
+                counts[b] += n;
+            }
+            counts[self.k] += 1;
             self.best = Some(Bought {
                 fen,
                 counts,
