@@ -19,7 +19,8 @@
 //! shorter term is bought fewer times than it takes to last the next longer one (fewer than 24
 //! hours, 7 days, 5 weeks, 13 months) and the longest term covers what is left. Amounts are
 //! summed in fen, so ties are ties; among covers of the same bill the one found first wins: the
-//! most of the longer terms.
+//! most of the dearer-rated terms, tried from the most down (twelve months before a year of
+//! the same bill: the shorter commitment).
 //!
 //! **Ended early.** Where a term is refunded, the cover may also end the term bought last
 //! early: it is ended when the length is reached and its notice has run (the notice counted
@@ -726,6 +727,30 @@ mod tests {
         assert_eq!(parts(&c), [("month".to_owned(), 4)]);
         assert_eq!(c.get_attr("refund").get_attr("cny"), Value::from(4666.67));
         assert_eq!(c.get_attr("cny"), Value::from(23333.33));
+    }
+
+    /// Of two covers of the same bill, the one found first is kept: the most of the dearer-rated
+    /// terms, tried from the most down. Twelve months of use (8,640 h) cost ¥84,000 as twelve
+    /// months or as a year (the better rate, ¥9.59 an hour against ¥9.72, but 120 hours more):
+    /// the twelve months are kept, the shorter commitment, also where the search starts under
+    /// the bill of a term bought alone (¥84,000 both) and where a refund pays nothing back.
+    #[test]
+    fn of_equal_bills_the_first_found_is_kept() {
+        let terms = Value::from(vec![
+            t("month", 720.0, 7000.0, 1),
+            t("year", 8760.0, 84000.0, 1),
+        ]);
+        let c = cover(&Value::from(8640), &terms).unwrap();
+        assert_eq!(c.get_attr("cny"), Value::from(84000));
+        assert_eq!(parts(&c), [("month".to_owned(), 12)]);
+        let refunding = Value::from(vec![
+            refunded("month", 720.0, 7000.0, 0.5, 0.0),
+            refunded("year", 8760.0, 84000.0, 0.5, 240.0),
+        ]);
+        let c = cover(&Value::from(8640), &refunding).unwrap();
+        assert_eq!(c.get_attr("cny"), Value::from(84000));
+        assert_eq!(parts(&c), [("month".to_owned(), 12)]);
+        assert_eq!(c.get_attr("refund"), Value::None);
     }
 
     #[test]
