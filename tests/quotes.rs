@@ -2107,6 +2107,56 @@ fn a_terms_minimum_is_bought_whole_or_not_at_all() {
     );
 }
 
+/// A mixed plan whose boxes are bought as a year (the box sold by the year at ¥80,000 beside
+/// its month at ¥7,920, twelve months of use) says so and prices the boxes at the year's
+/// share: the headline, the deployment and the monthly cost agree with the total (¥6,667 a box
+/// a month, not the month's ¥7,920), in both languages.
+#[test]
+fn a_mixed_plans_boxes_bought_as_a_year_are_said_and_priced_so() {
+    let rules = common::edited_rules(&[]);
+    std::fs::write(
+        rules
+            .path()
+            .join("quotes")
+            .join("2026-09-10-marketplace.csv"),
+        "offer,vendor,unit,list_price,discounted_price,yearly_price,currency,discount_commits,\
+         min_term,vat,invoice,valid_from,source\n\
+         rtx4090-x8-sichuan2,marketplace,month,9900,7920,80000,CNY,month,1 month,unknown,unknown,\
+         2026-09-10,marketplace price list of 2026-09-10\n",
+    )
+    .unwrap();
+    let profiles = tempfile::tempdir().unwrap();
+    let profile = profiles.path().join("mixed.yaml");
+    std::fs::write(
+        &profile,
+        std::fs::read_to_string("examples/mixed-plan-nine-gpus.yaml")
+            .unwrap()
+            .replace("months: 6", "months: 12"),
+    )
+    .unwrap();
+    let profile = profile.to_str().unwrap();
+    let text = memo(rules.path(), profile, "2026-09-10");
+    for said in [
+        "> **Rent 1 × RTX 4090 24G ×8 (Sichuan zone 2), each box bought as 1 year, and 1 container \
+         GPU on a committed month at ¥1.57/GPU-hour for the rest: ¥7,797 a month.**",
+        "| Deploy | Mixed: whole 8-GPU boxes by the month, year for the GPUs that fill them, \
+         containers for the rest |",
+        "| Monthly cost | ¥7,797 (1 × ¥6,667 + 1 GPU × 720 h × ¥1.57) (1 box × 1 year: ¥80,000 \
+         over 12 months of use) |",
+        "| Over 12 months | ¥93,565 |",
+    ] {
+        assert!(text.contains(said), "{said}\n\n{text}");
+    }
+    let zh = memo_zh(rules.path(), profile, "2026-09-10");
+    for said in [
+        "租用 1 台 RTX 4090 24G ×8（四川二区）（每台按 1 年购买），其余用 1 张容器 GPU",
+        "| 部署方式 | 混合：填得满的部分租八卡整机（按月、年计费），其余用容器 |",
+        "| 每月成本 | ¥7,797（1 × ¥6,667 + 1 张 × 720 h × ¥1.57）（1 台 × 1 年：¥80,000，摊到 12 个使用月） |",
+    ] {
+        assert!(zh.contains(said), "{said}\n\n{zh}");
+    }
+}
+
 /// Writes the refund test's sheet: the marketplace's 4090 box of 2026-09-10 with the term
 /// columns `terms` (`daily_price,weekly_price,yearly_price`), refunding 80% of unused prepaid
 /// time with `notice` days' notice.
