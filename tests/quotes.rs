@@ -1688,6 +1688,38 @@ fn a_quotes_own_vat_rate_is_the_rate_added() {
     );
 }
 
+/// Writes a one-off fine-tuning job (`lora_finetune`, a 7-billion-parameter model) on eight
+/// GPUs into `dir` as `name`: `hours` on the 4090 box, a deadline of `deadline_days`, and
+/// `extra` lines under `job:`; gives its path.
+fn one_off_lora_job(dir: &Path, name: &str, hours: u32, deadline_days: u32, extra: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
+             parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
+             rtx4090-x8-sichuan2: {hours}\n  deadline_days: {deadline_days}\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Writes the marketplace's quote of 2026-09-10 for the 4090 box at ¥7,920 a month and
+/// `yearly` a year into `rules`.
+fn write_yearly_quote(rules: &Path, yearly: u32) {
+    std::fs::write(
+        rules.join("quotes").join("2026-09-10-marketplace.csv"),
+        format!(
+            "offer,vendor,unit,list_price,discounted_price,yearly_price,currency,discount_commits,\
+             min_term,vat,invoice,valid_from,source\n\
+             rtx4090-x8-sichuan2,marketplace,month,9900,7920,{yearly},CNY,month,1 month,unknown,\
+             unknown,2026-09-10,marketplace price list of 2026-09-10\n"
+        ),
+    )
+    .unwrap();
+}
+
 /// Writes the terms tests' sheet: the marketplace's quote of 2026-09-10 with its `cells`.
 fn write_terms_sheet(sheet: &Path, cells: &str) {
     std::fs::write(
@@ -1725,16 +1757,7 @@ fn a_job_is_billed_the_cheapest_mix_of_the_terms_a_box_is_sold_on() {
     let profiles = tempfile::tempdir().unwrap();
     let profile = profiles.path().join("job.yaml");
     let job = |hours: u32| {
-        std::fs::write(
-            &profile,
-            format!(
-                "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  \
-                 model_params_b: 7\n  parallelism: [data]\nusage:\n  gpus: 8\n  \
-                 hours_per_gpu_month: 720\njob:\n  hours:\n    rtx4090-x8-sichuan2: {hours}\n  \
-                 deadline_days: 40\n"
-            ),
-        )
-        .unwrap();
+        one_off_lora_job(profiles.path(), "job.yaml", hours, 40, "");
     };
     let row = terms_row;
     write(&row(""));
@@ -1836,17 +1859,7 @@ fn a_terms_bad_cells_are_refused_at_their_cells() {
 #[test]
 fn a_year_cheaper_than_the_months_prices_a_plan_of_many_months() {
     let rules = common::edited_rules(&[]);
-    std::fs::write(
-        rules
-            .path()
-            .join("quotes")
-            .join("2026-09-10-marketplace.csv"),
-        "offer,vendor,unit,list_price,discounted_price,yearly_price,currency,discount_commits,\
-         min_term,vat,invoice,valid_from,source\n\
-         rtx4090-x8-sichuan2,marketplace,month,9900,7920,85536,CNY,month,1 month,unknown,\
-         unknown,2026-09-10,marketplace price list of 2026-09-10\n",
-    )
-    .unwrap();
+    write_yearly_quote(rules.path(), 85536);
     let profiles = tempfile::tempdir().unwrap();
     let profile = profiles.path().join("plan.yaml");
     let plan = |months: u32| {
@@ -2057,15 +2070,8 @@ fn a_terms_minimum_is_bought_whole_or_not_at_all() {
         .unwrap();
     };
     let profiles = tempfile::tempdir().unwrap();
-    let job = profiles.path().join("job.yaml");
-    std::fs::write(
-        &job,
-        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
-         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
-         rtx4090-x8-sichuan2: 72\n  deadline_days: 10\n",
-    )
-    .unwrap();
-    let job = job.to_str().unwrap();
+    let job = one_off_lora_job(profiles.path(), "job.yaml", 72, 10, "");
+    let job = job.as_str();
     write("400", "");
     let text = memo(rules.path(), job, "2026-09-10");
     assert!(
@@ -2114,17 +2120,7 @@ fn a_terms_minimum_is_bought_whole_or_not_at_all() {
 #[test]
 fn a_mixed_plans_boxes_bought_as_a_year_are_said_and_priced_so() {
     let rules = common::edited_rules(&[]);
-    std::fs::write(
-        rules
-            .path()
-            .join("quotes")
-            .join("2026-09-10-marketplace.csv"),
-        "offer,vendor,unit,list_price,discounted_price,yearly_price,currency,discount_commits,\
-         min_term,vat,invoice,valid_from,source\n\
-         rtx4090-x8-sichuan2,marketplace,month,9900,7920,80000,CNY,month,1 month,unknown,unknown,\
-         2026-09-10,marketplace price list of 2026-09-10\n",
-    )
-    .unwrap();
+    write_yearly_quote(rules.path(), 80000);
     let profiles = tempfile::tempdir().unwrap();
     let profile = profiles.path().join("mixed.yaml");
     std::fs::write(
@@ -2188,15 +2184,8 @@ fn a_refund_lowers_the_bill_where_the_last_term_is_ended_early() {
         .join("quotes")
         .join("2026-09-10-marketplace.csv");
     let profiles = tempfile::tempdir().unwrap();
-    let job = profiles.path().join("job.yaml");
-    std::fs::write(
-        &job,
-        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
-         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
-         rtx4090-x8-sichuan2: 312\n  deadline_days: 40\n",
-    )
-    .unwrap();
-    let job = job.to_str().unwrap();
+    let job = one_off_lora_job(profiles.path(), "job.yaml", 312, 40, "");
+    let job = job.as_str();
     write_refund_sheet(&sheet, "400,2500,", 0);
     let text = memo(rules.path(), job, "2026-09-10");
     for said in [
@@ -2363,15 +2352,8 @@ fn a_quote_in_dollars_is_converted_at_the_rate_of_the_memos_date() {
     assert!(!priced.prices_hold_at("2026-09-15".parse().unwrap()));
     // A 13-day job is billed 13 of the converted days (USD 50 × 7.1 = ¥355 a day), not a month.
     let profiles = tempfile::tempdir().unwrap();
-    let job = profiles.path().join("job.yaml");
-    std::fs::write(
-        &job,
-        "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
-         parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  hours:\n    \
-         rtx4090-x8-sichuan2: 312\n  deadline_days: 40\n",
-    )
-    .unwrap();
-    let job_memo = memo(rules.path(), job.to_str().unwrap(), "2026-09-10");
+    let job = one_off_lora_job(profiles.path(), "job.yaml", 312, 40, "");
+    let job_memo = memo(rules.path(), &job, "2026-09-10");
     assert!(
         job_memo.contains("| Billed for the job | ¥4,615 (1 box × 13 days) |"),
         "{job_memo}"
@@ -2490,23 +2472,17 @@ fn spot_capacity_runs_only_a_job_that_checkpoints_and_costs_it_its_interruptions
     let (rules, sheet) = rules_with_spot();
     let profiles = tempfile::tempdir().unwrap();
     let job = |checkpoints: bool| {
-        let path = profiles.path().join(format!("job-{checkpoints}.yaml"));
-        std::fs::write(
-            &path,
-            format!(
-                "name: a one-off LoRA job\nworkload:\n  task: lora_finetune\n  \
-                 model_params_b: 7\n  parallelism: [data]\nusage:\n  gpus: 8\n  \
-                 hours_per_gpu_month: 720\njob:\n  hours:\n    rtx4090-x8-sichuan2: 312\n  \
-                 deadline_days: 40\n{}",
-                if checkpoints {
-                    "  checkpoints: true\n"
-                } else {
-                    ""
-                }
-            ),
+        one_off_lora_job(
+            profiles.path(),
+            &format!("job-{checkpoints}.yaml"),
+            312,
+            40,
+            if checkpoints {
+                "  checkpoints: true\n"
+            } else {
+                ""
+            },
         )
-        .unwrap();
-        path.to_str().unwrap().to_owned()
     };
     let spot = "rtx4090-x8-sichuan2@marketplace-spot";
     let option = |record: &serde_json::Value| {

@@ -782,6 +782,19 @@ mod tests {
         );
     }
 
+    /// The next combination of `counts`, each up to its top, as an odometer turns; false once
+    /// every one has been.
+    fn step(counts: &mut [u64], tops: &[u64]) -> bool {
+        for (c, &top) in counts.iter_mut().zip(tops) {
+            if *c < top {
+                *c += 1;
+                return true;
+            }
+            *c = 0;
+        }
+        false
+    }
+
     /// Every combination of counts up to what lasts the length alone, each bought at its
     /// minimum or not at all: the reference the search is proved against.
     fn every_cover(length: f64, terms: &[(f64, i128, u64)]) -> i128 {
@@ -809,17 +822,8 @@ mod tests {
                     .sum();
                 best = best.min(fen);
             }
-            let mut k = 0;
-            loop {
-                if k == counts.len() {
-                    return best;
-                }
-                if counts[k] < tops[k] {
-                    counts[k] += 1;
-                    break;
-                }
-                counts[k] = 0;
-                k += 1;
+            if !step(&mut counts, &tops) {
+                return best;
             }
         }
     }
@@ -855,17 +859,8 @@ mod tests {
                     }
                 }
             }
-            let mut k = 0;
-            loop {
-                if k == counts.len() {
-                    return best;
-                }
-                if counts[k] < tops[k] {
-                    counts[k] += 1;
-                    break;
-                }
-                counts[k] = 0;
-                k += 1;
+            if !step(&mut counts, &tops) {
+                return best;
             }
         }
     }
