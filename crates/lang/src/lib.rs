@@ -15,6 +15,7 @@
 pub mod ast;
 pub mod code;
 pub mod cover;
+pub mod dimension;
 mod functions;
 pub mod jinja;
 pub mod lexer;

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
+use super::dimension::Dimension;
 use super::lexer::SyntaxError;
 
 /// A rule value's type, as far as the rules declare it: structural, so a list knows its items',
@@ -22,7 +23,12 @@ pub enum Type {
     /// Not declared: any value.
     Any,
     Bool,
+    /// A number of no declared dimension.
     Number,
+    /// A number of a declared dimension (`cny/hour`): a fact's or a catalog field's
+    /// `quantity:`, and what arithmetic makes of them. Added, compared or chosen beside a
+    /// number of another dimension, it is an error when the rules load.
+    Quantity(Dimension),
     Text,
     Null,
     /// A list of items of a type (`List(Any)`: of anything).
@@ -92,7 +98,7 @@ impl Type {
         Some(match self {
             Type::Any | Type::Nullable(_) => return None,
             Type::Bool => TypeKind::Bool,
-            Type::Number => TypeKind::Number,
+            Type::Number | Type::Quantity(_) => TypeKind::Number,
             Type::Text => TypeKind::Text,
             Type::Null => TypeKind::Null,
             Type::List(_) => TypeKind::List,
@@ -113,6 +119,8 @@ impl Type {
             Type::Any => "anything".to_owned(),
             Type::Bool => "true or false".to_owned(),
             Type::Number => "a number".to_owned(),
+            Type::Quantity(d) if d.is_one() => "a plain number".to_owned(),
+            Type::Quantity(d) => format!("a number in {d}"),
             Type::Text => "text".to_owned(),
             Type::List(_) => "a list".to_owned(),
             Type::Map | Type::Record(_) | Type::PerOffer(_) | Type::Offer => "a map".to_owned(),
@@ -174,7 +182,7 @@ impl Type {
         match self {
             Type::Any => true,
             Type::Bool => v.kind() == Kind::Bool,
-            Type::Number => v.is_number(),
+            Type::Number | Type::Quantity(_) => v.is_number(),
             Type::Text => v.kind() == Kind::Text,
             Type::Null => v.is_none(),
             Type::List(item) => v
@@ -198,6 +206,25 @@ impl Type {
                         }))
             }
             Type::Nullable(t) => v.is_none() || t.admits(v),
+        }
+    }
+
+    /// The type with unit `from` replaced by dimension `to` in every dimension in it.
+    #[must_use]
+    pub fn with_unit(&self, from: &str, to: &Dimension) -> Type {
+        match self {
+            Type::Quantity(d) => Type::Quantity(d.replaced(from, to)),
+            Type::Record(r) => Type::record(
+                r.fields
+                    .iter()
+                    .map(|(f, t)| (f.clone(), t.with_unit(from, to)))
+                    .collect(),
+                r.closed,
+            ),
+            Type::List(t) => Type::list_of(t.with_unit(from, to)),
+            Type::PerOffer(t) => Type::PerOffer(Arc::new(t.with_unit(from, to))),
+            Type::Nullable(t) => Type::Nullable(Arc::new(t.with_unit(from, to))),
+            t => t.clone(),
         }
     }
 
@@ -268,6 +295,10 @@ pub fn unify(a: &Type, b: &Type) -> Type {
         (Type::PerOffer(left), Type::PerOffer(right)) => {
             Type::PerOffer(Arc::new(unify(left, right)))
         }
+        // Numbers of different dimensions, or of one and of none: a number.
+        _ if a.shape() == Some(TypeKind::Number) && b.shape() == Some(TypeKind::Number) => {
+            Type::Number
+        }
         _ if a.shape() == Some(TypeKind::Map) && b.shape() == Some(TypeKind::Map) => Type::Map,
         _ => Type::Any,
     }
@@ -282,6 +313,12 @@ pub trait Names {
     /// # Errors
     /// Why no value has the path, in the language's words.
     fn path(&self, path: &str) -> Result<Option<Type>, Unknown>;
+
+    /// What a price unit an offer's `price.unit` may name measures (a box's `month` a month, a
+    /// container GPU's `gpu_hour` an hour), where the rules say: else a unit of that name.
+    fn price_unit(&self, unit: &str) -> Dimension {
+        Dimension::unit(unit)
+    }
 }
 
 /// A path no value has: what to say, and what to write instead.
@@ -335,14 +372,50 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             ty(e)?;
             Type::Bool
         }
-        TermKind::Unary(UnaryOp::Neg, e) => number(e, &ty(e)?, "cannot be negated")?,
+        TermKind::Unary(UnaryOp::Neg, e) => {
+            let t = ty(e)?;
+            number(e, &t, "cannot be negated")?;
+            if matches!(t, Type::Quantity(_)) {
+                t
+            } else {
+                Type::Number
+            }
+        }
         TermKind::Binary(op, l, r) => binary(*op, l, r, &ty(l)?, &ty(r)?)?,
         TermKind::If { test, yes, no } => {
             ty(test)?;
-            let yes = ty(yes)?;
+            // Where the test says what an offer's price is for (`o.price.unit == 'month'`),
+            // its prices per that unit are per it in the branch it chooses.
+            let mut units = Vec::new();
+            price_units(test, &mut units);
+            let yes_type = if units.is_empty() {
+                ty(yes)?
+            } else {
+                infer(
+                    yes,
+                    &Refined {
+                        names,
+                        units: &units,
+                    },
+                )?
+            };
             match no {
-                Some(no) if ty(no)? == yes => yes,
-                _ => Type::Any,
+                Some(no) => {
+                    let no_type = ty(no)?;
+                    let numbers = [&yes_type, &no_type]
+                        .iter()
+                        .all(|t| t.fits(&[TypeKind::Number]));
+                    if numbers
+                        && let Some(d) = same_dimension(no, &yes_type, &no_type, "chosen beside")?
+                    {
+                        Type::Quantity(d)
+                    } else if no_type == yes_type {
+                        yes_type
+                    } else {
+                        Type::Any
+                    }
+                }
+                None => Type::Any,
             }
         }
         TermKind::List(items) => {
@@ -400,21 +473,34 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
             ));
         }
     }
+    // A cover's amounts are in yuan; its lengths (a part's: of one term) in the unit of the
+    // length covered, where that is declared.
+    let cny = || Type::Quantity(Dimension::unit("cny"));
+    let length = match args.first().map(|a| infer(a, names)).transpose()? {
+        Some(Type::Quantity(d)) if function == "cover" => Some(d),
+        _ => None,
+    };
+    let hours = || length.clone().map_or(Type::Number, Type::Quantity);
     Ok(match function {
         "range" => Type::list_of(Type::Number),
+        // A whole number of the same unit.
+        "ceil" | "floor" => match args.first().map(|a| infer(a, names)).transpose()? {
+            Some(t @ Type::Quantity(_)) => t,
+            _ => Type::Number,
+        },
         "cover" => Type::Nullable(Arc::new(Type::record(
             vec![
-                ("cny".into(), Type::Number),
-                ("paid".into(), Type::Number),
-                ("length".into(), Type::Number),
+                ("cny".into(), cny()),
+                ("paid".into(), cny()),
+                ("length".into(), hours()),
                 (
                     "refund".into(),
                     Type::Nullable(Arc::new(Type::record(
                         vec![
                             ("unit".into(), Type::Any),
-                            ("length".into(), Type::Number),
+                            ("length".into(), hours()),
                             ("share".into(), Type::Number),
-                            ("cny".into(), Type::Number),
+                            ("cny".into(), cny()),
                         ],
                         true,
                     ))),
@@ -425,8 +511,8 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
                         vec![
                             ("unit".into(), Type::Any),
                             ("count".into(), Type::Number),
-                            ("length".into(), Type::Number),
-                            ("cny".into(), Type::Number),
+                            ("length".into(), hours()),
+                            ("cny".into(), cny()),
                         ],
                         true,
                     )),
@@ -489,7 +575,11 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
     Ok(match filter {
         "abs" | "round" | "int" => {
             takes(&[TypeKind::Number], "it takes a number")?;
-            Type::Number
+            // A number of a unit keeps it.
+            match s {
+                Type::Quantity(_) => s.clone(),
+                _ => Type::Number,
+            }
         }
         "cny" | "num" | "pct" | "hours" | "plural" | "sci" => {
             takes(&[TypeKind::Number], "it writes a number")?;
@@ -524,7 +614,9 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
         "max" | "min" => {
             takes(&[TypeKind::List], "it reads a list")?;
             match s {
-                Type::List(item) if **item == Type::Number => Type::Number,
+                Type::List(item) if matches!(**item, Type::Number | Type::Quantity(_)) => {
+                    (**item).clone()
+                }
                 _ => Type::Any,
             }
         }
@@ -558,7 +650,12 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
                 Type::Any
             }
         }
-        BinaryOp::Eq | BinaryOp::Ne => Type::Bool,
+        BinaryOp::Eq | BinaryOp::Ne => {
+            if lt.fits(&[TypeKind::Number]) && rt.fits(&[TypeKind::Number]) {
+                same_dimension(r, lt, rt, "compared with")?;
+            }
+            Type::Bool
+        }
         BinaryOp::Lt | BinaryOp::Lte | BinaryOp::Gt | BinaryOp::Gte => {
             let ordered = [TypeKind::Number, TypeKind::Text];
             for (side, t) in [(l, lt), (r, rt)] {
@@ -579,6 +676,9 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
                     rt,
                     &format!("cannot be compared with {} by `{}`", lt.name(), op.symbol()),
                 ));
+            }
+            if lt.fits(&[TypeKind::Number]) && rt.fits(&[TypeKind::Number]) {
+                same_dimension(r, lt, rt, "compared with")?;
             }
             Type::Bool
         }
@@ -618,7 +718,9 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
             let what = format!("is not a number: `{}` is arithmetic", op.symbol());
             number(l, lt, &what)?;
             number(r, rt, &what)?;
-            if op == BinaryOp::Add && (!lt.known() || !rt.known()) {
+            if let Some(d) = arithmetic_dimension(op, l, r, lt, rt)? {
+                Type::Quantity(d)
+            } else if op == BinaryOp::Add && (!lt.known() || !rt.known()) {
                 // Two undeclared values may be lists.
                 Type::Any
             } else {
@@ -626,6 +728,143 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
             }
         }
     })
+}
+
+/// The unit an offer's own prices are for, in the dimensions of its fields (`cny/price_unit`):
+/// `price.unit`, a value of each offer, which a test of it names.
+pub const PRICE_UNIT: &str = "price_unit";
+
+/// The offers whose price unit `test` says where it holds (`o.price.unit == 'month'`, either
+/// side of an `and`), each as the path of the offer and the unit.
+fn price_units(test: &Term, out: &mut Vec<(String, String)>) {
+    match &test.kind {
+        TermKind::Binary(BinaryOp::And, a, b) => {
+            price_units(a, out);
+            price_units(b, out);
+        }
+        TermKind::Binary(BinaryOp::Eq, a, b) => {
+            for (path, unit) in [(a, b), (b, a)] {
+                if let (Some(path), TermKind::Lit(Lit::Str(unit))) = (path.path(), &unit.kind)
+                    && let Some(offer) = path.strip_suffix(".price.unit")
+                {
+                    out.push((offer.to_owned(), unit.to_string()));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The names of an expression in a branch where the price units of some offers are known:
+/// their fields' dimensions have the unit for [`PRICE_UNIT`].
+struct Refined<'a> {
+    names: &'a dyn Names,
+    units: &'a [(String, String)],
+}
+
+impl Names for Refined<'_> {
+    fn path(&self, path: &str) -> Result<Option<Type>, Unknown> {
+        let found = self.names.path(path)?;
+        Ok(found.map(|t| {
+            self.units
+                .iter()
+                .filter(|(offer, _)| {
+                    path.strip_prefix(offer.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+                })
+                .fold(t, |t, (_, unit)| {
+                    t.with_unit(PRICE_UNIT, &self.names.price_unit(unit))
+                })
+        }))
+    }
+
+    fn price_unit(&self, unit: &str) -> Dimension {
+        self.names.price_unit(unit)
+    }
+}
+
+/// The dimension of `l op r` (`+`, `-`, `%`: the one both sides share; `*`, `/`, `//`: the
+/// product or quotient of theirs, a literal a plain number), where it is known: `None` where a
+/// side of unknown dimension leaves it unknown.
+fn arithmetic_dimension(
+    op: BinaryOp,
+    l: &Term,
+    r: &Term,
+    lt: &Type,
+    rt: &Type,
+) -> Result<Option<Dimension>, SyntaxError> {
+    let of = |term: &Term, t: &Type| match t {
+        Type::Quantity(d) => Some(d.clone()),
+        _ if literal(term).is_some() => Some(Dimension::one()),
+        _ => None,
+    };
+    Ok(match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Rem => {
+            let doing = match op {
+                BinaryOp::Add => "added to",
+                BinaryOp::Sub => "taken from",
+                _ => "divided with remainder by",
+            };
+            same_dimension(r, lt, rt, doing)?
+        }
+        BinaryOp::Mul => match (of(l, lt), of(r, rt)) {
+            (Some(a), Some(b)) if !(a.is_one() && b.is_one() && !quantity(lt, rt)) => {
+                Some(a.times(&b))
+            }
+            _ => None,
+        },
+        BinaryOp::Div | BinaryOp::FloorDiv => match (of(l, lt), of(r, rt)) {
+            (Some(a), Some(b)) if !(a.is_one() && b.is_one() && !quantity(lt, rt)) => {
+                Some(a.per(&b))
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// Whether either side is of a declared dimension.
+fn quantity(lt: &Type, rt: &Type) -> bool {
+    matches!(lt, Type::Quantity(_)) || matches!(rt, Type::Quantity(_))
+}
+
+/// The dimension two numbers must share to be added, compared or chosen one for the other
+/// (`doing`: how the error says it): the declared one where either side declares one (a side of
+/// unknown dimension is taken to have it, and so is a number written in the expression: `x > 0`,
+/// `months if m is defined else 1`), `None` where neither does; an error where they declare
+/// different ones.
+fn same_dimension(
+    r: &Term,
+    lt: &Type,
+    rt: &Type,
+    doing: &str,
+) -> Result<Option<Dimension>, SyntaxError> {
+    let mixed = |side: &Term, this: &Dimension, other: &Dimension| {
+        SyntaxError {
+        message: format!("this is a number in {this} and cannot be {doing} a number in {other}"),
+        span: side.span.clone(),
+        help: Some(
+            "numbers of different units never meet: convert one first, through a fact whose `quantity:` is the unit between them (e.g. `hours_per_month`, `quantity: hour/month`)"
+                .to_owned(),
+        ),
+    }
+    };
+    Ok(match (lt, rt) {
+        (Type::Quantity(a), Type::Quantity(b)) if a != b => return Err(mixed(r, b, a)),
+        (Type::Quantity(d), _) | (_, Type::Quantity(d)) => Some(d.clone()),
+        _ => None,
+    })
+}
+
+/// The value of a number written in the expression (`5`, `-0.5`), else `None`.
+fn literal(term: &Term) -> Option<f64> {
+    match &term.kind {
+        #[allow(clippy::cast_precision_loss)]
+        TermKind::Lit(Lit::Int(i)) => Some(*i as f64),
+        TermKind::Lit(Lit::Float(f)) => Some(*f),
+        TermKind::Unary(UnaryOp::Neg, e) => literal(e).map(|v| -v),
+        _ => None,
+    }
 }
 
 /// A number where one is needed: its type, or the error.

@@ -22,6 +22,7 @@ use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, S
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 use decide_lang::Expr;
+use decide_lang::dimension::Dimension;
 use decide_lang::types::{Names, Type, TypeKind, Unknown};
 
 /// Everything the compiler needs to resolve names.
@@ -65,6 +66,41 @@ impl Names for Typing<'_, '_> {
         }
         Ok(self.scope.type_of(path, self.bound))
     }
+
+    fn price_unit(&self, unit: &str) -> Dimension {
+        self.scope
+            .owner
+            .policy
+            .price_unit_quantities
+            .get(unit)
+            .cloned()
+            .unwrap_or_else(|| Dimension::unit(unit))
+    }
+}
+
+/// An offer field's type with the dimensions `offer_quantities:` declares: the path's own
+/// where it is a number, its fields' where it is a record, its items' where it is a list.
+fn measured(t: Type, path: &str, quantities: &indexmap::IndexMap<String, Dimension>) -> Type {
+    match t {
+        t if t.shape() == Some(TypeKind::Number) => match quantities.get(path) {
+            Some(d) => Type::Quantity(d.clone()),
+            None => t,
+        },
+        Type::Record(r) => Type::record(
+            r.fields
+                .iter()
+                .map(|(f, t)| {
+                    (
+                        f.clone(),
+                        measured(t.clone(), &format!("{path}.{f}"), quantities),
+                    )
+                })
+                .collect(),
+            r.closed,
+        ),
+        Type::List(item) => Type::list_of(measured((*item).clone(), path, quantities)),
+        t => t,
+    }
 }
 
 /// Whether a node's value is a catalog offer (or none).
@@ -84,12 +120,20 @@ pub(crate) fn node_type(node: &RuleNode) -> Type {
     let per_offer = |t: Type| Type::PerOffer(Arc::new(t));
     match node {
         // Its map leaves out the offers it gives none for: every value is of its type.
-        RuleNode::Fact(f) if f.per_offer => per_offer(declared(f.kind)),
-        RuleNode::Fact(f) => match &f.value {
-            Some(v) => Type::of_json(&v.value),
-            None if f.nullable => Type::Any,
-            None => declared(f.kind),
-        },
+        RuleNode::Fact(f) => {
+            let measured = |t: Type| match f.dimension() {
+                Some(Ok(d)) if t.shape() == Some(TypeKind::Number) || t == Type::Any => {
+                    Type::Quantity(d)
+                }
+                _ => t,
+            };
+            match &f.value {
+                _ if f.per_offer => per_offer(measured(declared(f.kind))),
+                Some(v) => measured(Type::of_json(&v.value)),
+                None if f.nullable => Type::Any,
+                None => measured(declared(f.kind)),
+            }
+        }
         RuleNode::Criterion(_) => Type::Bool,
         RuleNode::Table(t) => table_type(t),
         RuleNode::Select(s) => select_type(s),
@@ -502,9 +546,15 @@ impl<'a> Scope<'a> {
             .iter()
             .map(|o| at_path(o, fields).map(Type::of_json))
             .collect::<Option<Vec<_>>>();
+        // A number whose dimension the policy declares has it at every date, given by every
+        // offer or not.
+        let quantities = &self.owner.policy.offer_quantities;
+        let path = fields.join(".");
         Ok(types
             .map(|t| decide_lang::types::common(t.into_iter()).opened())
-            .filter(|t| *t != Type::Any))
+            .filter(|t| *t != Type::Any)
+            .map(|t| measured(t, &path, quantities))
+            .or_else(|| quantities.get(&path).map(|d| Type::Quantity(d.clone()))))
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the

@@ -21,6 +21,7 @@ mod tree;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use decide_lang::dimension::Dimension;
 use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
@@ -136,6 +137,10 @@ pub struct Policy {
     pub meta: PolicyMeta,
     pub outputs: Located<Outputs>,
     pub offer_fields: IndexMap<String, FieldType>,
+    /// What an offer's numbers measure, by dotted path (`offer_quantities:`), read.
+    pub offer_quantities: IndexMap<String, Dimension>,
+    /// What each price unit measures (`price_unit_quantities:`), read.
+    pub price_unit_quantities: IndexMap<String, Dimension>,
     /// The offers on offer at [`Policy::prices_at`]: with quote sheets, one per hardware and
     /// vendor quoted by then (see [`quotes`]); without, the catalog as written.
     pub offers: Vec<Located<Offer>>,
@@ -369,6 +374,8 @@ impl Policy {
             meta: None,
             outputs: None,
             offer_fields: IndexMap::new(),
+            offer_quantities: IndexMap::new(),
+            price_unit_quantities: IndexMap::new(),
             offers: Vec::new(),
             quote_sheets: None,
             nodes: Vec::new(),
@@ -499,6 +506,8 @@ struct Builder<'a> {
     meta: Option<Located<PolicyMeta>>,
     outputs: Option<Located<Outputs>>,
     offer_fields: IndexMap<String, FieldType>,
+    offer_quantities: IndexMap<String, Dimension>,
+    price_unit_quantities: IndexMap<String, Dimension>,
     offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
     quote_sheets: Option<Located<QuoteSheets>>,
     nodes: Vec<Located<RuleNode>>,
@@ -578,6 +587,43 @@ impl Builder<'_> {
                     )
                     .in_file(name),
                 );
+            }
+        }
+        for (section, declared) in [
+            ("offer_quantities", rf.offer_quantities),
+            ("price_unit_quantities", rf.price_unit_quantities),
+        ] {
+            for (path, text) in declared {
+                let read = match Dimension::parse(&text.value) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        self.errors.push(
+                            error_at(
+                                self.sources,
+                                file,
+                                text.referenced,
+                                format!("`{section}.{path}`: `{}` {}", text.value, e.message),
+                            )
+                            .field(format!("{section}.{path}"))
+                            .help(DIMENSION_HELP),
+                        );
+                        continue;
+                    }
+                };
+                let into = if section == "offer_quantities" {
+                    &mut self.offer_quantities
+                } else {
+                    &mut self.price_unit_quantities
+                };
+                if into.insert(path.clone(), read).is_some() {
+                    self.errors.push(
+                        Error::new(
+                            ErrorKind::Rules,
+                            format!("`{section}.{path}` is declared twice"),
+                        )
+                        .in_file(name),
+                    );
+                }
             }
         }
         self.offers.extend(located(file, rf.offers));
@@ -681,6 +727,8 @@ impl Builder<'_> {
             meta: meta.item,
             outputs,
             offer_fields: self.offer_fields,
+            offer_quantities: self.offer_quantities,
+            price_unit_quantities: self.price_unit_quantities,
             offers,
             hardware,
             quotes: all_quotes,
@@ -830,6 +878,11 @@ fn check_offers(
     }
     offers
 }
+
+/// What a dimension (`quantity:`) may be.
+pub(crate) const DIMENSION_HELP: &str = "a dimension is units multiplied with `*` and divided \
+     with `/`, each a lower-case name, e.g. `cny`, `cny/month`, `hour/month`, `cny/gpu/hour`, \
+     or `1` for a plain number";
 
 const NUMBERS_HELP: &str = "an offer's numbers declared under `offer_fields:` are at least 0, and \
      amounts of money (fields whose name ends in `_cny`) at least 0.01 (one fen)";

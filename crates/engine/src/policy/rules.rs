@@ -4,6 +4,7 @@
 //! sections of all files are merged (see [`crate::policy::Policy`]). Expressions and text
 //! templates are kept with their position in the file so that later errors can point at them.
 
+use decide_lang::dimension::{BadDimension, Dimension};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,17 @@ pub struct RuleFile {
     /// Fields every catalog offer must have, as dotted paths with their type.
     #[serde(default)]
     pub offer_fields: IndexMap<String, FieldType>,
+    /// What an offer's numbers measure, by dotted path (a list's items' fields below the
+    /// list's path: `price.terms.cny`): a dimension such as `cny/month` (see [`Fact::quantity`]).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub offer_quantities: IndexMap<String, Spanned<String>>,
+    /// What each price unit an offer's `price.unit` may name measures (`gpu_hour: hour`), for
+    /// the branches of an expression where a test says which it is
+    /// (`offer.price.unit == 'gpu_hour'`): there, `price_unit` in an offer's dimensions is it.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub price_unit_quantities: IndexMap<String, Spanned<String>>,
     /// The catalog: the hardware of each offer (accelerators, memory, links, host, delivery,
     /// tools). With quote sheets (`quotes/*.csv`), prices, billing terms and sources come from
     /// the sheets; a policy without sheets writes them here (`price`, `billing`, `source`,
@@ -280,6 +292,14 @@ pub struct Fact {
     pub nullable: bool,
     #[serde(default)]
     pub unit: Option<Unit>,
+    /// What the number measures, as units multiplied (`*`) and divided (`/`): `cny`,
+    /// `cny/month`, `hour/month`, `1` for a plain number. Where it is not written, a `unit:` of
+    /// `cny`, `hours`, `days` or `gb` gives it. The typechecker refuses, when the rules load,
+    /// an expression that adds, compares or chooses between numbers of different ones, and a
+    /// fact whose expression gives another.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub quantity: Option<Spanned<String>>,
     /// Evaluate once per catalog offer (bound as `offer`); the value maps offer id to result,
     /// leaving out offers for which it is `none`.
     #[serde(default)]
@@ -966,6 +986,32 @@ pub enum RuleNode {
     Search(Search),
     Warning(Warning),
     Checklist(ChecklistItem),
+}
+
+impl Fact {
+    /// What the fact's number measures: its `quantity:` read (an error in words where it does
+    /// not), else the dimension its display `unit:` names (`cny`, `hour`, `day`, `gb`), else
+    /// none. A fact of a type other than a number measures nothing.
+    #[must_use]
+    pub fn dimension(&self) -> Option<Result<Dimension, BadDimension>> {
+        if !matches!(
+            self.kind,
+            FieldType::Number | FieldType::Integer | FieldType::Any
+        ) {
+            return None;
+        }
+        if let Some(text) = &self.quantity {
+            return Some(Dimension::parse(&text.value));
+        }
+        let unit = match self.unit? {
+            Unit::Cny => "cny",
+            Unit::Hours => "hour",
+            Unit::Days => "day",
+            Unit::Gb => "gb",
+            Unit::Percent | Unit::Count | Unit::Ratio => return None,
+        };
+        Some(Ok(Dimension::unit(unit)))
+    }
 }
 
 impl RuleNode {

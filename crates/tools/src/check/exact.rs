@@ -227,7 +227,9 @@ fn pieces(id: &str, expr: &str, ty: &Type, tests: &[&UnaryTest]) -> Vec<DomainPi
         }
         Some(_) | None => match ty {
             Type::Bool => out.extend([is(Lit::Bool(true), id), is(Lit::Bool(false), id)]),
-            Type::Number => out.extend(numbers(id, &m.numbers, None, None, false)),
+            Type::Number | Type::Quantity(_) => {
+                out.extend(numbers(id, &m.numbers, None, None, false));
+            }
             Type::Text => {
                 out.extend(m.texts.iter().map(|t| is(Lit::Str(t.clone()), id)));
                 out.push(other_text(&m.texts, id));

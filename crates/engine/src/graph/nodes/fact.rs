@@ -32,6 +32,23 @@ pub struct FactBody<'a> {
 pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeResult<'a> {
     let policy = &scope.owner.policy;
     let mut reads = Reads::default();
+    let dimension = match f.dimension() {
+        Some(Err(e)) => {
+            let text = f.quantity.as_ref().map_or("", |q| q.value.as_str());
+            return Err(policy
+                .error_at(
+                    file,
+                    f.quantity
+                        .as_ref()
+                        .map_or(f.id.referenced, |q| q.referenced),
+                    format!("fact `{}`: `quantity: {text}` {}", f.id.value, e.message),
+                )
+                .field(format!("{}.quantity", f.id.value))
+                .help(crate::policy::DIMENSION_HELP));
+        }
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
             let place = Place {
@@ -69,6 +86,29 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                     )
                     .field(format!("{}.expr", f.id.value))
                     .help("change the `type:` or the expression"));
+            }
+            // And what it measures, where both are known.
+            if let (Some(d), Type::Quantity(g)) = (&dimension, gives)
+                && d != g
+            {
+                return Err(policy
+                    .error_at(
+                        file,
+                        e.location().unwrap_or(f.id.referenced),
+                        format!(
+                            "fact `{}` measures {d}{}, and its `expr` gives a number in {g}",
+                            f.id.value,
+                            if f.quantity.is_some() {
+                                String::new()
+                            } else {
+                                " (its `unit:` says so)".to_owned()
+                            }
+                        ),
+                    )
+                    .field(format!("{}.expr", f.id.value))
+                    .help(format!(
+                        "convert the expression's number to {d} (through a fact whose `quantity:` is the unit between them), or declare `quantity: {g}` if that is what the fact measures"
+                    )));
             }
             Body::Fact(FactBody {
                 expr,
