@@ -43,5 +43,6 @@ mod serve;
 mod serving;
 mod signals;
 mod templates;
+mod units;
 mod validate;
 mod zen_peer;

@@ -57,7 +57,7 @@ impl Dimension {
         let bad = |message: String| BadDimension { message };
         let text = text.trim();
         if text.is_empty() {
-            return Err(bad("is empty".to_owned()));
+            return Err(bad("it is empty".to_owned()));
         }
         let mut powers: Vec<(Box<str>, i8)> = Vec::new();
         let mut sign = 1i8;

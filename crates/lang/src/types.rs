@@ -209,6 +209,17 @@ impl Type {
         }
     }
 
+    /// Whether a value of the type is or holds a number of a declared unit.
+    #[must_use]
+    pub fn measures(&self) -> bool {
+        match self {
+            Type::Quantity(_) => true,
+            Type::Record(r) => r.fields.iter().any(|(_, t)| t.measures()),
+            Type::List(t) | Type::PerOffer(t) | Type::Nullable(t) => t.measures(),
+            _ => false,
+        }
+    }
+
     /// The type with unit `from` replaced by dimension `to` in every dimension in it.
     #[must_use]
     pub fn with_unit(&self, from: &str, to: &Dimension) -> Type {
@@ -382,42 +393,7 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             }
         }
         TermKind::Binary(op, l, r) => binary(*op, l, r, &ty(l)?, &ty(r)?)?,
-        TermKind::If { test, yes, no } => {
-            ty(test)?;
-            // Where the test says what an offer's price is for (`o.price.unit == 'month'`),
-            // its prices per that unit are per it in the branch it chooses.
-            let mut units = Vec::new();
-            price_units(test, &mut units);
-            let yes_type = if units.is_empty() {
-                ty(yes)?
-            } else {
-                infer(
-                    yes,
-                    &Refined {
-                        names,
-                        units: &units,
-                    },
-                )?
-            };
-            match no {
-                Some(no) => {
-                    let no_type = ty(no)?;
-                    let numbers = [&yes_type, &no_type]
-                        .iter()
-                        .all(|t| t.fits(&[TypeKind::Number]));
-                    if numbers
-                        && let Some(d) = same_dimension(no, &yes_type, &no_type, "chosen beside")?
-                    {
-                        Type::Quantity(d)
-                    } else if no_type == yes_type {
-                        yes_type
-                    } else {
-                        Type::Any
-                    }
-                }
-                None => Type::Any,
-            }
-        }
+        TermKind::If { test, yes, no } => choice(test, yes, no.as_deref(), names)?,
         TermKind::List(items) => {
             let types = items.iter().map(ty).collect::<Result<Vec<_>, _>>()?;
             Type::list_of(common(types.into_iter()))
@@ -441,6 +417,10 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             args,
         } => {
             let args = args.iter().map(ty).collect::<Result<Vec<_>, _>>()?;
+            if let Some(d) = least_or_greatest(&filter.text, subject, names)? {
+                filtered(&filter.text, subject, &ty(subject)?, &args)?;
+                return Ok(Type::Quantity(d));
+            }
             filtered(&filter.text, subject, &ty(subject)?, &args)?
         }
         TermKind::Test { subject, .. } => {
@@ -452,6 +432,72 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
             args,
         } => call(&function.text, args, names)?,
     })
+}
+
+/// What `yes if test else no` gives: a number of the unit both share where either has one
+/// (the branch a test of an offer's price unit chooses read with that unit), the type both
+/// have, else anything.
+fn choice(
+    test: &Term,
+    yes: &Term,
+    no: Option<&Term>,
+    names: &dyn Names,
+) -> Result<Type, SyntaxError> {
+    let ty = |t: &Term| infer(t, names);
+    ty(test)?;
+    // Where the test says what an offer's price is for (`o.price.unit == 'month'`),
+    // its prices per that unit are per it in the branch it chooses.
+    let mut units = Vec::new();
+    price_units(test, &mut units);
+    let yes_type = if units.is_empty() {
+        ty(yes)?
+    } else {
+        infer(
+            yes,
+            &Refined {
+                names,
+                units: &units,
+            },
+        )?
+    };
+    Ok(match no {
+        Some(no) => {
+            let no_type = ty(no)?;
+            let numbers = [&yes_type, &no_type]
+                .iter()
+                .all(|t| t.fits(&[TypeKind::Number]));
+            if numbers && let Some(d) = same_dimension(no, &yes_type, &no_type, "chosen beside")? {
+                Type::Quantity(d)
+            } else if no_type == yes_type {
+                yes_type
+            } else {
+                Type::Any
+            }
+        }
+        None => Type::Any,
+    })
+}
+
+/// The unit of `[a, b] | min` (or `max`): the one the numbers listed share, where any has
+/// one (a list may hold numbers of different units, as a sort key does, but not weighed
+/// against each other).
+fn least_or_greatest(
+    filter: &str,
+    subject: &Term,
+    names: &dyn Names,
+) -> Result<Option<Dimension>, SyntaxError> {
+    let ("min" | "max", TermKind::List(items)) = (filter, &subject.kind) else {
+        return Ok(None);
+    };
+    let mut unit: Option<Dimension> = None;
+    for item in items {
+        let t = infer(item, names)?;
+        let first = unit.clone().map_or(Type::Any, Type::Quantity);
+        if let Some(d) = same_dimension(item, &first, &t, "weighed against")? {
+            unit = Some(d);
+        }
+    }
+    Ok(unit)
 }
 
 /// What calling `function` on `args` gives: `days_between` takes dates (text), `cover` a
@@ -1066,5 +1112,162 @@ mod tests {
             Type::Number.admits(&Value::Undefined),
             "undefined is checked where it is used"
         );
+    }
+}
+
+/// The typechecker's units against what an expression computes: an expression it accepts, of
+/// numbers of declared dimensions, gives the same answer in any units (Kennedy's scale
+/// invariance: measure every yuan in fen and every hour in minutes, and a number of `cny/hour`
+/// is multiplied by 100/60, a comparison unchanged), so that no answer it lets through can
+/// depend on adding a price per hour to a price per month.
+#[cfg(test)]
+mod scale {
+    use std::sync::OnceLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::code::Code;
+    use crate::value::Value;
+
+    /// The units a rescaling changes, and the dimensions of the names the expressions read:
+    /// the kinds of the quote sheets' price columns (a row's own price per its unit, a day's,
+    /// an hour's, a term's price and length), a length of time, an amount.
+    const UNITS: [&str; 5] = ["cny", "hour", "day", "month", "term"];
+    const NAMES: [(&str, &str); 8] = [
+        ("monthly", "cny/month"),
+        ("other_monthly", "cny/month"),
+        ("daily", "cny/day"),
+        ("hourly", "cny/hour"),
+        ("term_cny", "cny/term"),
+        ("term_hours", "hour/term"),
+        ("month_hours", "hour/month"),
+        ("hours", "hour"),
+    ];
+
+    struct Columns;
+
+    impl Names for Columns {
+        fn path(&self, path: &str) -> Result<Option<Type>, Unknown> {
+            Ok(NAMES
+                .iter()
+                .find(|(n, _)| *n == path)
+                .map(|(_, d)| Type::Quantity(Dimension::parse(d).unwrap())))
+        }
+    }
+
+    /// A random expression over the names: sums, differences, products, quotients, orderings,
+    /// choices, least and greatest; a number written in it only ever a factor (a number beside
+    /// a sum is read in the sum's unit, which no rescaling can follow).
+    fn expression() -> impl Strategy<Value = String> {
+        let leaf = (0..NAMES.len()).prop_map(|i| NAMES[i].0.to_owned());
+        leaf.prop_recursive(4, 24, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} + {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} - {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} * {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} / {b})")),
+                (inner.clone(), 1..5u8).prop_map(|(a, k)| format!("({k} * {a})")),
+                (inner.clone(), inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(a, b, c, d)| format!("({a} if {b} < {c} else {d})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("([{a}, {b}] | max)")),
+                (inner.clone(), inner).prop_map(|(a, b)| format!("({a} <= {b})")),
+            ]
+        })
+    }
+
+    /// The expression's value with each name at its value times its dimension's factor under
+    /// `scale` (each unit's factor, a power of two, so that the rescaling is exact).
+    fn value(text: &str, values: &[f64], scale: &[i32]) -> Option<Value> {
+        let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+        let (_, code) = Code::over(text, &names).unwrap();
+        let slots: Vec<OnceLock<Value>> = NAMES
+            .iter()
+            .zip(values)
+            .map(|((_, d), v)| {
+                OnceLock::from(Value::from(
+                    v * factor(&Dimension::parse(d).unwrap(), scale),
+                ))
+            })
+            .collect();
+        code.eval_partial(&slots).ok()
+    }
+
+    fn factor(d: &Dimension, scale: &[i32]) -> f64 {
+        d.units()
+            .iter()
+            .map(|(unit, power)| {
+                let i = UNITS.iter().position(|u| *u == &**unit).unwrap();
+                2f64.powi(scale[i] * i32::from(*power))
+            })
+            .product()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn what_the_typechecker_accepts_gives_the_same_answer_in_any_units(
+            text in expression(),
+            values in proptest::collection::vec(1u32..1000, NAMES.len()),
+            scale in proptest::collection::vec(-6i32..6, UNITS.len()),
+        ) {
+            let tree = crate::parser::parse(&text).unwrap();
+            let Ok(ty) = infer(&tree, &Columns) else {
+                return Ok(());
+            };
+            let values: Vec<f64> = values.into_iter().map(f64::from).collect();
+            let plain = value(&text, &values, &vec![0; UNITS.len()]);
+            let scaled = value(&text, &values, &scale);
+            match (ty, plain, scaled) {
+                (Type::Quantity(d), Some(plain), Some(scaled)) => {
+                    let (p, s) = (plain.as_number().unwrap(), scaled.as_number().unwrap());
+                    // Exact: every factor is a power of two.
+                    prop_assert_eq!(s.to_bits(), (p * factor(&d, &scale)).to_bits(), "{} in {}", text, d);
+                }
+                (Type::Bool, Some(plain), Some(scaled)) => {
+                    prop_assert_eq!(plain.is_true(), scaled.is_true(), "{}", text);
+                }
+                // A division by zero fails in every unit alike.
+                (_, plain, scaled) => prop_assert_eq!(plain.is_some(), scaled.is_some(), "{}", text),
+            }
+        }
+
+        #[test]
+        fn numbers_of_different_units_never_meet(
+            a in 0..NAMES.len(),
+            b in 0..NAMES.len(),
+            op in prop::sample::select(vec!["+", "-", "<", ">=", "==", "%"]),
+        ) {
+            let text = format!("{} {op} {}", NAMES[a].0, NAMES[b].0);
+            let result = infer(&crate::parser::parse(&text).unwrap(), &Columns);
+            let same = NAMES[a].1 == NAMES[b].1;
+            prop_assert_eq!(result.is_ok(), same, "{}", text);
+            if let Err(e) = result {
+                prop_assert!(e.message.contains(NAMES[a].1) && e.message.contains(NAMES[b].1), "{}", e.message);
+            }
+        }
+    }
+
+    #[test]
+    fn a_choice_and_a_least_of_different_units_are_refused_and_a_conversion_is_not() {
+        let infer_text = |text: &str| infer(&crate::parser::parse(text).unwrap(), &Columns);
+        for refused in [
+            "monthly if hours > 3 else daily",
+            "[monthly, hourly * 720] | min",
+            "monthly + hourly * 720",
+            "hours < month_hours",
+        ] {
+            assert!(infer_text(refused).is_err(), "{refused}");
+        }
+        let month = Type::Quantity(Dimension::parse("cny/month").unwrap());
+        for converted in [
+            "hourly * month_hours",
+            "monthly if hours > 3 else hourly * month_hours",
+            "[monthly, hourly * month_hours] | min",
+            "term_cny / term_hours * month_hours + other_monthly",
+        ] {
+            assert_eq!(infer_text(converted).unwrap(), month, "{converted}");
+        }
     }
 }

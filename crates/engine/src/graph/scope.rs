@@ -79,15 +79,17 @@ impl Names for Typing<'_, '_> {
 }
 
 /// An offer field's type with the dimensions `offer_quantities:` declares: the path's own
-/// where it is a number, its fields' where it is a record, its items' where it is a list.
+/// where it is a number, its fields' where it is a record (a declared field no offer gives at
+/// the date too: a term's `notice` where no quote refunds), its items' where it is a list.
 fn measured(t: Type, path: &str, quantities: &indexmap::IndexMap<String, Dimension>) -> Type {
     match t {
         t if t.shape() == Some(TypeKind::Number) => match quantities.get(path) {
             Some(d) => Type::Quantity(d.clone()),
             None => t,
         },
-        Type::Record(r) => Type::record(
-            r.fields
+        Type::Record(r) => {
+            let mut fields: Vec<(Box<str>, Type)> = r
+                .fields
                 .iter()
                 .map(|(f, t)| {
                     (
@@ -95,9 +97,19 @@ fn measured(t: Type, path: &str, quantities: &indexmap::IndexMap<String, Dimensi
                         measured(t.clone(), &format!("{path}.{f}"), quantities),
                     )
                 })
-                .collect(),
-            r.closed,
-        ),
+                .collect();
+            for (declared, d) in quantities {
+                if let Some(field) = declared
+                    .strip_prefix(path)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .filter(|f| !f.contains('.'))
+                    && !fields.iter().any(|(f, _)| &**f == field)
+                {
+                    fields.push((field.into(), Type::Quantity(d.clone())));
+                }
+            }
+            Type::record(fields, r.closed)
+        }
         Type::List(item) => Type::list_of(measured((*item).clone(), path, quantities)),
         t => t,
     }
@@ -547,14 +559,25 @@ impl<'a> Scope<'a> {
             .map(|o| at_path(o, fields).map(Type::of_json))
             .collect::<Option<Vec<_>>>();
         // A number whose dimension the policy declares has it at every date, given by every
-        // offer or not.
+        // offer or not; so do the numbers in a list or record some offers give (`price.terms`
+        // of the boxes, not of the containers), as those offers give it.
         let quantities = &self.owner.policy.offer_quantities;
         let path = fields.join(".");
+        let given = || {
+            let t = decide_lang::types::common(
+                self.offers
+                    .iter()
+                    .filter_map(|o| at_path(o, fields).map(Type::of_json)),
+            )
+            .opened();
+            Some(measured(t, &path, quantities)).filter(Type::measures)
+        };
         Ok(types
             .map(|t| decide_lang::types::common(t.into_iter()).opened())
             .filter(|t| *t != Type::Any)
             .map(|t| measured(t, &path, quantities))
-            .or_else(|| quantities.get(&path).map(|d| Type::Quantity(d.clone()))))
+            .or_else(|| quantities.get(&path).map(|d| Type::Quantity(d.clone())))
+            .or_else(given))
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the

@@ -518,6 +518,52 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// Reads the dimensions a section declares (`offer_quantities:`, `price_unit_quantities:`),
+    /// each error at its place.
+    fn add_quantities(
+        &mut self,
+        file: usize,
+        section: &str,
+        declared: IndexMap<String, Spanned<String>>,
+    ) {
+        let name = &self.sources[file].name;
+        for (path, text) in declared {
+            let read = match Dimension::parse(&text.value) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.errors.push(
+                        error_at(
+                            self.sources,
+                            file,
+                            text.referenced,
+                            format!(
+                                "`{section}.{path}: {}` does not read: {}",
+                                text.value, e.message
+                            ),
+                        )
+                        .field(format!("{section}.{path}"))
+                        .help(DIMENSION_HELP),
+                    );
+                    continue;
+                }
+            };
+            let into = if section == "offer_quantities" {
+                &mut self.offer_quantities
+            } else {
+                &mut self.price_unit_quantities
+            };
+            if into.insert(path.clone(), read).is_some() {
+                self.errors.push(
+                    Error::new(
+                        ErrorKind::Rules,
+                        format!("`{section}.{path}` is declared twice"),
+                    )
+                    .in_file(name),
+                );
+            }
+        }
+    }
+
     fn add(&mut self, file: usize, rf: RuleFile) {
         let name = &self.sources[file].name;
         let twice = |section: &str, prev: usize| {
@@ -589,43 +635,8 @@ impl Builder<'_> {
                 );
             }
         }
-        for (section, declared) in [
-            ("offer_quantities", rf.offer_quantities),
-            ("price_unit_quantities", rf.price_unit_quantities),
-        ] {
-            for (path, text) in declared {
-                let read = match Dimension::parse(&text.value) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        self.errors.push(
-                            error_at(
-                                self.sources,
-                                file,
-                                text.referenced,
-                                format!("`{section}.{path}`: `{}` {}", text.value, e.message),
-                            )
-                            .field(format!("{section}.{path}"))
-                            .help(DIMENSION_HELP),
-                        );
-                        continue;
-                    }
-                };
-                let into = if section == "offer_quantities" {
-                    &mut self.offer_quantities
-                } else {
-                    &mut self.price_unit_quantities
-                };
-                if into.insert(path.clone(), read).is_some() {
-                    self.errors.push(
-                        Error::new(
-                            ErrorKind::Rules,
-                            format!("`{section}.{path}` is declared twice"),
-                        )
-                        .in_file(name),
-                    );
-                }
-            }
-        }
+        self.add_quantities(file, "offer_quantities", rf.offer_quantities);
+        self.add_quantities(file, "price_unit_quantities", rf.price_unit_quantities);
         self.offers.extend(located(file, rf.offers));
         let nodes = (rf.facts.into_iter().map(RuleNode::Fact))
             .chain(rf.criteria.into_iter().map(RuleNode::Criterion))

@@ -145,6 +145,12 @@ pub fn check_with(
 pub struct ExpressionReport {
     /// Rule expressions, outputs included.
     pub expressions: usize,
+    /// Of those, the ones that give a number of a declared unit (`cny/month`), or a record or
+    /// list of them.
+    pub measured: usize,
+    /// The facts and the offer fields that declare what their numbers measure (`quantity:`,
+    /// `offer_quantities:`).
+    pub declared: usize,
     /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
     /// invariant messages).
     pub texts: usize,
@@ -164,9 +170,25 @@ impl ExpressionReport {
     fn of(graph: &Graph) -> Self {
         let c = graph.compiled();
         let texts = graph.owner().texts.values().filter(|t| t.from_evaluation);
+        let exprs = || {
+            c.nodes
+                .iter()
+                .flat_map(|n| n.exprs())
+                .chain(c.outputs.exprs())
+        };
+        let policy = graph.policy();
         ExpressionReport {
-            expressions: c.nodes.iter().map(|n| n.exprs().len()).sum::<usize>()
-                + c.outputs.exprs().len(),
+            expressions: exprs().count(),
+            measured: exprs().filter(|e| e.ty.measures()).count(),
+            declared: policy.offer_quantities.len()
+                + policy
+                    .nodes
+                    .iter()
+                    .filter(|n| {
+                        matches!(&n.item, decide_engine::policy::rules::RuleNode::Fact(f)
+                            if f.dimension().is_some())
+                    })
+                    .count(),
             texts: texts.count(),
             ..Self::default()
         }

@@ -2,6 +2,7 @@
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
 use decide_lang::Value;
+use decide_lang::dimension::Dimension;
 use decide_lang::types::Type;
 
 use crate::error::Result;
@@ -32,23 +33,7 @@ pub struct FactBody<'a> {
 pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeResult<'a> {
     let policy = &scope.owner.policy;
     let mut reads = Reads::default();
-    let dimension = match f.dimension() {
-        Some(Err(e)) => {
-            let text = f.quantity.as_ref().map_or("", |q| q.value.as_str());
-            return Err(policy
-                .error_at(
-                    file,
-                    f.quantity
-                        .as_ref()
-                        .map_or(f.id.referenced, |q| q.referenced),
-                    format!("fact `{}`: `quantity: {text}` {}", f.id.value, e.message),
-                )
-                .field(format!("{}.quantity", f.id.value))
-                .help(crate::policy::DIMENSION_HELP));
-        }
-        Some(Ok(d)) => Some(d),
-        None => None,
-    };
+    let dimension = dimension(scope, file, f)?;
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
             let place = Place {
@@ -88,28 +73,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                     .help("change the `type:` or the expression"));
             }
             // And what it measures, where both are known.
-            if let (Some(d), Type::Quantity(g)) = (&dimension, gives)
-                && d != g
-            {
-                return Err(policy
-                    .error_at(
-                        file,
-                        e.location().unwrap_or(f.id.referenced),
-                        format!(
-                            "fact `{}` measures {d}{}, and its `expr` gives a number in {g}",
-                            f.id.value,
-                            if f.quantity.is_some() {
-                                String::new()
-                            } else {
-                                " (its `unit:` says so)".to_owned()
-                            }
-                        ),
-                    )
-                    .field(format!("{}.expr", f.id.value))
-                    .help(format!(
-                        "convert the expression's number to {d} (through a fact whose `quantity:` is the unit between them), or declare `quantity: {g}` if that is what the fact measures"
-                    )));
-            }
+            measures(scope, file, f, dimension.as_ref(), gives, e.location())?;
             Body::Fact(FactBody {
                 expr,
                 ty: f.kind,
@@ -148,6 +112,66 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
         }
     };
     Ok((body, reads))
+}
+
+/// What the fact declares its number measures (`quantity:`, or its display `unit:`), read.
+fn dimension(scope: &Scope<'_>, file: usize, f: &Fact) -> Result<Option<Dimension>> {
+    Ok(match f.dimension() {
+        Some(Err(e)) => {
+            let text = f.quantity.as_ref().map_or("", |q| q.value.as_str());
+            return Err(scope
+                .owner
+                .policy
+                .error_at(
+                    file,
+                    f.quantity
+                        .as_ref()
+                        .map_or(f.id.referenced, |q| q.referenced),
+                    format!(
+                        "fact `{}`: `quantity: {text}` does not read: {}",
+                        f.id.value, e.message
+                    ),
+                )
+                .field(format!("{}.quantity", f.id.value))
+                .help(crate::policy::DIMENSION_HELP));
+        }
+        Some(Ok(d)) => Some(d),
+        None => None,
+    })
+}
+
+/// The fact's expression gives a number of the unit it declares, where both are known.
+fn measures(
+    scope: &Scope<'_>,
+    file: usize,
+    f: &Fact,
+    declared: Option<&Dimension>,
+    gives: &Type,
+    at: Option<serde_saphyr::Location>,
+) -> Result<()> {
+    if let (Some(d), Type::Quantity(g)) = (declared, gives)
+        && d != g
+    {
+        return Err(scope.owner.policy
+            .error_at(
+                file,
+                at.unwrap_or(f.id.referenced),
+                format!(
+                    "fact `{}` measures {d}{}, and its `expr` gives a number in {g}",
+                    f.id.value,
+                    if f.quantity.is_some() {
+                        String::new()
+                    } else {
+                        " (its `unit:` says so)".to_owned()
+                    }
+                ),
+            )
+            .field(format!("{}.expr", f.id.value))
+            .help(format!(
+                "convert the expression's number to {d} (through a fact whose `quantity:` is the unit between them), or declare `quantity: {g}` if that is what the fact measures"
+            )));
+    }
+    Ok(())
 }
 
 /// The fact's value: the expression's (checked against the declared type), or per offer a map
