@@ -1,4 +1,4 @@
-//! Dimensions: what a number measures, as a product of named units with whole powers
+//! Measures: what a number measures, as a product of named units with whole powers
 //! (`cny/hour`, `cny/month`, `hour/term`, `cny`), so that the typechecker can refuse a price per
 //! hour added to, compared with or chosen beside a price per month.
 //!
@@ -14,25 +14,25 @@ use std::sync::Arc;
 /// A product of units, each to a whole power other than 0, sorted by name (so that equal
 /// dimensions are equal values).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct Dimension(Arc<[(Box<str>, i8)]>);
+pub struct Measure(Arc<[(Box<str>, i8)]>);
 
 /// Why a dimension's text does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadDimension {
+pub struct BadMeasure {
     pub message: String,
 }
 
-impl Dimension {
+impl Measure {
     /// A plain number (`1`).
     #[must_use]
-    pub fn one() -> Dimension {
-        Dimension::default()
+    pub fn one() -> Measure {
+        Measure::default()
     }
 
     /// The dimension of one unit.
     #[must_use]
-    pub fn unit(name: &str) -> Dimension {
-        Dimension(Arc::from(vec![(Box::from(name), 1)]))
+    pub fn unit(name: &str) -> Measure {
+        Measure(Arc::from(vec![(Box::from(name), 1)]))
     }
 
     /// Whether this is a plain number.
@@ -53,8 +53,8 @@ impl Dimension {
     ///
     /// # Errors
     /// What is wrong with it, in words.
-    pub fn parse(text: &str) -> Result<Dimension, BadDimension> {
-        let bad = |message: String| BadDimension { message };
+    pub fn parse(text: &str) -> Result<Measure, BadMeasure> {
+        let bad = |message: String| BadMeasure { message };
         let text = text.trim();
         if text.is_empty() {
             return Err(bad("it is empty".to_owned()));
@@ -108,29 +108,29 @@ impl Dimension {
             sign = if op == '/' { -1 } else { 1 };
             rest = &rest[end + 1..];
         }
-        Ok(Dimension::of(powers))
+        Ok(Measure::of(powers))
     }
 
     /// The dimension of a product: each unit's powers added.
     #[must_use]
-    pub fn times(&self, other: &Dimension) -> Dimension {
+    pub fn times(&self, other: &Measure) -> Measure {
         let mut powers: Vec<(Box<str>, i8)> = self.0.to_vec();
         for (name, power) in other.0.iter() {
             add(&mut powers, name, *power);
         }
-        Dimension::of(powers)
+        Measure::of(powers)
     }
 
     /// The dimension of a quotient.
     #[must_use]
-    pub fn per(&self, other: &Dimension) -> Dimension {
+    pub fn per(&self, other: &Measure) -> Measure {
         self.times(&other.powered(-1))
     }
 
     /// The dimension raised to a whole power.
     #[must_use]
-    pub fn powered(&self, n: i8) -> Dimension {
-        Dimension::of(
+    pub fn powered(&self, n: i8) -> Measure {
+        Measure::of(
             self.0
                 .iter()
                 .map(|(name, p)| (name.clone(), p.saturating_mul(n)))
@@ -142,7 +142,7 @@ impl Dimension {
     /// where a test says what it is): `cny/price_unit` with `month` for `price_unit` is
     /// `cny/month`.
     #[must_use]
-    pub fn replaced(&self, from: &str, to: &Dimension) -> Dimension {
+    pub fn replaced(&self, from: &str, to: &Measure) -> Measure {
         let mut powers: Vec<(Box<str>, i8)> = Vec::new();
         for (name, power) in self.0.iter() {
             if &**name == from {
@@ -153,13 +153,13 @@ impl Dimension {
                 add(&mut powers, name, *power);
             }
         }
-        Dimension::of(powers)
+        Measure::of(powers)
     }
 
-    fn of(mut powers: Vec<(Box<str>, i8)>) -> Dimension {
+    fn of(mut powers: Vec<(Box<str>, i8)>) -> Measure {
         powers.retain(|(_, p)| *p != 0);
         powers.sort_by(|a, b| a.0.cmp(&b.0));
-        Dimension(Arc::from(powers))
+        Measure(Arc::from(powers))
     }
 }
 
@@ -171,7 +171,7 @@ fn add(powers: &mut Vec<(Box<str>, i8)>, name: &str, power: i8) {
 }
 
 /// As it is written in a policy: `cny/hour`, `hour^2`, `1/hour`, `1`.
-impl fmt::Display for Dimension {
+impl fmt::Display for Measure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let factor = |f: &mut fmt::Formatter<'_>, name: &str, power: i8| {
             if power == 1 {
@@ -213,26 +213,22 @@ mod tests {
             ("hour^2/hour", "hour"),
             ("cny/term", "cny/term"),
         ] {
-            assert_eq!(
-                Dimension::parse(text).unwrap().to_string(),
-                written,
-                "{text}"
-            );
+            assert_eq!(Measure::parse(text).unwrap().to_string(), written, "{text}");
         }
-        assert!(Dimension::parse("1").unwrap().is_one());
-        assert!(Dimension::parse("hour/hour").unwrap().is_one());
+        assert!(Measure::parse("1").unwrap().is_one());
+        assert!(Measure::parse("hour/hour").unwrap().is_one());
     }
 
     #[test]
     fn products_and_quotients_add_and_take_away_powers() {
-        let cny = Dimension::unit("cny");
-        let hour = Dimension::unit("hour");
+        let cny = Measure::unit("cny");
+        let hour = Measure::unit("hour");
         let rate = cny.per(&hour);
-        assert_eq!(rate, Dimension::parse("cny/hour").unwrap());
+        assert_eq!(rate, Measure::parse("cny/hour").unwrap());
         assert_eq!(rate.times(&hour), cny);
         assert!(rate.per(&rate).is_one());
         assert_eq!(hour.powered(-2).to_string(), "1/hour^2");
-        assert_ne!(rate, Dimension::parse("cny/month").unwrap());
+        assert_ne!(rate, Measure::parse("cny/month").unwrap());
     }
 
     #[test]
@@ -245,7 +241,7 @@ mod tests {
             ("cny/hour^0", "no whole power"),
             ("yuan per hour", "is not a unit"),
         ] {
-            let e = Dimension::parse(text).unwrap_err();
+            let e = Measure::parse(text).unwrap_err();
             assert!(e.message.contains(says), "{text}: {}", e.message);
         }
     }

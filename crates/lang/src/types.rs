@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
-use super::dimension::Dimension;
+use super::dimension::Measure;
 use super::lexer::SyntaxError;
 
 /// A rule value's type, as far as the rules declare it: structural, so a list knows its items',
@@ -28,7 +28,7 @@ pub enum Type {
     /// A number of a declared dimension (`cny/hour`): a fact's or a catalog field's
     /// `quantity:`, and what arithmetic makes of them. Added, compared or chosen beside a
     /// number of another dimension, it is an error when the rules load.
-    Quantity(Dimension),
+    Quantity(Measure),
     Text,
     Null,
     /// A list of items of a type (`List(Any)`: of anything).
@@ -222,7 +222,7 @@ impl Type {
 
     /// The type with unit `from` replaced by dimension `to` in every dimension in it.
     #[must_use]
-    pub fn with_unit(&self, from: &str, to: &Dimension) -> Type {
+    pub fn with_unit(&self, from: &str, to: &Measure) -> Type {
         match self {
             Type::Quantity(d) => Type::Quantity(d.replaced(from, to)),
             Type::Record(r) => Type::record(
@@ -327,8 +327,8 @@ pub trait Names {
 
     /// What a price unit an offer's `price.unit` may name measures (a box's `month` a month, a
     /// container GPU's `gpu_hour` an hour), where the rules say: else a unit of that name.
-    fn price_unit(&self, unit: &str) -> Dimension {
-        Dimension::unit(unit)
+    fn price_unit(&self, unit: &str) -> Measure {
+        Measure::unit(unit)
     }
 }
 
@@ -466,7 +466,17 @@ fn choice(
             let numbers = [&yes_type, &no_type]
                 .iter()
                 .all(|t| t.fits(&[TypeKind::Number]));
-            if numbers && let Some(d) = same_dimension(no, &yes_type, &no_type, "chosen beside")? {
+            // Both branches share a unit; the choice is a number of it only where neither
+            // branch may be something else (`none`).
+            let unit = if numbers {
+                same_dimension(no, &yes_type, &no_type, "chosen beside")?
+            } else {
+                None
+            };
+            let both = [&yes_type, &no_type]
+                .iter()
+                .all(|t| t.shape() == Some(TypeKind::Number));
+            if let (Some(d), true) = (unit, both) {
                 Type::Quantity(d)
             } else if no_type == yes_type {
                 yes_type
@@ -485,11 +495,11 @@ fn least_or_greatest(
     filter: &str,
     subject: &Term,
     names: &dyn Names,
-) -> Result<Option<Dimension>, SyntaxError> {
+) -> Result<Option<Measure>, SyntaxError> {
     let ("min" | "max", TermKind::List(items)) = (filter, &subject.kind) else {
         return Ok(None);
     };
-    let mut unit: Option<Dimension> = None;
+    let mut unit: Option<Measure> = None;
     for item in items {
         let t = infer(item, names)?;
         let first = unit.clone().map_or(Type::Any, Type::Quantity);
@@ -521,7 +531,7 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
     }
     // A cover's amounts are in yuan; its lengths (a part's: of one term) in the unit of the
     // length covered, where that is declared.
-    let cny = || Type::Quantity(Dimension::unit("cny"));
+    let cny = || Type::Quantity(Measure::unit("cny"));
     let length = match args.first().map(|a| infer(a, names)).transpose()? {
         Some(Type::Quantity(d)) if function == "cover" => Some(d),
         _ => None,
@@ -824,7 +834,7 @@ impl Names for Refined<'_> {
         }))
     }
 
-    fn price_unit(&self, unit: &str) -> Dimension {
+    fn price_unit(&self, unit: &str) -> Measure {
         self.names.price_unit(unit)
     }
 }
@@ -838,10 +848,10 @@ fn arithmetic_dimension(
     r: &Term,
     lt: &Type,
     rt: &Type,
-) -> Result<Option<Dimension>, SyntaxError> {
+) -> Result<Option<Measure>, SyntaxError> {
     let of = |term: &Term, t: &Type| match t {
         Type::Quantity(d) => Some(d.clone()),
-        _ if literal(term).is_some() => Some(Dimension::one()),
+        _ if literal(term).is_some() => Some(Measure::one()),
         _ => None,
     };
     Ok(match op {
@@ -884,8 +894,8 @@ fn same_dimension(
     lt: &Type,
     rt: &Type,
     doing: &str,
-) -> Result<Option<Dimension>, SyntaxError> {
-    let mixed = |side: &Term, this: &Dimension, other: &Dimension| {
+) -> Result<Option<Measure>, SyntaxError> {
+    let mixed = |side: &Term, this: &Measure, other: &Measure| {
         SyntaxError {
         message: format!("this is a number in {this} and cannot be {doing} a number in {other}"),
         span: side.span.clone(),
@@ -1152,7 +1162,7 @@ mod scale {
             Ok(NAMES
                 .iter()
                 .find(|(n, _)| *n == path)
-                .map(|(_, d)| Type::Quantity(Dimension::parse(d).unwrap())))
+                .map(|(_, d)| Type::Quantity(Measure::parse(d).unwrap())))
         }
     }
 
@@ -1185,15 +1195,13 @@ mod scale {
             .iter()
             .zip(values)
             .map(|((_, d), v)| {
-                OnceLock::from(Value::from(
-                    v * factor(&Dimension::parse(d).unwrap(), scale),
-                ))
+                OnceLock::from(Value::from(v * factor(&Measure::parse(d).unwrap(), scale)))
             })
             .collect();
         code.eval_partial(&slots).ok()
     }
 
-    fn factor(d: &Dimension, scale: &[i32]) -> f64 {
+    fn factor(d: &Measure, scale: &[i32]) -> f64 {
         d.units()
             .iter()
             .map(|(unit, power)| {
@@ -1260,7 +1268,7 @@ mod scale {
         ] {
             assert!(infer_text(refused).is_err(), "{refused}");
         }
-        let month = Type::Quantity(Dimension::parse("cny/month").unwrap());
+        let month = Type::Quantity(Measure::parse("cny/month").unwrap());
         for converted in [
             "hourly * month_hours",
             "monthly if hours > 3 else hourly * month_hours",

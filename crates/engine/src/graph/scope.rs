@@ -22,7 +22,7 @@ use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, S
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 use decide_lang::Expr;
-use decide_lang::dimension::Dimension;
+use decide_lang::dimension::Measure;
 use decide_lang::types::{Names, Type, TypeKind, Unknown};
 
 /// Everything the compiler needs to resolve names.
@@ -67,21 +67,21 @@ impl Names for Typing<'_, '_> {
         Ok(self.scope.type_of(path, self.bound))
     }
 
-    fn price_unit(&self, unit: &str) -> Dimension {
+    fn price_unit(&self, unit: &str) -> Measure {
         self.scope
             .owner
             .policy
             .price_unit_quantities
             .get(unit)
             .cloned()
-            .unwrap_or_else(|| Dimension::unit(unit))
+            .unwrap_or_else(|| Measure::unit(unit))
     }
 }
 
 /// An offer field's type with the dimensions `offer_quantities:` declares: the path's own
 /// where it is a number, its fields' where it is a record (a declared field no offer gives at
 /// the date too: a term's `notice` where no quote refunds), its items' where it is a list.
-fn measured(t: Type, path: &str, quantities: &indexmap::IndexMap<String, Dimension>) -> Type {
+fn measured(t: Type, path: &str, quantities: &indexmap::IndexMap<String, Measure>) -> Type {
     match t {
         t if t.shape() == Some(TypeKind::Number) => match quantities.get(path) {
             Some(d) => Type::Quantity(d.clone()),

@@ -21,7 +21,7 @@ mod tree;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use decide_lang::dimension::Dimension;
+use decide_lang::dimension::Measure;
 use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
@@ -138,9 +138,9 @@ pub struct Policy {
     pub outputs: Located<Outputs>,
     pub offer_fields: IndexMap<String, FieldType>,
     /// What an offer's numbers measure, by dotted path (`offer_quantities:`), read.
-    pub offer_quantities: IndexMap<String, Dimension>,
+    pub offer_quantities: IndexMap<String, Measure>,
     /// What each price unit measures (`price_unit_quantities:`), read.
-    pub price_unit_quantities: IndexMap<String, Dimension>,
+    pub price_unit_quantities: IndexMap<String, Measure>,
     /// The offers on offer at [`Policy::prices_at`]: with quote sheets, one per hardware and
     /// vendor quoted by then (see [`quotes`]); without, the catalog as written.
     pub offers: Vec<Located<Offer>>,
@@ -506,8 +506,8 @@ struct Builder<'a> {
     meta: Option<Located<PolicyMeta>>,
     outputs: Option<Located<Outputs>>,
     offer_fields: IndexMap<String, FieldType>,
-    offer_quantities: IndexMap<String, Dimension>,
-    price_unit_quantities: IndexMap<String, Dimension>,
+    offer_quantities: IndexMap<String, Measure>,
+    price_unit_quantities: IndexMap<String, Measure>,
     offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
     quote_sheets: Option<Located<QuoteSheets>>,
     nodes: Vec<Located<RuleNode>>,
@@ -528,7 +528,7 @@ impl Builder<'_> {
     ) {
         let name = &self.sources[file].name;
         for (path, text) in declared {
-            let read = match Dimension::parse(&text.value) {
+            let read = match Measure::parse(&text.value) {
                 Ok(d) => d,
                 Err(e) => {
                     self.errors.push(

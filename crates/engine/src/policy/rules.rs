@@ -4,7 +4,7 @@
 //! sections of all files are merged (see [`crate::policy::Policy`]). Expressions and text
 //! templates are kept with their position in the file so that later errors can point at them.
 
-use decide_lang::dimension::{BadDimension, Dimension};
+use decide_lang::dimension::{BadMeasure, Measure};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -993,7 +993,7 @@ impl Fact {
     /// not), else the dimension its display `unit:` names (`cny`, `hour`, `day`, `gb`), else
     /// none. A fact of a type other than a number measures nothing.
     #[must_use]
-    pub fn dimension(&self) -> Option<Result<Dimension, BadDimension>> {
+    pub fn dimension(&self) -> Option<Result<Measure, BadMeasure>> {
         if !matches!(
             self.kind,
             FieldType::Number | FieldType::Integer | FieldType::Any
@@ -1001,7 +1001,7 @@ impl Fact {
             return None;
         }
         if let Some(text) = &self.quantity {
-            return Some(Dimension::parse(&text.value));
+            return Some(Measure::parse(&text.value));
         }
         let unit = match self.unit? {
             Unit::Cny => "cny",
@@ -1010,7 +1010,7 @@ impl Fact {
             Unit::Gb => "gb",
             Unit::Percent | Unit::Count | Unit::Ratio => return None,
         };
-        Some(Ok(Dimension::unit(unit)))
+        Some(Ok(Measure::unit(unit)))
     }
 }
 

@@ -2,7 +2,7 @@
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
 use decide_lang::Value;
-use decide_lang::dimension::Dimension;
+use decide_lang::dimension::Measure;
 use decide_lang::types::Type;
 
 use crate::error::Result;
@@ -115,7 +115,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
 }
 
 /// What the fact declares its number measures (`quantity:`, or its display `unit:`), read.
-fn dimension(scope: &Scope<'_>, file: usize, f: &Fact) -> Result<Option<Dimension>> {
+fn dimension(scope: &Scope<'_>, file: usize, f: &Fact) -> Result<Option<Measure>> {
     Ok(match f.dimension() {
         Some(Err(e)) => {
             let text = f.quantity.as_ref().map_or("", |q| q.value.as_str());
@@ -145,7 +145,7 @@ fn measures(
     scope: &Scope<'_>,
     file: usize,
     f: &Fact,
-    declared: Option<&Dimension>,
+    declared: Option<&Measure>,
     gives: &Type,
     at: Option<serde_saphyr::Location>,
 ) -> Result<()> {
