@@ -141,7 +141,7 @@ fn a_price_for_its_unit_is_a_price_per_month_where_a_test_says_the_unit_is_a_mon
 
 #[test]
 fn a_fact_must_give_what_it_declares_it_measures() {
-    // The month's bill declared a bill per hour.
+    // The month's bill declared a bill per hour: a fact that reads it as monthly says so.
     let rules = common::edited_rules(&[(
         "facts.yaml",
         "    unit: cny\n    quantity: cny/month\n\n  - id: offer_plan_cny",
@@ -150,11 +150,11 @@ fn a_fact_must_give_what_it_declares_it_measures() {
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(
         err.contains(
-            "fact `offer_monthly_cny` measures cny/hour, and its `expr` gives a number in cny/month"
+            "fact `bare_metal_monthly_cny` measures cny/month, and its `expr` gives a number in cny/hour"
         ),
         "{err}"
     );
-    assert!(err.contains("declare `quantity: cny/month` if that is what the fact measures"));
+    assert!(err.contains("declare `quantity: cny/hour` if that is what the fact measures"));
     // A display unit of yuan is a claim of yuan: the month's hours are not.
     let rules = common::edited_rules(&[(
         "facts.yaml",
