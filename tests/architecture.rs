@@ -27,10 +27,10 @@ struct Library {
 
 const LANG: Library = Library {
     dir: "crates/lang",
-    modules: "ast code cover dimension functions jinja lexer limits message numbers parser \
+    modules: "ast code cover functions jinja lexer limits measure message numbers parser \
               template text types unary value vocabulary",
     never: &[
-        "dimension ↛ ast code cover functions jinja lexer parser template text types unary value \
+        "measure ↛ ast code cover functions jinja lexer parser template text types unary value \
          vocabulary: what a number measures is a plain product of units, read from the policy's \
          words; the typechecker uses it, not the other way round",
         "cover ↛ ast code jinja lexer parser template text types: the cheapest cover of a length \

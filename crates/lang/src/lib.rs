@@ -15,11 +15,11 @@
 pub mod ast;
 pub mod code;
 pub mod cover;
-pub mod dimension;
 mod functions;
 pub mod jinja;
 pub mod lexer;
 pub mod limits;
+pub mod measure;
 pub mod message;
 pub mod numbers;
 pub mod parser;

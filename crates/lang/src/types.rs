@@ -13,8 +13,8 @@
 use std::sync::Arc;
 
 use super::ast::{BinaryOp, Lit, Term, TermKind, UnaryOp};
-use super::dimension::Measure;
 use super::lexer::SyntaxError;
+use super::measure::Measure;
 
 /// A rule value's type, as far as the rules declare it: structural, so a list knows its items',
 /// a record its fields and a per-offer map its values' types.
@@ -469,7 +469,7 @@ fn choice(
             // Both branches share a unit; the choice is a number of it only where neither
             // branch may be something else (`none`).
             let unit = if numbers {
-                same_dimension(no, &yes_type, &no_type, "chosen beside")?
+                same_measure(no, &yes_type, &no_type, "chosen beside")?
             } else {
                 None
             };
@@ -503,7 +503,7 @@ fn least_or_greatest(
     for item in items {
         let t = infer(item, names)?;
         let first = unit.clone().map_or(Type::Any, Type::Quantity);
-        if let Some(d) = same_dimension(item, &first, &t, "weighed against")? {
+        if let Some(d) = same_measure(item, &first, &t, "weighed against")? {
             unit = Some(d);
         }
     }
@@ -514,6 +514,7 @@ fn least_or_greatest(
 /// length and a list of terms, the others numbers; `range` gives a list, `cover` a record of
 /// its bill or none, the others a number.
 fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, SyntaxError> {
+    let mut first = None;
     for (i, arg) in args.iter().enumerate() {
         let (wanted, name) = match (function, i) {
             ("days_between", _) => (TypeKind::Text, "text"),
@@ -528,19 +529,22 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
                 &format!("cannot go to `{function}`: it takes {name}"),
             ));
         }
+        if i == 0 {
+            first = Some(t);
+        }
     }
     // A cover's amounts are in yuan; its lengths (a part's: of one term) in the unit of the
     // length covered, where that is declared.
     let cny = || Type::Quantity(Measure::unit("cny"));
-    let length = match args.first().map(|a| infer(a, names)).transpose()? {
-        Some(Type::Quantity(d)) if function == "cover" => Some(d),
+    let length = match &first {
+        Some(Type::Quantity(d)) if function == "cover" => Some(d.clone()),
         _ => None,
     };
     let hours = || length.clone().map_or(Type::Number, Type::Quantity);
     Ok(match function {
         "range" => Type::list_of(Type::Number),
         // A whole number of the same unit.
-        "ceil" | "floor" => match args.first().map(|a| infer(a, names)).transpose()? {
+        "ceil" | "floor" => match first {
             Some(t @ Type::Quantity(_)) => t,
             _ => Type::Number,
         },
@@ -708,7 +712,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
         }
         BinaryOp::Eq | BinaryOp::Ne => {
             if lt.fits(&[TypeKind::Number]) && rt.fits(&[TypeKind::Number]) {
-                same_dimension(r, lt, rt, "compared with")?;
+                same_measure(r, lt, rt, "compared with")?;
             }
             Type::Bool
         }
@@ -734,7 +738,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
                 ));
             }
             if lt.fits(&[TypeKind::Number]) && rt.fits(&[TypeKind::Number]) {
-                same_dimension(r, lt, rt, "compared with")?;
+                same_measure(r, lt, rt, "compared with")?;
             }
             Type::Bool
         }
@@ -774,7 +778,7 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
             let what = format!("is not a number: `{}` is arithmetic", op.symbol());
             number(l, lt, &what)?;
             number(r, rt, &what)?;
-            if let Some(d) = arithmetic_dimension(op, l, r, lt, rt)? {
+            if let Some(d) = arithmetic_measure(op, l, r, lt, rt)? {
                 Type::Quantity(d)
             } else if op == BinaryOp::Add && (!lt.known() || !rt.known()) {
                 // Two undeclared values may be lists.
@@ -842,7 +846,7 @@ impl Names for Refined<'_> {
 /// The dimension of `l op r` (`+`, `-`, `%`: the one both sides share; `*`, `/`, `//`: the
 /// product or quotient of theirs, a literal a plain number), where it is known: `None` where a
 /// side of unknown dimension leaves it unknown.
-fn arithmetic_dimension(
+fn arithmetic_measure(
     op: BinaryOp,
     l: &Term,
     r: &Term,
@@ -861,20 +865,12 @@ fn arithmetic_dimension(
                 BinaryOp::Sub => "taken from",
                 _ => "divided with remainder by",
             };
-            same_dimension(r, lt, rt, doing)?
+            same_measure(r, lt, rt, doing)?
         }
-        BinaryOp::Mul => match (of(l, lt), of(r, rt)) {
-            (Some(a), Some(b)) if !(a.is_one() && b.is_one() && !quantity(lt, rt)) => {
-                Some(a.times(&b))
-            }
-            _ => None,
-        },
-        BinaryOp::Div | BinaryOp::FloorDiv => match (of(l, lt), of(r, rt)) {
-            (Some(a), Some(b)) if !(a.is_one() && b.is_one() && !quantity(lt, rt)) => {
-                Some(a.per(&b))
-            }
-            _ => None,
-        },
+        // Two literals make a plain number of no declared unit.
+        _ if !quantity(lt, rt) => None,
+        BinaryOp::Mul => of(l, lt).zip(of(r, rt)).map(|(a, b)| a.times(&b)),
+        BinaryOp::Div | BinaryOp::FloorDiv => of(l, lt).zip(of(r, rt)).map(|(a, b)| a.per(&b)),
         _ => None,
     })
 }
@@ -889,7 +885,7 @@ fn quantity(lt: &Type, rt: &Type) -> bool {
 /// unknown dimension is taken to have it, and so is a number written in the expression: `x > 0`,
 /// `months if m is defined else 1`), `None` where neither does; an error where they declare
 /// different ones.
-fn same_dimension(
+fn same_measure(
     r: &Term,
     lt: &Type,
     rt: &Type,

@@ -22,7 +22,7 @@ use crate::policy::rules::{FieldType, HitPolicy, NoMatch, Pick, Row, RuleNode, S
 use crate::policy::{Policy, ROOT_NAMES};
 use crate::profile::fields::FieldKind;
 use decide_lang::Expr;
-use decide_lang::dimension::Measure;
+use decide_lang::measure::Measure;
 use decide_lang::types::{Names, Type, TypeKind, Unknown};
 
 /// Everything the compiler needs to resolve names.
@@ -133,7 +133,7 @@ pub(crate) fn node_type(node: &RuleNode) -> Type {
     match node {
         // Its map leaves out the offers it gives none for: every value is of its type.
         RuleNode::Fact(f) => {
-            let measured = |t: Type| match f.dimension() {
+            let measured = |t: Type| match f.measure() {
                 Some(Ok(d)) if t.shape() == Some(TypeKind::Number) || t == Type::Any => {
                     Type::Quantity(d)
                 }

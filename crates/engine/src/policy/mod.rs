@@ -21,7 +21,7 @@ mod tree;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use decide_lang::dimension::Measure;
+use decide_lang::measure::Measure;
 use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 

@@ -4,7 +4,7 @@
 //! sections of all files are merged (see [`crate::policy::Policy`]). Expressions and text
 //! templates are kept with their position in the file so that later errors can point at them.
 
-use decide_lang::dimension::{BadMeasure, Measure};
+use decide_lang::measure::{BadMeasure, Measure};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -993,7 +993,7 @@ impl Fact {
     /// not), else the dimension its display `unit:` names (`cny`, `hour`, `day`, `gb`), else
     /// none. A fact of a type other than a number measures nothing.
     #[must_use]
-    pub fn dimension(&self) -> Option<Result<Measure, BadMeasure>> {
+    pub fn measure(&self) -> Option<Result<Measure, BadMeasure>> {
         if !matches!(
             self.kind,
             FieldType::Number | FieldType::Integer | FieldType::Any

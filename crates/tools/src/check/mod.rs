@@ -186,7 +186,7 @@ impl ExpressionReport {
                     .iter()
                     .filter(|n| {
                         matches!(&n.item, decide_engine::policy::rules::RuleNode::Fact(f)
-                            if f.dimension().is_some())
+                            if f.measure().is_some())
                     })
                     .count(),
             texts: texts.count(),

@@ -2,7 +2,7 @@
 //! type, once or once per catalog offer (`per_offer: true`, a map from offer id to value).
 
 use decide_lang::Value;
-use decide_lang::dimension::Measure;
+use decide_lang::measure::Measure;
 use decide_lang::types::Type;
 
 use crate::error::Result;
@@ -33,7 +33,7 @@ pub struct FactBody<'a> {
 pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeResult<'a> {
     let policy = &scope.owner.policy;
     let mut reads = Reads::default();
-    let dimension = dimension(scope, file, f)?;
+    let measure = measure_of(scope, file, f)?;
     let body = match (&f.expr, &f.value) {
         (Some(e), None) => {
             let place = Place {
@@ -73,7 +73,7 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                     .help("change the `type:` or the expression"));
             }
             // And what it measures, where both are known.
-            measures(scope, file, f, dimension.as_ref(), gives, e.location())?;
+            measures(scope, file, f, measure.as_ref(), gives, e.location())?;
             Body::Fact(FactBody {
                 expr,
                 ty: f.kind,
@@ -115,8 +115,8 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
 }
 
 /// What the fact declares its number measures (`quantity:`, or its display `unit:`), read.
-fn dimension(scope: &Scope<'_>, file: usize, f: &Fact) -> Result<Option<Measure>> {
-    Ok(match f.dimension() {
+fn measure_of(scope: &Scope<'_>, file: usize, f: &Fact) -> Result<Option<Measure>> {
+    Ok(match f.measure() {
         Some(Err(e)) => {
             let text = f.quantity.as_ref().map_or("", |q| q.value.as_str());
             return Err(scope
