@@ -552,32 +552,30 @@ impl<'a> Scope<'a> {
                 });
             }
         }
-        // The type every offer gives the path, where every offer has it.
-        let types = self
+        // The type every offer gives the path, where every offer has it. A number whose unit
+        // the policy declares has it at every date, given by every offer or not; so do the
+        // numbers in a list or record some offers give (`price.terms` of the boxes, not of the
+        // containers), as those offers give it.
+        let given: Vec<Type> = self
             .offers
             .iter()
-            .map(|o| at_path(o, fields).map(Type::of_json))
-            .collect::<Option<Vec<_>>>();
-        // A number whose dimension the policy declares has it at every date, given by every
-        // offer or not; so do the numbers in a list or record some offers give (`price.terms`
-        // of the boxes, not of the containers), as those offers give it.
+            .filter_map(|o| at_path(o, fields).map(Type::of_json))
+            .collect();
+        let every = given.len() == self.offers.len();
         let quantities = &self.owner.policy.offer_quantities;
         let path = fields.join(".");
-        let given = || {
-            let t = decide_lang::types::common(
-                self.offers
-                    .iter()
-                    .filter_map(|o| at_path(o, fields).map(Type::of_json)),
-            )
-            .opened();
-            Some(measured(t, &path, quantities)).filter(Type::measures)
-        };
-        Ok(types
-            .map(|t| decide_lang::types::common(t.into_iter()).opened())
-            .filter(|t| *t != Type::Any)
-            .map(|t| measured(t, &path, quantities))
-            .or_else(|| quantities.get(&path).map(|d| Type::Quantity(d.clone())))
-            .or_else(given))
+        let t = measured(
+            decide_lang::types::common(given.into_iter()).opened(),
+            &path,
+            quantities,
+        );
+        Ok(if every && t != Type::Any {
+            Some(t)
+        } else if let Some(d) = quantities.get(&path) {
+            Some(Type::Quantity(d.clone()))
+        } else {
+            Some(t).filter(Type::measures)
+        })
     }
 
     /// An error in expression `text` of `node`'s `field` ("`field` {what}: ..."), pointing at the
