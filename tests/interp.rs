@@ -98,12 +98,13 @@ proptest! {
 #[test]
 fn faults_in_the_rules_are_reported_in_the_languages_words() {
     let cases = [
+        // Each of the fact's unit (hours a month), or of none declared, so that the rules load.
         (
-            "profile.usage.gpus / 0",
-            "node `container_hours` failed: 8 / 0 divides by zero",
+            "profile.usage.hours_per_gpu_month / 0",
+            "node `container_hours` failed: 600.0 / 0 divides by zero",
         ),
         (
-            "profile.budget.monthly_cny + 1",
+            "profile.workload.active_params_b + profile.usage.hours_per_gpu_month",
             "node `container_hours` failed: `+` needs two numbers, and was given none and a number",
         ),
         (

@@ -205,7 +205,7 @@ fn expressions_line(r: &ExpressionReport) -> String {
         )
     };
     format!(
-        "Expressions: {} rule expressions typed and compiled, {} of them giving numbers of a unit ({} facts and offer fields declare one; no two units meet); {} texts compiled to the engine's text form.\n\
+        "Expressions: {} rule expressions typed and compiled, {} of them giving numbers of a unit ({} facts, offer fields and profile fields declare one; no two units meet); {} texts compiled to the engine's text form.\n\
          Explanations: {} of {} criterion, warning, checklist and invariant texts written as rows of condition and sentence ({} rows, {} phrases); {programs}.",
         thousands(r.expressions as u128),
         thousands(r.measured as u128),

@@ -239,18 +239,43 @@ impl Type {
         }
     }
 
+    /// The dimension of a number of a declared unit, or of such a number or none (a profile's
+    /// number it may leave out).
+    #[must_use]
+    pub fn dimension(&self) -> Option<&Measure> {
+        match self {
+            Type::Quantity(d) => Some(d),
+            Type::Nullable(t) => match &**t {
+                Type::Quantity(d) => Some(d),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether a value of this type is a number, or a number or none.
+    #[must_use]
+    pub fn is_number_or_none(&self) -> bool {
+        match self {
+            Type::Nullable(t) => t.shape() == Some(TypeKind::Number),
+            t => t.shape() == Some(TypeKind::Number),
+        }
+    }
+
     fn known(&self) -> bool {
         *self != Type::Any
     }
 
     /// Whether a value of this type may stand where one of `wanted` is needed (a map or none
-    /// where a map is: some profiles give the map).
+    /// where a map is: some profiles give the map; a number or none where a number is: a
+    /// profile's number of a declared unit that it may leave out, read as an undeclared one
+    /// would be, where a test of it is the rules' to write).
     fn fits(&self, wanted: &[TypeKind]) -> bool {
         match self {
             Type::Any => true,
-            Type::Nullable(t) => {
-                t.shape() == Some(TypeKind::Map) && wanted.contains(&TypeKind::Map)
-            }
+            Type::Nullable(t) => t.shape().is_some_and(|s| {
+                matches!(s, TypeKind::Map | TypeKind::Number) && wanted.contains(&s)
+            }),
             t => t.shape().is_some_and(|s| wanted.contains(&s)),
         }
     }
@@ -386,7 +411,7 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
         TermKind::Unary(UnaryOp::Neg, e) => {
             let t = ty(e)?;
             number(e, &t, "cannot be negated")?;
-            if matches!(t, Type::Quantity(_)) {
+            if t.dimension().is_some() {
                 t
             } else {
                 Type::Number
@@ -465,9 +490,9 @@ fn choice(
             let no_type = ty(no)?;
             let numbers = [&yes_type, &no_type]
                 .iter()
-                .all(|t| t.fits(&[TypeKind::Number]));
+                .all(|t| t.fits(&[TypeKind::Number]) || **t == Type::Null);
             // Both branches share a unit; the choice is a number of it only where neither
-            // branch may be something else (`none`).
+            // branch may be something else (`none`), else a number of it or none.
             let unit = if numbers {
                 same_measure(no, &yes_type, &no_type, "chosen beside")?
             } else {
@@ -476,8 +501,12 @@ fn choice(
             let both = [&yes_type, &no_type]
                 .iter()
                 .all(|t| t.shape() == Some(TypeKind::Number));
-            if let (Some(d), true) = (unit, both) {
+            // A number of a unit or none (`x if c else none`), and a choice of two such.
+            let or_none = |t: &Type| *t == Type::Null || t.dimension().is_some();
+            if let (Some(d), true) = (unit.clone(), both) {
                 Type::Quantity(d)
+            } else if let (Some(d), true) = (unit, or_none(&yes_type) && or_none(&no_type)) {
+                Type::Nullable(Arc::new(Type::Quantity(d)))
             } else if no_type == yes_type {
                 yes_type
             } else {
@@ -537,16 +566,16 @@ fn call(function: &str, args: &[Term], names: &dyn Names) -> Result<Type, Syntax
     // length covered, where that is declared.
     let cny = || Type::Quantity(Measure::unit("cny"));
     let length = match &first {
-        Some(Type::Quantity(d)) if function == "cover" => Some(d.clone()),
+        Some(t) if function == "cover" => t.dimension().cloned(),
         _ => None,
     };
     let hours = || length.clone().map_or(Type::Number, Type::Quantity);
     Ok(match function {
         "range" => Type::list_of(Type::Number),
         // A whole number of the same unit.
-        "ceil" | "floor" => match first {
-            Some(t @ Type::Quantity(_)) => t,
-            _ => Type::Number,
+        "ceil" | "floor" => match first.as_ref().and_then(Type::dimension) {
+            Some(d) => Type::Quantity(d.clone()),
+            None => Type::Number,
         },
         "cover" => Type::Nullable(Arc::new(Type::record(
             vec![
@@ -635,10 +664,11 @@ fn filtered(filter: &str, subject: &Term, s: &Type, args: &[Type]) -> Result<Typ
     Ok(match filter {
         "abs" | "round" | "int" => {
             takes(&[TypeKind::Number], "it takes a number")?;
-            // A number of a unit keeps it.
-            match s {
-                Type::Quantity(_) => s.clone(),
-                _ => Type::Number,
+            // A number of a unit keeps it (and none stays none).
+            if s.dimension().is_some() {
+                s.clone()
+            } else {
+                Type::Number
             }
         }
         "cny" | "num" | "pct" | "hours" | "plural" | "sci" => {
@@ -730,7 +760,11 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
                     ));
                 }
             }
-            if lt.known() && rt.known() && lt.shape() != rt.shape() {
+            if lt.known()
+                && rt.known()
+                && !(lt.is_number_or_none() && rt.is_number_or_none())
+                && lt.shape() != rt.shape()
+            {
                 return Err(wrong(
                     r,
                     rt,
@@ -853,10 +887,10 @@ fn arithmetic_measure(
     lt: &Type,
     rt: &Type,
 ) -> Result<Option<Measure>, SyntaxError> {
-    let of = |term: &Term, t: &Type| match t {
-        Type::Quantity(d) => Some(d.clone()),
-        _ if literal(term).is_some() => Some(Measure::one()),
-        _ => None,
+    let of = |term: &Term, t: &Type| match t.dimension() {
+        Some(d) => Some(d.clone()),
+        None if literal(term).is_some() => Some(Measure::one()),
+        None => None,
     };
     Ok(match op {
         BinaryOp::Add | BinaryOp::Sub | BinaryOp::Rem => {
@@ -877,7 +911,7 @@ fn arithmetic_measure(
 
 /// Whether either side is of a declared dimension.
 fn quantity(lt: &Type, rt: &Type) -> bool {
-    matches!(lt, Type::Quantity(_)) || matches!(rt, Type::Quantity(_))
+    lt.dimension().is_some() || rt.dimension().is_some()
 }
 
 /// The dimension two numbers must share to be added, compared or chosen one for the other
@@ -893,7 +927,11 @@ fn same_measure(
 ) -> Result<Option<Measure>, SyntaxError> {
     let mixed = |side: &Term, this: &Measure, other: &Measure| {
         SyntaxError {
-        message: format!("this is a number in {this} and cannot be {doing} a number in {other}"),
+        message: format!(
+            "this is {} and cannot be {doing} {}",
+            Type::Quantity(this.clone()).name(),
+            Type::Quantity(other.clone()).name()
+        ),
         span: side.span.clone(),
         help: Some(
             "numbers of different units never meet: convert one first, through a fact whose `quantity:` is the unit between them (e.g. `hours_per_month`, `quantity: hour/month`)"
@@ -901,10 +939,10 @@ fn same_measure(
         ),
     }
     };
-    Ok(match (lt, rt) {
-        (Type::Quantity(a), Type::Quantity(b)) if a != b => return Err(mixed(r, b, a)),
-        (Type::Quantity(d), _) | (_, Type::Quantity(d)) => Some(d.clone()),
-        _ => None,
+    Ok(match (lt.dimension(), rt.dimension()) {
+        (Some(a), Some(b)) if a != b => return Err(mixed(r, b, a)),
+        (Some(d), _) | (_, Some(d)) => Some(d.clone()),
+        (None, None) => None,
     })
 }
 
@@ -1273,5 +1311,66 @@ mod scale {
         ] {
             assert_eq!(infer_text(converted).unwrap(), month, "{converted}");
         }
+    }
+
+    /// A profile's number of a unit that it may leave out (a deadline in days).
+    struct Deadline;
+
+    impl Names for Deadline {
+        fn path(&self, path: &str) -> Result<Option<Type>, Unknown> {
+            let d = |text: &str| Type::Quantity(Measure::parse(text).unwrap());
+            Ok(match path {
+                "deadline_days" => Some(Type::Nullable(Arc::new(d("day")))),
+                "hours_per_day" => Some(d("hour/day")),
+                "job_hours" => Some(d("hour")),
+                _ => None,
+            })
+        }
+    }
+
+    #[test]
+    fn a_number_of_a_unit_or_none_keeps_its_unit_and_stays_none_able() {
+        let infer_text = |text: &str| infer(&crate::parser::parse(text).unwrap(), &Deadline);
+        let day = Type::Quantity(Measure::unit("day"));
+        // Read alone it may be none; where it is a number, it is one of days.
+        assert_eq!(
+            infer_text("deadline_days").unwrap(),
+            Type::Nullable(Arc::new(day.clone()))
+        );
+        assert_eq!(
+            infer_text("deadline_days | round").unwrap(),
+            Type::Nullable(Arc::new(day.clone()))
+        );
+        assert_eq!(infer_text("deadline_days * 2").unwrap(), day);
+        assert_eq!(infer_text("ceil(deadline_days)").unwrap(), day);
+        // Days meet hours only through the hours in a day.
+        for refused in [
+            "job_hours <= deadline_days * 24",
+            "job_hours + deadline_days",
+            "job_hours if deadline_days is none else deadline_days",
+            "[job_hours, deadline_days] | min",
+        ] {
+            let err = infer_text(refused).unwrap_err();
+            assert!(
+                err.message.contains("a number in day") && err.message.contains("a number in hour"),
+                "{refused}: {}",
+                err.message
+            );
+        }
+        assert_eq!(
+            infer_text("deadline_days * hours_per_day").unwrap(),
+            Type::Quantity(Measure::unit("hour"))
+        );
+        assert_eq!(
+            infer_text("job_hours <= deadline_days * hours_per_day").unwrap(),
+            Type::Bool
+        );
+        // A choice of it or none is not claimed a number.
+        assert_eq!(
+            infer_text("deadline_days * hours_per_day if deadline_days is not none else none")
+                .unwrap(),
+            Type::Any
+        );
+        assert!(infer_text("deadline_days > 3 and deadline_days < 30").is_ok());
     }
 }

@@ -9,7 +9,7 @@ use crate::value::{Kind, Value};
 use super::ast::Lit;
 use super::lexer::SyntaxError;
 use super::lexer::{Token, tokenize};
-use super::types::{Type, TypeKind};
+use super::types::Type;
 
 /// What a cell tests its input for.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,12 +223,12 @@ pub fn type_problem(test: &UnaryTest, input: &Type) -> Option<String> {
     let fits = |lit: &Lit| match (lit, input) {
         (Lit::None, _) | (_, Type::Any) => true,
         (Lit::Bool(_), t) => *t == Type::Bool,
-        (Lit::Int(_) | Lit::Float(_), t) => t.shape() == Some(TypeKind::Number),
+        (Lit::Int(_) | Lit::Float(_), t) => t.is_number_or_none(),
         (Lit::Str(_), t) => *t == Type::Text,
     };
     match test {
         UnaryTest::Any | UnaryTest::NotNone => None,
-        UnaryTest::Range(_) => (*input != Type::Any && input.shape() != Some(TypeKind::Number))
+        UnaryTest::Range(_) => (*input != Type::Any && !input.is_number_or_none())
             .then(|| format!("a number test on an input that gives {}", input.name())),
         UnaryTest::OneOf(lits) => lits
             .iter()

@@ -352,7 +352,7 @@ pub(crate) fn compile_nodes(owner: &Owner) -> Result<Compiled<'_>> {
     sensitivity(policy, &nodes, &mut errors);
     sensitivity_texts(&scope, &mut errors);
     let sensitivity_when = sensitivity_when(&scope, &mut errors);
-    questions(policy, &mut errors);
+    profile_fields(policy, &mut errors);
     let outputs = match outputs(&scope) {
         Ok(outputs) => Some(outputs),
         Err(e) => {
@@ -587,6 +587,66 @@ fn sensitivity(policy: &Policy, nodes: &[Node<'_>], errors: &mut Vec<Error>) {
                 format!("sensitivity: `{field}` has `unset: true`, but it is not a choice"),
                 "`unset` searches the choices of a field the profile may leave out (`workload.precision`); remove it here".to_owned(),
             ));
+        }
+    }
+}
+
+/// Whether `path` (below `profile.`) is a number field of the profile, which a
+/// `profile_quantities:` line may give a dimension: else what is wrong, and what would be valid.
+fn profile_number(path: &str) -> std::result::Result<(), (String, String)> {
+    use crate::profile::fields::{self, FieldKind};
+    let numbers = || {
+        let mut all: Vec<&str> = fields::fields()
+            .iter()
+            .filter(|f| f.bounds().is_some())
+            .map(|f| f.path.as_str())
+            .collect();
+        all.sort_unstable();
+        format!("the profile's number fields are {}", all.join(", "))
+    };
+    match fields::field(path) {
+        Some(f) if f.bounds().is_some() => Ok(()),
+        Some(f) => Err((
+            format!(
+                "`profile_quantities.{path}`: the profile field `{path}` is {}, not a number",
+                match f.kind {
+                    FieldKind::Object => "a section",
+                    FieldKind::Bool => "true or false",
+                    FieldKind::String | FieldKind::Enum(_) => "text",
+                    FieldKind::List(_) => "a list",
+                    FieldKind::Map(_) => "a map",
+                    FieldKind::Number(_) => "a number",
+                }
+            ),
+            numbers(),
+        )),
+        None => Err((
+            format!("`profile_quantities.{path}`: the profile has no field `{path}`"),
+            match fields::check_path(&format!("profile.{path}")) {
+                Err(hint) if hint.starts_with("did you mean") => hint,
+                _ => numbers(),
+            },
+        )),
+    }
+}
+
+/// The policy's other words about the profile's fields: its questions, and what its numbers
+/// measure.
+fn profile_fields(policy: &Policy, errors: &mut Vec<Error>) {
+    questions(policy, errors);
+    profile_quantities(policy, errors);
+}
+
+/// Each `profile_quantities:` line names a number field of the profile: else an error at it.
+fn profile_quantities(policy: &Policy, errors: &mut Vec<Error>) {
+    for (path, &(file, at)) in &policy.profile_quantity_places {
+        if let Err((message, help)) = profile_number(path) {
+            errors.push(
+                policy
+                    .error_at(file, at, message)
+                    .field(format!("profile_quantities.{path}"))
+                    .help(help),
+            );
         }
     }
 }

@@ -142,7 +142,14 @@ pub(crate) fn node_type(node: &RuleNode) -> Type {
             match &f.value {
                 _ if f.per_offer => per_offer(measured(declared(f.kind))),
                 Some(v) => measured(Type::of_json(&v.value)),
-                None if f.nullable => Type::Any,
+                // A number of a declared unit or none; anything else that may be none,
+                // undeclared.
+                None if f.nullable => match f.measure() {
+                    Some(Ok(d)) if declared(f.kind).shape() == Some(TypeKind::Number) => {
+                        Type::Nullable(Arc::new(Type::Quantity(d)))
+                    }
+                    _ => Type::Any,
+                },
                 None => measured(declared(f.kind)),
             }
         }
@@ -431,7 +438,8 @@ impl<'a> Scope<'a> {
 
     /// The type of a name an expression reads, or of a field path (`profile.usage.gpus`):
     /// the item the node binds is undeclared, a node's is what it declares, a profile field's is
-    /// the profile's (undeclared where it may be left out), the other roots' are fixed.
+    /// the profile's (undeclared where it may be left out, but for a number of a declared
+    /// dimension: that number or none), the other roots' are fixed.
     fn type_of(&self, path: &str, bound: &[&str]) -> Option<Type> {
         let root = path.split('.').next().unwrap_or(path);
         if bound.contains(&root) {
@@ -452,6 +460,16 @@ impl<'a> Scope<'a> {
         }
         if let Some(inner) = path.strip_prefix("profile.") {
             let field = crate::profile::fields::field(inner)?;
+            // A number the policy gives a dimension (`profile_quantities:`) has it, and may be
+            // none where the profile may leave it out.
+            if let Some(d) = self.owner.policy.profile_quantities.get(inner) {
+                let t = Type::Quantity(d.clone());
+                return Some(if field.nullable {
+                    Type::Nullable(Arc::new(t))
+                } else {
+                    t
+                });
+            }
             if field.nullable {
                 return None;
             }

@@ -141,6 +141,11 @@ pub struct Policy {
     pub offer_quantities: IndexMap<String, Measure>,
     /// What each price unit measures (`price_unit_quantities:`), read.
     pub price_unit_quantities: IndexMap<String, Measure>,
+    /// What the profile's numbers measure, by path below `profile.` (`profile_quantities:`),
+    /// read; whether each is a number field of the profile is checked as the graph compiles.
+    pub profile_quantities: IndexMap<String, Measure>,
+    /// Where each `profile_quantities:` line is written (rule file, place).
+    pub profile_quantity_places: IndexMap<String, (usize, Location)>,
     /// The offers on offer at [`Policy::prices_at`]: with quote sheets, one per hardware and
     /// vendor quoted by then (see [`quotes`]); without, the catalog as written.
     pub offers: Vec<Located<Offer>>,
@@ -376,6 +381,9 @@ impl Policy {
             offer_fields: IndexMap::new(),
             offer_quantities: IndexMap::new(),
             price_unit_quantities: IndexMap::new(),
+            profile_quantities: IndexMap::new(),
+            profile_quantity_places: IndexMap::new(),
+            price_unit_places: Vec::new(),
             offers: Vec::new(),
             quote_sheets: None,
             nodes: Vec::new(),
@@ -508,6 +516,11 @@ struct Builder<'a> {
     offer_fields: IndexMap<String, FieldType>,
     offer_quantities: IndexMap<String, Measure>,
     price_unit_quantities: IndexMap<String, Measure>,
+    profile_quantities: IndexMap<String, Measure>,
+    profile_quantity_places: IndexMap<String, (usize, Location)>,
+    /// Where each `price_unit_quantities:` key is written, to check it against the sheets'
+    /// price units once every file is read.
+    price_unit_places: Vec<(String, usize, Location)>,
     offers: Vec<Located<Spanned<IndexMap<String, serde_json::Value>>>>,
     quote_sheets: Option<Located<QuoteSheets>>,
     nodes: Vec<Located<RuleNode>>,
@@ -518,8 +531,8 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// Reads the dimensions a section declares (`offer_quantities:`, `price_unit_quantities:`),
-    /// each error at its place.
+    /// Reads the dimensions a section declares (`offer_quantities:`, `price_unit_quantities:`,
+    /// `profile_quantities:`), each error at its place: a unit that does not read.
     fn add_quantities(
         &mut self,
         file: usize,
@@ -547,10 +560,18 @@ impl Builder<'_> {
                     continue;
                 }
             };
-            let into = if section == "offer_quantities" {
-                &mut self.offer_quantities
-            } else {
-                &mut self.price_unit_quantities
+            if section == "profile_quantities" {
+                self.profile_quantity_places
+                    .insert(path.clone(), (file, text.referenced));
+            }
+            if section == "price_unit_quantities" {
+                self.price_unit_places
+                    .push((path.clone(), file, text.referenced));
+            }
+            let into = match section {
+                "offer_quantities" => &mut self.offer_quantities,
+                "profile_quantities" => &mut self.profile_quantities,
+                _ => &mut self.price_unit_quantities,
             };
             if into.insert(path.clone(), read).is_some() {
                 self.errors.push(
@@ -637,6 +658,7 @@ impl Builder<'_> {
         }
         self.add_quantities(file, "offer_quantities", rf.offer_quantities);
         self.add_quantities(file, "price_unit_quantities", rf.price_unit_quantities);
+        self.add_quantities(file, "profile_quantities", rf.profile_quantities);
         self.offers.extend(located(file, rf.offers));
         let nodes = (rf.facts.into_iter().map(RuleNode::Fact))
             .chain(rf.criteria.into_iter().map(RuleNode::Criterion))
@@ -690,17 +712,14 @@ impl Builder<'_> {
                 let ids: Vec<&str> = hardware.iter().map(|h| h.item.id.as_str()).collect();
                 all_quotes =
                     quotes::read_sheets(sources, &sheets, &vocabulary.item, &ids, &mut self.errors);
-                self.errors.extend(quotes::duplicates(sources, &all_quotes));
-                self.errors
-                    .extend(quotes::id_vendor_errors(sources, &hardware, &all_quotes));
-                self.errors.extend(quotes::vat_errors(
-                    &sources[vocabulary.file],
-                    &vocabulary.item,
-                ));
-                self.errors.extend(quotes::exchange_rate_errors(
-                    &sources[vocabulary.file],
-                    &vocabulary.item,
-                ));
+                let errors = sheet_errors(
+                    sources,
+                    &hardware,
+                    &all_quotes,
+                    vocabulary,
+                    &self.price_unit_places,
+                );
+                self.errors.extend(errors);
             }
             None if !sheets.is_empty() => self.errors.push(
                 Error::new(
@@ -740,6 +759,8 @@ impl Builder<'_> {
             offer_fields: self.offer_fields,
             offer_quantities: self.offer_quantities,
             price_unit_quantities: self.price_unit_quantities,
+            profile_quantities: self.profile_quantities,
+            profile_quantity_places: self.profile_quantity_places,
             offers,
             hardware,
             quotes: all_quotes,
@@ -754,6 +775,65 @@ impl Builder<'_> {
         check_ids(&policy, &mut self.errors);
         (Some(policy), self.errors)
     }
+}
+
+/// What is wrong with the sheets read against the catalog and the policy's vocabulary: a
+/// quote given twice, an id's vendor, the VAT rates and exchange rates, a price unit the facts
+/// do not price for a kind, a `price_unit_quantities:` key no sheet may quote.
+fn sheet_errors(
+    sources: &[Source],
+    hardware: &[Located<Offer>],
+    all_quotes: &[quotes::Quote],
+    vocabulary: &Located<QuoteSheets>,
+    price_unit_places: &[(String, usize, Location)],
+) -> Vec<Error> {
+    let mut errors = quotes::duplicates(sources, all_quotes);
+    errors.extend(quotes::id_vendor_errors(sources, hardware, all_quotes));
+    errors.extend(quotes::vat_errors(
+        &sources[vocabulary.file],
+        &vocabulary.item,
+    ));
+    errors.extend(quotes::exchange_rate_errors(
+        &sources[vocabulary.file],
+        &vocabulary.item,
+    ));
+    errors.extend(quotes::unpriced_units(
+        sources, hardware, all_quotes, vocabulary,
+    ));
+    errors.extend(unsold_price_units(
+        sources,
+        price_unit_places,
+        &vocabulary.item.price_units,
+    ));
+    errors
+}
+
+/// The `price_unit_quantities:` keys (each with where it is written) that are not among the
+/// quote sheets' price units (`units`), each an error at its line.
+fn unsold_price_units(
+    sources: &[Source],
+    places: &[(String, usize, Location)],
+    units: &[String],
+) -> Vec<Error> {
+    places
+        .iter()
+        .filter(|(unit, ..)| !units.contains(unit))
+        .map(|(unit, file, at)| {
+            error_at(
+                sources,
+                *file,
+                *at,
+                format!(
+                    "`price_unit_quantities.{unit}`: `{unit}` is not a price unit of the quote sheets"
+                ),
+            )
+            .field(format!("price_unit_quantities.{unit}"))
+            .help(format!(
+                "`quote_sheets.price_units` lists {}",
+                units.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// Tags every item with the rule file it came from.

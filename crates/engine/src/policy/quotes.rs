@@ -2097,6 +2097,93 @@ pub fn id_vendor_errors(
     errors
 }
 
+/// An error for each quote whose price unit the policy does not price for its hardware's kind
+/// (`quote_sheets.price_units_by_kind`), at its `unit` cell; and for each kind listed there
+/// with a unit that is not a price unit, at the vocabulary.
+#[must_use]
+pub fn unpriced_units(
+    sources: &[Source],
+    hardware: &[Located<Offer>],
+    quotes: &[Quote],
+    vocabulary: &Located<QuoteSheets>,
+) -> Vec<Error> {
+    let by_kind = &vocabulary.item.price_units_by_kind;
+    let mut errors = Vec::new();
+    for (kind, units) in by_kind {
+        if let Some(u) = units
+            .iter()
+            .find(|u| !vocabulary.item.price_units.contains(u))
+        {
+            errors.push(
+                Error::new(
+                    ErrorKind::Rules,
+                    format!(
+                        "`quote_sheets.price_units_by_kind.{kind}` names `{u}`, which is not one of the `price_units`"
+                    ),
+                )
+                .in_file(&sources[vocabulary.file].name)
+                .field(format!("quote_sheets.price_units_by_kind.{kind}"))
+                .help(format!(
+                    "the price units: {}",
+                    vocabulary.item.price_units.join(", ")
+                )),
+            );
+        }
+    }
+    for q in quotes {
+        let Some(kind) = hardware
+            .iter()
+            .find(|h| h.item.id == q.hardware)
+            .and_then(|h| h.item.fields.get("kind"))
+            .and_then(J::as_str)
+        else {
+            continue;
+        };
+        let unit = q
+            .fields
+            .get("price")
+            .and_then(|p| p.get("unit"))
+            .and_then(J::as_str)
+            .unwrap_or_default();
+        let Some(priced) = by_kind.get(kind) else {
+            continue;
+        };
+        if priced.iter().any(|u| u == unit) {
+            continue;
+        }
+        let source = &sources[q.sheet];
+        let lf = with_lf(&source.text);
+        let index = csv_reader(&lf)
+            .headers()
+            .ok()
+            .and_then(|h| h.iter().position(|c| c == "unit"))
+            .unwrap_or(0);
+        let at = Position {
+            line: q.line,
+            column: cell_column(&source.text, q.line, index),
+        };
+        errors.push(
+            Error::new(
+                ErrorKind::Rules,
+                format!(
+                    "`{}` is {kind} quoted by the `{unit}`, and the rules price {kind} only by the {}",
+                    q.hardware,
+                    priced.join(" or the ")
+                ),
+            )
+            .at(&source.name, &source.text, Some(at))
+            .field("unit")
+            .help(format!(
+                "a bill in a unit the facts do not price would be a guess: quote it by the {} \
+                 (the policy's `quote_sheets.price_units_by_kind`), or price the unit in the \
+                 facts first (`offer_monthly_cny`, `offer_unit_hourly_cny`) and list it there",
+                priced.join(" or the ")
+            )),
+        );
+    }
+    errors
+}
+
 /// The offer id of `hardware` quoted by `vendor`.
 #[must_use]
 pub fn offer_id(hardware: &str, vendor: &str, primary: bool) -> String {

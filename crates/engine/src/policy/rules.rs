@@ -48,6 +48,12 @@ pub struct RuleFile {
     #[serde(default)]
     #[schemars(with = "IndexMap<String, String>")]
     pub price_unit_quantities: IndexMap<String, Spanned<String>>,
+    /// What the profile's numbers measure, by path below `profile.` (`usage.months: month`,
+    /// `budget.monthly_cny: cny/month`): each a number field of the profile, typed with its
+    /// dimension wherever a rule reads it.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, String>")]
+    pub profile_quantities: IndexMap<String, Spanned<String>>,
     /// The catalog: the hardware of each offer (accelerators, memory, links, host, delivery,
     /// tools). With quote sheets (`quotes/*.csv`), prices, billing terms and sources come from
     /// the sheets; a policy without sheets writes them here (`price`, `billing`, `source`,
@@ -109,6 +115,12 @@ pub struct QuoteSheets {
     pub currency: String,
     /// What a price is for (the `unit` column; the offer's `price.unit`), e.g. `month`.
     pub price_units: Vec<String>,
+    /// The price units the facts price for each kind of offer (`bare_metal: [month]`), where
+    /// the policy says: a row quoting its hardware's kind in another is refused at its `unit`
+    /// cell, as its bill would be a guess. A kind not listed may be quoted in any of
+    /// `price_units`.
+    #[serde(default)]
+    pub price_units_by_kind: std::collections::BTreeMap<String, Vec<String>>,
     /// What a bill is made of (the `billing_unit` column, default the `unit`; the offer's
     /// `billing.unit`).
     pub billing_units: Vec<String>,

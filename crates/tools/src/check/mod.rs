@@ -148,8 +148,8 @@ pub struct ExpressionReport {
     /// Of those, the ones that give a number of a declared unit (`cny/month`), or a record or
     /// list of them.
     pub measured: usize,
-    /// The facts and the offer fields that declare what their numbers measure (`quantity:`,
-    /// `offer_quantities:`).
+    /// The facts, the offer fields and the profile fields that declare what their numbers
+    /// measure (`quantity:`, `offer_quantities:`, `profile_quantities:`).
     pub declared: usize,
     /// Text templates rendered from an evaluation (criteria, warnings, checklist items,
     /// invariant messages).
@@ -181,6 +181,7 @@ impl ExpressionReport {
             expressions: exprs().count(),
             measured: exprs().filter(|e| e.ty.measures()).count(),
             declared: policy.offer_quantities.len()
+                + policy.profile_quantities.len()
                 + policy
                     .nodes
                     .iter()

@@ -53,6 +53,10 @@ pub(crate) fn compile<'a>(scope: &Scope<'a>, file: usize, f: &'a Fact) -> NodeRe
                 && *gives != Type::Any
                 && gives.shape() != declared.shape()
                 && !(f.nullable && *gives == Type::Null)
+                // A per-offer fact leaves out the offers it gives none for.
+                && !((f.nullable || f.per_offer)
+                    && declared.shape() == Some(decide_lang::types::TypeKind::Number)
+                    && gives.is_number_or_none())
                 && !(declared == Type::Map && gives.is_map_or_none())
             {
                 return Err(policy
@@ -149,7 +153,7 @@ fn measures(
     gives: &Type,
     at: Option<serde_saphyr::Location>,
 ) -> Result<()> {
-    if let (Some(d), Type::Quantity(g)) = (declared, gives)
+    if let (Some(d), Some(g)) = (declared, gives.dimension())
         && d != g
     {
         return Err(scope.owner.policy
