@@ -417,6 +417,11 @@ pub fn infer(term: &Term, names: &dyn Names) -> Result<Type, SyntaxError> {
                 Type::Number
             }
         }
+        // The right of `and` is read where the left holds, of `or` where it does not.
+        TermKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), l, r) => {
+            let right = refined(r, l, *op == BinaryOp::And, names)?;
+            binary(*op, l, r, &ty(l)?, &right)?
+        }
         TermKind::Binary(op, l, r) => binary(*op, l, r, &ty(l)?, &ty(r)?)?,
         TermKind::If { test, yes, no } => choice(test, yes, no.as_deref(), names)?,
         TermKind::List(items) => {
@@ -470,24 +475,12 @@ fn choice(
 ) -> Result<Type, SyntaxError> {
     let ty = |t: &Term| infer(t, names);
     ty(test)?;
-    // Where the test says what an offer's price is for (`o.price.unit == 'month'`),
-    // its prices per that unit are per it in the branch it chooses.
-    let mut units = Vec::new();
-    price_units(test, &mut units);
-    let yes_type = if units.is_empty() {
-        ty(yes)?
-    } else {
-        infer(
-            yes,
-            &Refined {
-                names,
-                units: &units,
-            },
-        )?
-    };
+    // Where the test says what an offer's price is for (`o.price.unit == 'month'`, or
+    // `!= 'month'` for the `else`), its prices per that unit are per it in that branch.
+    let yes_type = refined(yes, test, true, names)?;
     Ok(match no {
         Some(no) => {
-            let no_type = ty(no)?;
+            let no_type = refined(no, test, false, names)?;
             let numbers = [&yes_type, &no_type]
                 .iter()
                 .all(|t| t.fits(&[TypeKind::Number]) || **t == Type::Null);
@@ -828,15 +821,41 @@ fn binary(op: BinaryOp, l: &Term, r: &Term, lt: &Type, rt: &Type) -> Result<Type
 /// `price.unit`, a value of each offer, which a test of it names.
 pub const PRICE_UNIT: &str = "price_unit";
 
-/// The offers whose price unit `test` says where it holds (`o.price.unit == 'month'`, either
-/// side of an `and`), each as the path of the offer and the unit.
-fn price_units(test: &Term, out: &mut Vec<(String, String)>) {
+/// The type of `term` read where `test` is `holds` (true or false): with the price units the
+/// test then says (`o.price.unit == 'month'` where it holds, `!= 'month'` where it does not).
+fn refined(term: &Term, test: &Term, holds: bool, names: &dyn Names) -> Result<Type, SyntaxError> {
+    let mut units = Vec::new();
+    price_units(test, holds, &mut units);
+    if units.is_empty() {
+        infer(term, names)
+    } else {
+        infer(
+            term,
+            &Refined {
+                names,
+                units: &units,
+            },
+        )
+    }
+}
+
+/// The offers whose price unit `test` says where it is `holds` (`o.price.unit == 'month'`
+/// holding, either side of an `and`; `!=` not holding, either side of an `or`; `not` turns
+/// it), each as the path of the offer and the unit.
+fn price_units(test: &Term, holds: bool, out: &mut Vec<(String, String)>) {
     match &test.kind {
-        TermKind::Binary(BinaryOp::And, a, b) => {
-            price_units(a, out);
-            price_units(b, out);
+        TermKind::Binary(BinaryOp::And, a, b) if holds => {
+            price_units(a, holds, out);
+            price_units(b, holds, out);
         }
-        TermKind::Binary(BinaryOp::Eq, a, b) => {
+        TermKind::Binary(BinaryOp::Or, a, b) if !holds => {
+            price_units(a, holds, out);
+            price_units(b, holds, out);
+        }
+        TermKind::Unary(UnaryOp::Not, e) => price_units(e, !holds, out),
+        TermKind::Binary(op @ (BinaryOp::Eq | BinaryOp::Ne), a, b)
+            if holds == (*op == BinaryOp::Eq) =>
+        {
             for (path, unit) in [(a, b), (b, a)] {
                 if let (Some(path), TermKind::Lit(Lit::Str(unit))) = (path.path(), &unit.kind)
                     && let Some(offer) = path.strip_suffix(".price.unit")
@@ -1313,6 +1332,58 @@ mod scale {
         }
     }
 
+    /// An offer's price per its unit, an hourly and a monthly price; a GPU-hour is an hour.
+    struct Priced;
+
+    impl Names for Priced {
+        fn path(&self, path: &str) -> Result<Option<Type>, Unknown> {
+            let d = |text: &str| Some(Type::Quantity(Measure::parse(text).unwrap()));
+            Ok(match path {
+                "o.price.list_cny" => d("cny/price_unit"),
+                "hourly" => d("cny/hour"),
+                "monthly" => d("cny/month"),
+                _ => None,
+            })
+        }
+
+        fn price_unit(&self, unit: &str) -> Measure {
+            match unit {
+                "gpu_hour" => Measure::unit("hour"),
+                other => Measure::unit(other),
+            }
+        }
+    }
+
+    #[test]
+    fn a_test_of_the_price_unit_says_it_where_the_test_is_known_to_hold_or_not() {
+        let infer_text = |text: &str| infer(&crate::parser::parse(text).unwrap(), &Priced);
+        // Where `o.price.unit` is known to be a GPU-hour, its price is one an hour: in the
+        // branch a test chooses, its `else` after `!=` or `not`, and the right of `and`
+        // (where the left holds) or of `or` (where it does not).
+        for accepted in [
+            "o.price.list_cny < hourly if o.price.unit == 'gpu_hour' else false",
+            "false if o.price.unit != 'gpu_hour' else o.price.list_cny < hourly",
+            "false if not (o.price.unit == 'gpu_hour') else o.price.list_cny < hourly",
+            "false if o.gpus > 1 or o.price.unit != 'gpu_hour' else o.price.list_cny < hourly",
+            "o.price.unit == 'gpu_hour' and o.price.list_cny < hourly",
+            "o.price.unit != 'gpu_hour' or o.price.list_cny < hourly",
+            "o.price.unit == 'month' and o.price.list_cny < monthly",
+        ] {
+            assert!(infer_text(accepted).is_ok(), "{accepted}");
+        }
+        // Nowhere else: not where it may be either, nor where it is another unit.
+        for refused in [
+            "o.price.list_cny < hourly",
+            "o.price.list_cny < hourly if o.price.unit != 'gpu_hour' else false",
+            "false if o.gpus > 1 and o.price.unit != 'gpu_hour' else o.price.list_cny < hourly",
+            "o.price.unit == 'gpu_hour' or o.price.list_cny < hourly",
+            "o.price.unit == 'month' and o.price.list_cny < hourly",
+            "o.gpus > 1 or o.price.unit == 'gpu_hour' and o.price.list_cny < monthly",
+        ] {
+            assert!(infer_text(refused).is_err(), "{refused}");
+        }
+    }
+
     /// A profile's number of a unit that it may leave out (a deadline in days).
     struct Deadline;
 
@@ -1365,11 +1436,17 @@ mod scale {
             infer_text("job_hours <= deadline_days * hours_per_day").unwrap(),
             Type::Bool
         );
-        // A choice of it or none is not claimed a number.
+        // A choice of it or none is a number of its unit or none, not claimed a number.
         assert_eq!(
             infer_text("deadline_days * hours_per_day if deadline_days is not none else none")
                 .unwrap(),
-            Type::Any
+            Type::Nullable(Arc::new(Type::Quantity(Measure::unit("hour"))))
+        );
+        assert!(
+            infer_text("job_hours + (deadline_days if deadline_days > 2 else none)")
+                .unwrap_err()
+                .message
+                .contains("a number in day")
         );
         assert!(infer_text("deadline_days > 3 and deadline_days < 30").is_ok());
     }
