@@ -206,7 +206,7 @@ fn profile_numbers() -> Vec<(String, String)> {
     let numbers: Vec<(String, String)> = policy
         .profile_quantities
         .iter()
-        .map(|(path, unit)| (format!("profile.{path}"), unit.to_string()))
+        .map(|(path, (unit, ..))| (format!("profile.{path}"), unit.to_string()))
         .collect();
     // The months of use, the busy hours, the budget, the deadline, the GPUs.
     for (path, unit) in [

@@ -639,7 +639,7 @@ fn profile_fields(policy: &Policy, errors: &mut Vec<Error>) {
 
 /// Each `profile_quantities:` line names a number field of the profile: else an error at it.
 fn profile_quantities(policy: &Policy, errors: &mut Vec<Error>) {
-    for (path, &(file, at)) in &policy.profile_quantity_places {
+    for (path, &(_, file, at)) in &policy.profile_quantities {
         if let Err((message, help)) = profile_number(path) {
             errors.push(
                 policy

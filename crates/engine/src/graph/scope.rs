@@ -462,7 +462,7 @@ impl<'a> Scope<'a> {
             let field = crate::profile::fields::field(inner)?;
             // A number the policy gives a dimension (`profile_quantities:`) has it, and may be
             // none where the profile may leave it out.
-            if let Some(d) = self.owner.policy.profile_quantities.get(inner) {
+            if let Some((d, ..)) = self.owner.policy.profile_quantities.get(inner) {
                 let t = Type::Quantity(d.clone());
                 return Some(if field.nullable {
                     Type::Nullable(Arc::new(t))

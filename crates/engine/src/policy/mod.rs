@@ -142,10 +142,9 @@ pub struct Policy {
     /// What each price unit measures (`price_unit_quantities:`), read.
     pub price_unit_quantities: IndexMap<String, Measure>,
     /// What the profile's numbers measure, by path below `profile.` (`profile_quantities:`),
-    /// read; whether each is a number field of the profile is checked as the graph compiles.
-    pub profile_quantities: IndexMap<String, Measure>,
-    /// Where each `profile_quantities:` line is written (rule file, place).
-    pub profile_quantity_places: IndexMap<String, (usize, Location)>,
+    /// read, each with the rule file and place of its line: whether it is a number field of
+    /// the profile is checked as the graph compiles.
+    pub profile_quantities: IndexMap<String, (Measure, usize, Location)>,
     /// The offers on offer at [`Policy::prices_at`]: with quote sheets, one per hardware and
     /// vendor quoted by then (see [`quotes`]); without, the catalog as written.
     pub offers: Vec<Located<Offer>>,
@@ -759,8 +758,14 @@ impl Builder<'_> {
             offer_fields: self.offer_fields,
             offer_quantities: self.offer_quantities,
             price_unit_quantities: self.price_unit_quantities,
-            profile_quantities: self.profile_quantities,
-            profile_quantity_places: self.profile_quantity_places,
+            profile_quantities: self
+                .profile_quantities
+                .into_iter()
+                .map(|(path, d)| {
+                    let (file, at) = self.profile_quantity_places[&path];
+                    (path, (d, file, at))
+                })
+                .collect(),
             offers,
             hardware,
             quotes: all_quotes,
