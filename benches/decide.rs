@@ -18,7 +18,7 @@ fn main() {
 }
 
 static GRAPH: LazyLock<Graph> =
-    LazyLock::new(|| Graph::compile(Policy::embedded().unwrap()).unwrap());
+    LazyLock::new(|| Graph::compile(Policy::embedded().unwrap().at(as_of())).unwrap());
 static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().unwrap());
 
 const PROFILE: &str = include_str!("../examples/pretrain-70b-job.yaml");

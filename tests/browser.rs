@@ -43,7 +43,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use data_encoding::BASE64;
-use decide_engine::{Graph, Lang, Policy, Source};
+use decide_engine::{Graph, Lang, Source};
 use decide_tools::{Format, Memo};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{Value, json};
@@ -883,7 +883,7 @@ fn every_memo_opens_prints_and_reads_back_in_chromium(tools: &Tools) {
     let write_pictures = std::env::var_os("DECIDE_WRITE_SCREENSHOTS").is_some();
     let mut printed = 0;
     for lang in [Lang::En, Lang::Zh] {
-        let graph = Graph::compile_in(Policy::embedded().unwrap(), lang).unwrap();
+        let graph = Graph::compile_in(common::policy(), lang).unwrap();
         for path in common::examples() {
             let name = format!(
                 "{} ({})",

@@ -8,13 +8,12 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use decide_engine::{Graph, Lang, Policy, Profile, Source};
+use decide_engine::{Graph, Lang, Profile, Source};
 use decide_tools::{Format, Memo};
 
 /// The embedded policy compiled for `lang`, as `decide --lang` does.
 fn graph_in(lang: Lang) -> Graph {
-    Graph::compile_in(Policy::embedded().expect("embedded rules load"), lang)
-        .expect("embedded rules compile")
+    Graph::compile_in(common::policy(), lang).expect("embedded rules compile")
 }
 
 #[test]
@@ -246,7 +245,7 @@ fn is_code(text: &str) -> bool {
 /// name (the user's words) is taken out.
 #[test]
 fn a_chinese_memo_says_the_catalogs_texts_in_chinese() {
-    let policy = Policy::embedded().unwrap();
+    let policy = common::policy();
     let mut english = BTreeSet::new();
     for offer in &policy.offers {
         let fields = serde_json::Value::Object(offer.item.fields.clone());
@@ -303,7 +302,7 @@ fn code_spans(text: &str) -> Vec<&str> {
 /// code span of its own.
 #[test]
 fn checklist_code_spans_hold_commands_only() {
-    let policy = Policy::embedded().unwrap();
+    let policy = common::policy();
     let network = |id: &str| {
         let offer = policy.offers.iter().find(|o| o.item.id == id)?;
         offer.item.fields.get("tools")?.get("network").cloned()
@@ -364,7 +363,7 @@ fn checklist_code_spans_hold_commands_only() {
 /// is in the appendix only.
 #[test]
 fn the_signers_part_speaks_in_titles_and_leaves_the_engineers_checks_to_the_appendix() {
-    let policy = Policy::embedded().unwrap();
+    let policy = common::policy();
     let ids: Vec<&str> = policy.offer_ids().collect();
     let memo = Memo::embedded().unwrap();
     let mut engineer_items = 0;

@@ -6,12 +6,11 @@ use crate::common;
 
 use std::path::Path;
 
-use decide_engine::{Graph, Lang, Policy, Source};
+use decide_engine::{Graph, Lang, Source};
 use decide_tools::{Format, Memo};
 
 fn graph_in(lang: Lang) -> Graph {
-    Graph::compile_in(Policy::embedded().expect("embedded rules load"), lang)
-        .expect("embedded rules compile")
+    Graph::compile_in(common::policy(), lang).expect("embedded rules compile")
 }
 
 fn html(graph: &Graph, memo: &Memo, source: &Source) -> String {

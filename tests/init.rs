@@ -99,6 +99,7 @@ fn no_requirements(p: &mut rexpect::session::PtySession) {
         "your own kernel",
         "your own network set-up",
         "domestic (Xinchuang) accelerator required?",
+        "outside mainland China",
         "custom CUDA operators",
     ] {
         p.exp_string(question).unwrap();
@@ -434,6 +435,7 @@ fn lang_zh_asks_checks_and_decides_in_chinese_reading_full_width_digits_and_wan(
         "是否需要自定义内核",
         "是否需要自定义网络",
         "是否必须使用国产（信创）加速卡？",
+        "数据是否可以在中国大陆境外处理",
         "代码是否依赖自定义 CUDA 算子",
     ] {
         p.exp_string(&as_read(question)).unwrap();
@@ -568,6 +570,13 @@ fn answer_job_hours(p: &mut rexpect::session::PtySession) {
             "",
         ),
         ("H100 80G ×8 (Ningxia zone 1), ¥", "120"),
+        // The global clouds' H100s (RunPod's two clouds, Lambda) and 4090s, quoted from
+        // 2026-09-25, after the marketplace's own container.
+        ("H100 80G SXM container (per GPU-hour), ¥", ""),
+        ("H100 80G SXM container (per GPU-hour), ¥", ""),
+        ("H100 80G SXM container (per GPU-hour), ¥", ""),
+        ("RTX 4090 24G container (per GPU-hour), ¥", ""),
+        ("RTX 4090 24G container (per GPU-hour), ¥", ""),
         ("RTX 4090 24G container (per GPU-hour), ¥", ""),
     ] {
         p.exp_regex(&wrapped(&as_read(&format!("Wall-clock hours on {title}"))))

@@ -96,7 +96,8 @@ fn a_violation_exits_1_names_the_invariant_and_writes_no_file() {
 #[test]
 fn the_library_returns_an_invariant_error() {
     let rules = rules_with(SMALL_MODELS_RENT_CONTAINERS);
-    let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap()).unwrap();
+    let graph =
+        Graph::compile(Policy::from_dir(rules.path()).unwrap().at(common::as_of())).unwrap();
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lora-7b-4090.yaml"),
     )
@@ -334,7 +335,8 @@ fn the_counterexample_validate_prints_is_a_profile_that_breaks_the_invariant() {
         yaml.push('\n');
     }
     let source = Source::new("counterexample.yaml", yaml.as_str());
-    let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap()).unwrap();
+    let graph =
+        Graph::compile(Policy::from_dir(rules.path()).unwrap().at(common::as_of())).unwrap();
     let err = decide_tools::decide(&graph, &source, common::as_of()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Invariant, "{yaml}");
     assert!(

@@ -18,7 +18,7 @@ fn the_shipped_cases_pass_and_cover_every_row_and_warning() {
     let out = decide(&["test"]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("77 passed, 0 failed."), "{text}");
+    assert!(text.contains("79 passed, 0 failed."), "{text}");
     assert!(text.contains("  table rows: 26 of 26\n"), "{text}");
     assert!(text.contains("  warnings: 19 of 19\n"), "{text}");
     assert!(text.contains("  criterion outcomes: 8 of 8\n"), "{text}");
@@ -96,7 +96,7 @@ fn a_case_without_a_date_is_refused_with_the_newest_quote_date_to_write() {
     );
     assert!(err.contains("cases[0].as_of"), "{err}");
     assert!(err.contains("undated.yaml:1:1"), "{err}");
-    assert!(err.contains("write `as_of: 2026-09-04`"), "{err}");
+    assert!(err.contains("write `as_of: 2026-11-09`"), "{err}");
     // The case's own date is enough.
     let own = dir.path().join("own.yaml");
     std::fs::write(

@@ -21,6 +21,10 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(common::graph);
+/// The shipped policy priced at [`RAISED_FROM`], the day a raised quote takes effect.
+static AT_RAISED_FROM: LazyLock<Graph> = LazyLock::new(|| {
+    Graph::compile(Policy::embedded().unwrap().at(RAISED_FROM.parse().unwrap())).unwrap()
+});
 static MEMO: LazyLock<Memo> = LazyLock::new(|| Memo::embedded().unwrap());
 
 /// A valid profile, as the JSON value of its YAML.
@@ -230,7 +234,7 @@ proptest! {
     ) {
         let (offer, unit, list, discounted) = quote;
         let as_of = RAISED_FROM.parse().unwrap();
-        let before = plan_cost(&GRAPH, &p, as_of);
+        let before = plan_cost(&AT_RAISED_FROM, &p, as_of);
         let after = plan_cost(&raised(offer, unit, list, discounted, factor), &p, as_of);
         prop_assert!(after >= before - 1e-6, "{offer} × {factor}: {before} → {after}\n{p}");
     }

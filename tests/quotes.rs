@@ -325,6 +325,144 @@ fn the_same_example_at_two_dates() {
     }
 }
 
+/// The second shipped set of sheets (issue 47 item 7): the global clouds' published hourly
+/// prices in US dollars (the two clouds of one vendor and Lambda, 2026-09-25; the first again
+/// 2026-11-09), each quote marked `data_abroad`. A profile whose data may leave China rents the
+/// cheapest container that holds its 13B fine-tune, the community cloud's H100 at USD 2.69
+/// (with the 6% VAT the buyer withholds, ¥20.01 a GPU-hour), over the 4090 box (¥7,920) and the
+/// other vendors' H100s; the memo converts at the dated rate, says the VAT is withheld, not
+/// invoiced, and asks the data's owner to clear the export. The same profile with its data kept
+/// in China rents the box, every quote abroad losing for that reason, and its sensitivity names
+/// the flag that would flip it.
+#[test]
+fn a_quote_from_abroad_is_rented_only_where_the_data_may_leave_china() {
+    let example = "examples/global-cloud-h100-finetune.yaml";
+    let day = "2026-12-01";
+    let text = common::run_ok(&[example, "--as-of", day]);
+    for said in [
+        "> **Rent containers: H100 80G SXM container (per GPU-hour) from RunPod Community Cloud, \
+         ¥4,802 a month (8 GPUs × 30 h at ¥20.01/GPU-hour).**",
+        "| Currency | H100 80G SXM container (per GPU-hour) is quoted in USD (USD 2.69 a GPU-hour), \
+         converted at ¥7.0197 a USD, the rate from 2026-01-08",
+        "Figures include the VAT the company withholds (6%, a service contract): a vendor abroad \
+         issues no Chinese invoice",
+        "- [ ] **Data leaving China.** H100 80G SXM container (per GPU-hour) from RunPod \
+         Community Cloud (third parties' hosts on RunPod's marketplace, outside mainland China): \
+         the data leaves mainland China, which the profile allows",
+        "| 8 × H100 80G SXM container (per GPU-hour) (RunPod Secure Cloud) | by the GPU-hour | \
+         ¥7,126 | ¥2,323 more a month |",
+        "| 8 × H100 80G SXM container (per GPU-hour) (Lambda) | by the GPU-hour | ¥7,666 | \
+         ¥2,863 more a month |",
+        "| RTX 4090 24G ×8 (Sichuan zone 2) (the jygpu.com marketplace) | by the month | ¥7,920 | \
+         ¥3,118 more a month |",
+    ] {
+        assert!(text.contains(said), "{said}\n\n{text}");
+    }
+    // A pod sold at one rate has no second, monthly-payment term to price.
+    assert!(!text.contains("monthly-payment"), "{text}");
+    assert_snapshot!(format!("memo_global-cloud-h100-finetune_{day}"), text);
+    let zh = common::run_ok(&[example, "--as-of", day, "--lang", "zh"]);
+    for said in [
+        "由 RunPod 社区云提供，每月 ¥4,802",
+        "以上金额包含公司代扣代缴的增值税（6%，服务合同）",
+        "**数据出境。** RunPod 社区云的 H100 80G SXM 容器（按卡时）（RunPod 平台上的第三方主机（中国大陆境外））：数据将离开中国大陆",
+    ] {
+        assert!(zh.contains(said), "{said}\n\n{zh}");
+    }
+    assert_snapshot!(format!("memo_global-cloud-h100-finetune_{day}_zh"), zh);
+
+    // The data kept in China: the box, each quote abroad out for that reason alone.
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept.yaml");
+    std::fs::write(
+        &kept,
+        common::repo_text(example)
+            .replace("data_abroad_allowed: true", "data_abroad_allowed: false"),
+    )
+    .unwrap();
+    let kept = kept.to_str().unwrap();
+    let text = common::run_ok(&[kept, "--as-of", day]);
+    assert!(
+        text.contains("> **Rent bare metal: RTX 4090 24G ×8 (Sichuan zone 2)"),
+        "{text}"
+    );
+    let abroad = "outside mainland China: the data would leave China, which the profile does not \
+                  allow (`requirements.data_abroad_allowed`)";
+    for vendor in ["RunPod Secure Cloud", "Lambda", "RunPod Community Cloud"] {
+        let row =
+            format!("| 8 × H100 80G SXM container (per GPU-hour) ({vendor}) | by the GPU-hour |");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&row))
+            .unwrap_or_else(|| panic!("{row}\n{text}"));
+        assert!(line.ends_with(&format!("| {abroad} |")), "{line}");
+    }
+    assert!(!text.contains("**Data leaving China.**"), "{text}");
+    let record: serde_json::Value =
+        serde_json::from_str(&common::run_ok(&[kept, "--as-of", day, "--format", "json"])).unwrap();
+    let flips = record["sensitivity"].to_string();
+    assert!(
+        flips.contains(
+            "The offer turns from RTX 4090 24G ×8 (Sichuan zone 2) to H100 80G SXM \
+                        container (per GPU-hour) with the data allowed to leave China"
+        ),
+        "{flips}"
+    );
+    // Before the global clouds' first quote the example rents what is quoted in China.
+    let before = common::run_ok(&[example, "--as-of", "2026-09-24"]);
+    assert!(
+        !before.contains("RunPod") && !before.contains("Lambda"),
+        "{before}"
+    );
+}
+
+/// A `data_abroad` cell says `yes` or `no`; another word is refused at its cell, and
+/// `decide quotes check` says where a valid quote's hardware is.
+#[test]
+fn a_data_abroad_cell_is_yes_or_no() {
+    let checked = common::run_ok(&[
+        "quotes",
+        "check",
+        "rules/quotes/2026-09-25-lambda.csv",
+        "--as-of",
+        "2026-12-01",
+    ]);
+    assert!(
+        checked.contains(
+            "; outside mainland China: weighed only where the profile lets the data leave China"
+        ),
+        "{checked}"
+    );
+    let rules = common::edited_rules(&[(
+        "quotes/2026-09-25-lambda.csv",
+        "Lambda 美国数据中心（中国大陆境外）,yes,",
+        "Lambda 美国数据中心（中国大陆境外）,abroad,",
+    )]);
+    let out = common::run(&[
+        "quotes",
+        "check",
+        "--rules",
+        rules.path().to_str().unwrap(),
+        "--as-of",
+        "2026-12-01",
+        rules
+            .path()
+            .join("quotes/2026-09-25-lambda.csv")
+            .to_str()
+            .unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for fault in [
+        "2026-09-25-lambda.csv:11:",
+        "error: data_abroad:",
+        "`abroad` is not `yes` or `no`",
+        "outside mainland China",
+    ] {
+        assert!(said.contains(fault), "{fault}\n{said}");
+    }
+}
+
 /// Every date on which a shipped quote sheet takes effect, and the day before the first.
 fn sheet_dates() -> Vec<jiff::civil::Date> {
     let mut dates: Vec<_> = Policy::embedded()
@@ -556,8 +694,8 @@ fn hardware_not_quoted_yet_is_said_in_the_memo_and_a_profile_naming_it_is_told_w
     assert!(
         text.contains(
             "Not on offer at 2026-09-04 (no quote valid yet), so not considered: RTX 5090 32G ×8 \
-             (Anhui zone 1) (`rtx5090-x8-anhui1`, first quoted 2026-10-01)."
-        ),
+             (Anhui zone 1) (`rtx5090-x8-anhui1`, first quoted 2026-10-01)"
+        ) && text.contains("(`h100-container`, first quoted 2026-09-25)."),
         "{text}"
     );
     assert!(!text.contains("| `rtx5090-x8-anhui1` |"), "{text}");
@@ -1955,14 +2093,14 @@ proptest::proptest! {
             ),
         )
         .unwrap();
-        let graph = common::compile_dir(rules.path()).unwrap();
+        let as_of = "2026-09-10".parse().unwrap();
+        let graph = Graph::compile(Policy::from_dir(rules.path()).unwrap().at(as_of)).unwrap();
         let profile = format!(
             "name: a job\nworkload:\n  task: lora_finetune\n  model_params_b: 7\n  \
              parallelism: [data]\nusage:\n  gpus: 8\n  hours_per_gpu_month: 720\njob:\n  \
              hours:\n    rtx4090-x8-sichuan2: {hours}\n  deadline_days: 200\n"
         );
         let source = Source::new("job.yaml", profile.as_str());
-        let as_of = "2026-09-10".parse().unwrap();
         let (_, e) = decide_tools::decide(&graph, &source, as_of).unwrap();
         let billed = serde_json::to_value(&e.values["offer_job_billed_cny"]).unwrap();
         let reference = cheapest_by_every_combination(
@@ -2269,13 +2407,17 @@ fn a_refund_lowers_the_bill_where_the_last_term_is_ended_early() {
     );
 }
 
+/// The shipped policy's exchange rates, as `rules/catalog.yaml` writes them: a test that sets
+/// its own replaces them.
+const SHIPPED_RATES: &str = "  exchange_rates:\n    - {currency: USD, from: 2026-01-08, rate: 7.0197, source: \"central parity rate of 2026-01-08, China Foreign Exchange Trade System (as reported by MENAFN that day)\"}\n";
+
 /// The shipped rules with two dated US-dollar rates (¥7.10 from 2026-09-01, ¥7.30 from
 /// 2026-09-15) and globalcloud quoting the 4090 box in dollars from 2026-09-10: USD 1,100 a
 /// month or USD 50 a day, VAT included.
 fn rules_with_a_dollar_quote() -> (tempfile::TempDir, std::path::PathBuf) {
     let rules = common::edited_rules(&[(
         "catalog.yaml",
-        "  exchange_rates: []\n",
+        SHIPPED_RATES,
         "  exchange_rates:\n    \
          - {currency: USD, from: 2026-09-01, rate: 7.1, source: \"central parity of 2026-09-01\"}\n    \
          - {currency: USD, from: 2026-09-15, rate: 7.3, source: \"central parity of 2026-09-15\"}\n",
@@ -2424,7 +2566,7 @@ fn a_currency_without_a_rate_is_refused_naming_the_currency_and_the_date() {
     // The policy's rates: a code, a date, a rate above 0, a source, one a currency a day.
     let bad = common::edited_rules(&[(
         "catalog.yaml",
-        "  exchange_rates: []\n",
+        SHIPPED_RATES,
         "  exchange_rates:\n    \
          - {currency: CNY, from: 2026-09-01, rate: 1, source: same}\n    \
          - {currency: USD, from: 2026-9-1, rate: 0, source: \"\"}\n    \

@@ -118,7 +118,7 @@ fn a_field_that_changes_nothing_alone_gets_its_line_under_the_paired_change() {
 
 #[test]
 fn flags_and_choices_are_tried_and_the_words_follow_the_language() {
-    let policy = Policy::embedded().unwrap();
+    let policy = common::policy();
     let graph = Graph::compile_in(policy, Lang::Zh).unwrap();
     let flips = flips(&graph, "examples/container-light-inference.yaml");
     let isolation = find(&flips, "deployment", "requirements.physical_isolation");
@@ -346,7 +346,7 @@ fn a_kind_of_parallelism_is_added_or_removed_and_said_so() {
         "{}",
         tensor.text
     );
-    let zh = Graph::compile_in(Policy::embedded().unwrap(), Lang::Zh).unwrap();
+    let zh = Graph::compile_in(common::policy(), Lang::Zh).unwrap();
     let zh_flips = self::flips(&zh, "examples/lora-7b-4090.yaml");
     let tensor = find(&zh_flips, &tensor.id, "workload.parallelism");
     assert!(
@@ -517,7 +517,7 @@ fn between(policy: &Policy, field: &str, from: f64, to: f64) -> Vec<serde_json::
 #[test]
 fn every_line_of_every_shipped_profile_is_exact() {
     let graph = common::graph();
-    let policy = Policy::embedded().unwrap();
+    let policy = common::policy();
     let mut lines = 0;
     for (name, yaml) in shipped_profiles() {
         let (_, e) = decide_tools::decide(

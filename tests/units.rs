@@ -144,8 +144,8 @@ fn a_fact_must_give_what_it_declares_it_measures() {
     // The month's bill declared a bill per hour: a fact that reads it as monthly says so.
     let rules = common::edited_rules(&[(
         "facts.yaml",
-        "    unit: cny\n    quantity: cny/month\n\n  - id: offer_plan_cny",
-        "    unit: cny\n    quantity: cny/hour\n\n  - id: offer_plan_cny",
+        "    unit: cny\n    quantity: cny/month\n\n  - id: offer_container_monthly_cny",
+        "    unit: cny\n    quantity: cny/hour\n\n  - id: offer_container_monthly_cny",
     )]);
     let err = common::compile_dir(rules.path()).unwrap_err();
     assert!(

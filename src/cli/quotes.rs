@@ -187,7 +187,8 @@ fn price_said(q: &quotes::Quote, policy: &Policy, as_of: jiff::civil::Date, now:
 /// The terms a quote sells its box on, where it is more than its month, the month is not the
 /// policy's or the quote says whether the term renews itself, and how it ends early: "; terms:
 /// day 400 (24 h), week 2500 (168 h), month 7920 (744 h, at least 3); renews itself unless
-/// turned off; refunds 80% of unused prepaid time if ended early; 7 days' notice".
+/// turned off; refunds 80% of unused prepaid time if ended early; 7 days' notice", and where
+/// its hardware is: "; outside mainland China: ...".
 fn terms_said(q: &quotes::Quote) -> String {
     let terms = q
         .fields
@@ -240,6 +241,15 @@ fn terms_said(q: &quotes::Quote) -> String {
     }
     if field("preemptible").and_then(serde_json::Value::as_bool) == Some(true) {
         said.push_str("; preemptible (spot): the vendor may take it back at short notice");
+    }
+    if q.fields
+        .get("data_abroad")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+    {
+        said.push_str(
+            "; outside mainland China: weighed only where the profile lets the data leave China",
+        );
     }
     // The VAT a quote states, at its contract's rate.
     let text = |name: &str| field(name).and_then(serde_json::Value::as_str);

@@ -57,9 +57,14 @@ pub fn as_of() -> jiff::civil::Date {
     AS_OF.parse().unwrap()
 }
 
+/// The embedded policy priced at [`AS_OF`], the date every test decides at (a policy priced at
+/// its newest quotes refuses to decide at an earlier date whose prices differ).
+pub fn policy() -> Policy {
+    Policy::embedded().expect("embedded rules load").at(as_of())
+}
+
 pub fn graph() -> Graph {
-    Graph::compile(Policy::embedded().expect("embedded rules load"))
-        .expect("embedded rules compile")
+    Graph::compile(policy()).expect("embedded rules compile")
 }
 
 /// Decides a profile given as YAML text with the embedded policy.
@@ -82,10 +87,11 @@ pub fn edited_rules(edits: &[(&str, &str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-/// Loads and compiles a rules folder, returning the rendered error on failure.
+/// Loads a rules folder and compiles it priced at [`AS_OF`] (as [`policy`] is), returning the
+/// rendered error on failure.
 pub fn compile_dir(dir: &Path) -> Result<Graph, String> {
     Policy::from_dir(dir)
-        .and_then(Graph::compile)
+        .and_then(|p| Graph::compile(p.priced_at(as_of())))
         .map_err(|e| e.render())
 }
 

@@ -45,6 +45,7 @@ pub const QUOTED_FIELDS: &[&str] = &[
     "quote",
     "history",
     "previous",
+    "data_abroad",
 ];
 
 /// The paths below an offer that a quote may give or leave out ([`offer_fields`] and
@@ -84,6 +85,7 @@ pub const QUOTED_PATHS: &[&str] = &[
     "billing.contract_kind",
     "billing.invoice",
     "region",
+    "data_abroad",
     "source",
     "id",
     "as_of",
@@ -94,6 +96,13 @@ pub const QUOTED_PATHS: &[&str] = &[
     "quote.line",
     "history",
     "previous.as_of",
+    "previous.currency",
+    "previous.quoted_amount",
+    "previous.quoted_list_amount",
+    "previous.exchange.currency",
+    "previous.exchange.rate",
+    "previous.exchange.from",
+    "previous.exchange.source",
     "previous.unit",
     "previous.list_cny",
     "previous.discounted_cny",
@@ -137,6 +146,12 @@ pub struct QuoteRecord {
     /// The region in Chinese (default: `region`).
     #[serde(default)]
     pub region_zh: Option<QuoteText>,
+    /// Whether the vendor runs the hardware outside mainland China, so that the buyer's data
+    /// leaves China (a global cloud): `yes`, or `no` and left out where it stays. The offer's
+    /// `data_abroad`; the policy considers such an offer only where the profile allows it
+    /// (`requirements.data_abroad_allowed`).
+    #[serde(default)]
+    pub data_abroad: Option<String>,
     /// What the prices are for: one of the policy's `quote_sheets.price_units` (e.g. `month`
     /// for a whole box, `gpu_hour` for one container GPU). The offer's `price.unit`.
     pub unit: String,
@@ -695,7 +710,15 @@ fn check_row(
         .unwrap_or_else(|| vocabulary.contract_kind.clone());
     let vat_rate = vat_rate.or_else(|| vocabulary.vat_rates.get(&contract_kind).copied());
     let exit = check_exit(row, fail);
+    let data_abroad = check_yes_no(
+        row.data_abroad.as_deref(),
+        "data_abroad",
+        "write `yes` where the vendor runs the hardware outside mainland China, so that the \
+         buyer's data leaves China (a global cloud), `no` or nothing where it stays in China",
+        fail,
+    );
     let (month_days, auto_renew) = (month_days.ok()?, auto_renew.ok()?);
+    let data_abroad = data_abroad.ok()?;
     let exit = exit.ok()?;
     let lengths = check_term_units(row, &prices, vocabulary, month_days, fail).ok()?;
     (names_ok && texts_ok && currency_ok).then(|| {
@@ -706,6 +729,7 @@ fn check_row(
             month_days,
             auto_renew,
             exit,
+            data_abroad,
             lengths,
         };
         (offer_fields(row, &prices, &terms, vocabulary), valid_from)
@@ -722,6 +746,8 @@ struct Terms {
     month_days: Option<MonthDays>,
     auto_renew: Option<bool>,
     exit: Exit,
+    /// Whether the hardware is outside mainland China (`data_abroad`).
+    data_abroad: Option<bool>,
     lengths: Vec<(String, u32)>,
 }
 
@@ -1564,6 +1590,9 @@ fn offer_fields(
     if let Some(region) = &row.region {
         given.text("region", region, row.region_zh.as_ref());
     }
+    if let Some(abroad) = terms.data_abroad {
+        given.set("data_abroad", J::from(abroad));
+    }
     given.set("price.unit", J::from(row.unit.clone()));
     // Amounts stay in the sheet's currency until the date they are priced at is known
     // ([`resolve`] converts them).
@@ -2391,9 +2420,10 @@ mod tests {
         assert!(cols.contains(&("refund_share".to_owned(), false)));
         assert!(cols.contains(&("contract_kind".to_owned(), false)));
         assert!(cols.contains(&("preemptible".to_owned(), false)));
+        assert!(cols.contains(&("data_abroad".to_owned(), false)));
         for min in ["min_hours", "min_days", "min_weeks", "min_years"] {
             assert!(cols.contains(&(min.to_owned(), false)), "{min}");
         }
-        assert_eq!(cols.len(), 36);
+        assert_eq!(cols.len(), 37);
     }
 }

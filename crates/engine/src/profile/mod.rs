@@ -233,6 +233,12 @@ pub struct Requirements {
     /// policy says how many; the PRC Government Procurement Law asks at least three).
     #[serde(default)]
     pub inquiry: bool,
+    /// The data may be processed outside mainland China, on a global cloud's hardware: data
+    /// that is public, or personal or important data whose export the buyer has cleared (the
+    /// PRC Personal Information Protection Law and Data Security Law; the CAC's rules on
+    /// outbound data). Left false, an offer abroad is not considered.
+    #[serde(default)]
+    pub data_abroad_allowed: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
