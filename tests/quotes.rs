@@ -428,9 +428,7 @@ fn a_data_abroad_cell_is_yes_or_no() {
         "2026-12-01",
     ]);
     assert!(
-        checked.contains(
-            "; outside mainland China: weighed only where the profile lets the data leave China"
-        ),
+        checked.contains("; outside mainland China: the buyer's data leaves China (`data_abroad`)"),
         "{checked}"
     );
     let rules = common::edited_rules(&[(

@@ -247,9 +247,7 @@ fn terms_said(q: &quotes::Quote) -> String {
         .and_then(serde_json::Value::as_bool)
         == Some(true)
     {
-        said.push_str(
-            "; outside mainland China: weighed only where the profile lets the data leave China",
-        );
+        said.push_str("; outside mainland China: the buyer's data leaves China (`data_abroad`)");
     }
     // The VAT a quote states, at its contract's rate.
     let text = |name: &str| field(name).and_then(serde_json::Value::as_str);
